@@ -1,0 +1,30 @@
+# The two set-up commands of the README. Each creates .venv when missing and installs what it needs.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test bench clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+$(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e .
+	touch $@
+
+$(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $@ $(VENV)/.demo-installed
+
+demo: $(VENV)/.demo-installed
+	$(BIN)/toolwire demo
+
+test: $(VENV)/.dev-installed
+	$(BIN)/python -m pytest
+
+bench: $(VENV)/.dev-installed
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf $(VENV) build *.egg-info

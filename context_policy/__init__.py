@@ -1,0 +1,1 @@
+"""Context policy: turn and step boundaries, and which earlier reasoning each family keeps."""

@@ -1,0 +1,247 @@
+"""The stream-parser base every family builds on: event bookkeeping and incremental call building.
+
+A family parser subclasses :class:`StreamParser` and implements :meth:`StreamParser._advance`, which
+consumes ``self._buf`` as far as it safely can (using :class:`~toolwire.parsers.lexer.MarkerScanner`)
+and leaves only a held-back tail. ``parse(text)`` is exactly ``feed(text)`` then ``finish()``, so
+one-shot and streamed results cannot differ.
+
+:class:`CallBuilder` writes a call's arguments as JSON fragments while they arrive (``{"key": "``, the
+string's escaped pieces, ``"``, ``}``), so the fragments of one call always concatenate to
+``json.dumps(arguments, ensure_ascii=False)``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterable, Sequence
+
+from toolwire.errors import StreamClosed
+from toolwire.output import (
+    ArgumentsDelta, ContentDelta, Diagnostic, Event, ParsedOutput, ReasoningDelta, ToolCallCandidate,
+    ToolCallFinished, ToolCallStarted,
+)
+
+
+def json_dumps(value: Any) -> str:
+    """JSON text as the arguments fragments use it: non-ASCII kept, ``", "`` and ``": "`` separators."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def json_string_body(text: str) -> str:
+    """``text`` escaped as the inside of a JSON string (no surrounding quotes)."""
+    return json.dumps(text, ensure_ascii=False)[1:-1]
+
+
+def tool_names(tools: Iterable[Any] | None) -> frozenset[str] | None:
+    """Declared tool names from OpenAI tool dicts, bare function dicts or models; None when no tools."""
+    if tools is None:
+        return None
+    names = set()
+    for tool in tools:
+        if hasattr(tool, "function"):
+            names.add(tool.function.name)
+        elif hasattr(tool, "name") and not isinstance(tool, dict):
+            names.add(tool.name)
+        elif isinstance(tool, dict):
+            fn = tool.get("function", tool)
+            if isinstance(fn, dict) and isinstance(fn.get("name"), str):
+                names.add(fn["name"])
+    return frozenset(names)
+
+
+def tool_schemas(tools: Iterable[Any] | None) -> dict[str, dict]:
+    """Parameter JSON schemas by tool name (empty dict for tools without one)."""
+    out: dict[str, dict] = {}
+    for tool in tools or ():
+        if hasattr(tool, "function"):
+            out[tool.function.name] = tool.function.parameters or {}
+        elif isinstance(tool, dict):
+            fn = tool.get("function", tool)
+            if isinstance(fn, dict) and isinstance(fn.get("name"), str):
+                out[fn["name"]] = fn.get("parameters") or fn.get("input_schema") or fn.get("inputSchema") or {}
+        elif hasattr(tool, "name"):
+            out[tool.name] = getattr(tool, "input_schema", None) or {}
+    return out
+
+
+class CallBuilder:
+    """Builds one candidate while its text streams in, emitting ToolCallStarted / ArgumentsDelta events."""
+
+    __slots__ = ("parser", "index", "id", "name", "source", "arguments", "raw_parts", "diagnostics",
+                 "status", "_key_count", "_string_key", "_string_parts", "_opened")
+
+    def __init__(self, parser: "StreamParser", index: int, name: str, source: str, call_id: str | None):
+        self.parser = parser
+        self.index = index
+        self.id = call_id or f"call_{index}"
+        self.name = name
+        self.source = source
+        self.arguments: dict[str, Any] = {}
+        self.raw_parts: list[str] = []
+        self.diagnostics: list[Diagnostic] = []
+        self.status = "proposed"
+        self._key_count = 0
+        self._string_key: str | None = None
+        self._string_parts: list[str] = []
+        self._opened = False
+
+    # -- events
+    def start(self) -> None:
+        self.parser._events.append(ToolCallStarted(self.index, self.id, self.name, self.source))
+
+    def _fragment(self, text: str) -> None:
+        self.parser._events.append(ArgumentsDelta(self.index, text))
+
+    def _key(self, key: str) -> None:
+        prefix = "{" if self._key_count == 0 else ", "
+        self._key_count += 1
+        self._fragment(f"{prefix}{json_dumps(key)}: ")
+
+    # -- arguments
+    def raw(self, text: str) -> None:
+        """Record text that belongs to the call's raw argument text."""
+        if text:
+            self.raw_parts.append(text)
+
+    def begin_string(self, key: str) -> None:
+        """Start a string value for ``key``; its pieces follow through :meth:`string_piece`."""
+        self._key(key)
+        self._fragment('"')
+        self._string_key = key
+        self._string_parts = []
+
+    def string_piece(self, text: str) -> None:
+        if text:
+            self._string_parts.append(text)
+            self._fragment(json_string_body(text))
+
+    def end_string(self) -> str:
+        """Close the open string value and store it. Returns the value."""
+        value = "".join(self._string_parts)
+        self._fragment('"')
+        self._set(self._string_key, value)
+        self._string_key = None
+        self._string_parts = []
+        return value
+
+    @property
+    def in_string(self) -> bool:
+        return self._string_key is not None
+
+    def value(self, key: str, value: Any) -> None:
+        """A complete non-streamed value (number, object, array, boolean, null or short string)."""
+        self._key(key)
+        self._fragment(json_dumps(value))
+        self._set(key, value)
+
+    def _set(self, key: str, value: Any) -> None:
+        if key in self.arguments:
+            self.diag("duplicate_argument", f"argument {key!r} given twice; the last value is kept")
+        self.arguments[key] = value
+
+    def diag(self, code: str, message: str, *, severity: str = "warning", raw: str | None = None) -> None:
+        self.diagnostics.append(Diagnostic(code=code, message=message, severity=severity, raw=raw,
+                                           call_index=self.index))
+
+    def finish(self, status: str | None = None) -> ToolCallCandidate:
+        """Close the arguments object and emit ToolCallFinished. An open string is closed as is."""
+        if self._string_key is not None:
+            self.end_string()
+        if status is not None and not (self.status == "rejected" and status == "proposed"):
+            self.status = status
+        self._fragment("{}" if self._key_count == 0 else "}")
+        cand = ToolCallCandidate(
+            index=self.index, id=self.id, name=self.name, arguments=self.arguments,
+            raw_arguments="".join(self.raw_parts), status=self.status, source=self.source,
+            diagnostics=self.diagnostics,
+        )
+        self.parser._events.append(ToolCallFinished(self.index, cand))
+        self.parser._candidates.append(cand)
+        return cand
+
+
+class StreamParser:
+    """Base class of every family's stream parser. Subclasses implement :meth:`_advance`."""
+
+    def __init__(self, tools: Sequence[Any] | None = None, *, thinking: bool = False,
+                 promote_reasoning_calls: bool = False):
+        self.tools = tools
+        self.thinking = thinking
+        self.promote_reasoning_calls = promote_reasoning_calls
+        self._names = tool_names(tools)
+        self._buf = ""
+        self._events: list[Event] = []
+        self._content: list[str] = []
+        self._reasoning: list[str] = []
+        self._candidates: list[ToolCallCandidate] = []
+        self._diagnostics: list[Diagnostic] = []
+        self._call_count = 0
+        self._truncated = False
+        self._flushed = False
+        self._finished = False
+
+    # ---- public API
+    def feed(self, delta: str = "") -> list[Event]:
+        """Consume the next piece of output; returns the events it completes."""
+        if self._flushed:
+            raise StreamClosed("feed() after flush() or finish()")
+        if delta:
+            self._buf += delta
+            self._advance(final=False)
+        return self._drain()
+
+    def flush(self) -> list[Event]:
+        """End of output: release what was held back and close what is open; returns those events.
+        Call :meth:`finish` afterwards for the result (``finish`` flushes by itself when needed)."""
+        if self._finished:
+            raise StreamClosed("flush() after finish()")
+        if not self._flushed:
+            self._flushed = True
+            self._advance(final=True)
+        return self._drain()
+
+    def finish(self) -> ParsedOutput:
+        """End of output: flush, then return the result. The flush's events are discarded; use
+        :meth:`flush` first to stream them."""
+        self.flush()
+        self._finished = True
+        return ParsedOutput(
+            content="".join(self._content), reasoning="".join(self._reasoning),
+            tool_calls=sorted(self._candidates, key=lambda c: c.index),
+            diagnostics=self._diagnostics, truncated=self._truncated,
+        )
+
+    # ---- for subclasses
+    def _advance(self, final: bool) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _drain(self) -> list[Event]:
+        events, self._events = self._events, []
+        return events
+
+    def _emit_content(self, text: str) -> None:
+        if text:
+            self._content.append(text)
+            self._events.append(ContentDelta(text))
+
+    def _emit_reasoning(self, text: str) -> None:
+        if text:
+            self._reasoning.append(text)
+            self._events.append(ReasoningDelta(text))
+
+    def _diag(self, code: str, message: str, *, severity: str = "warning", raw: str | None = None) -> None:
+        self._diagnostics.append(Diagnostic(code=code, message=message, severity=severity, raw=raw))
+
+    def _begin_call(self, name: str, *, source: str = "content", call_id: str | None = None) -> CallBuilder:
+        """Open a candidate; checks the name against the declared tools."""
+        call = CallBuilder(self, self._call_count, name, source, call_id)
+        self._call_count += 1
+        if self._names is not None and name not in self._names:
+            call.status = "rejected"
+            call.diag("unknown_tool", f"tool {name!r} is not among the declared tools", severity="error")
+        if source == "reasoning" and not self.promote_reasoning_calls:
+            call.status = "rejected"
+            call.diag("call_in_reasoning", "a tool call was written inside the reasoning block; it is reported, "
+                      "not promoted (pass promote_reasoning_calls=True to accept it)")
+        call.start()
+        return call

@@ -1,0 +1,28 @@
+"""toolwire: the model side of LLM tool calling.
+
+Render OpenAI-style chat requests into the exact prompt a model family was trained on, and parse its
+raw output (complete or streamed) into content, reasoning and typed tool-call candidates.
+
+>>> import toolwire
+>>> fmt = toolwire.get_format("deepseek_v4")
+>>> prompt = fmt.render([{"role": "user", "content": "hi"}])
+"""
+
+from .errors import ToolwireError, UnknownFormat, InvalidRequest
+from .format import Format, RenderOptions
+from .models import ContentPart, FunctionCall, FunctionDef, Message, Tool, ToolCall
+from .output import (
+    ArgumentsDelta, ContentDelta, Diagnostic, Event, ParsedOutput, ReasoningDelta, ToolCallCandidate,
+    ToolCallFinished, ToolCallStarted,
+)
+from .prompt import RenderedPrompt, Segment
+from .registry import formats, get_format
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "formats", "get_format", "Format", "RenderOptions", "RenderedPrompt", "Segment",
+    "Message", "Tool", "ToolCall", "FunctionCall", "FunctionDef", "ContentPart",
+    "ParsedOutput", "ToolCallCandidate", "Diagnostic", "Event", "ContentDelta", "ReasoningDelta",
+    "ToolCallStarted", "ArgumentsDelta", "ToolCallFinished", "ToolwireError", "UnknownFormat", "InvalidRequest",
+]

@@ -1,0 +1,91 @@
+"""Format: one model family's renderer and parser behind one object.
+
+A family module in ``toolwire.templates`` subclasses :class:`Format`, implements :meth:`Format._render`
+and names its stream parser class; ``parse`` is always ``stream().feed(text)`` + ``finish()``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Sequence
+
+from .errors import InvalidOption
+from .models import Message, Tool, normalize_messages, normalize_tools
+from .output import ParsedOutput
+from .prompt import PromptBuilder, RenderedPrompt
+
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    """The normalized render options. ``extra`` holds family-specific switches (``preserve_thinking`` ...)."""
+
+    thinking: bool = False
+    reasoning_effort: Any = None
+    drop_thinking: bool = True
+    add_generation_prompt: bool = True
+    current_date: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Format:
+    """One wire format. Subclasses set ``name``, ``parser_class`` and implement ``_render``.
+
+    Class attributes:
+      ``name``           the registry name (``deepseek_v4``...).
+      ``reference``      what the renderer is byte-exact against, for docs and ``toolwire formats``.
+      ``markers``        the family's marker table (one source of truth for renderer and parser).
+      ``extra_options``  names of family-specific render options accepted as keyword arguments.
+    """
+
+    name: ClassVar[str] = ""
+    reference: ClassVar[str] = ""
+    markers: ClassVar[dict[str, str]] = {}
+    extra_options: ClassVar[frozenset[str]] = frozenset()
+    parser_class: ClassVar[type] = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"<toolwire.Format {self.name}>"
+
+    # ---- rendering
+    def render(self, messages: Sequence[Any], tools: Sequence[Any] | None = None, *, thinking: bool = False,
+               reasoning_effort: Any = None, drop_thinking: bool = True, add_generation_prompt: bool = True,
+               current_date: str | None = None, **extra: Any) -> RenderedPrompt:
+        """Render an OpenAI-style request into this family's exact prompt.
+
+        ``messages`` and ``tools`` are plain dicts or toolwire models. Raises an
+        :class:`~toolwire.errors.InvalidRequest` subclass naming the message index and field when the
+        request cannot be rendered (or the model's own template refuses it).
+        """
+        unknown = set(extra) - self.extra_options
+        if unknown:
+            raise InvalidOption(f"unknown option(s) {sorted(unknown)} for format {self.name!r}"
+                                f" (accepted: {sorted(self.extra_options) or 'none'})", field="options")
+        if current_date is not None and not _DATE.match(str(current_date)):
+            raise InvalidOption("current_date must be 'YYYY-MM-DD'", field="current_date")
+        options = RenderOptions(bool(thinking), reasoning_effort, bool(drop_thinking), bool(add_generation_prompt),
+                                current_date, extra)
+        msgs = normalize_messages(messages)
+        tool_models = normalize_tools(tools)
+        builder = PromptBuilder()
+        opens_reasoning = self._render(msgs, tool_models, options, builder)
+        return builder.build(opens_reasoning=bool(opens_reasoning), format=self.name)
+
+    def _render(self, messages: list[Message], tools: list[Tool], options: RenderOptions,
+                out: PromptBuilder) -> bool:
+        """Write the prompt into ``out``; return whether it ends inside an opened reasoning block."""
+        raise NotImplementedError
+
+    # ---- parsing
+    def stream(self, tools: Sequence[Any] | None = None, *, thinking: bool = False, **options: Any):
+        """A fresh stream parser: ``feed(delta) -> list[Event]`` and ``finish() -> ParsedOutput``."""
+        return self.parser_class(tools, thinking=thinking, **options)
+
+    def parse(self, text: str, tools: Sequence[Any] | None = None, *, thinking: bool = False,
+              **options: Any) -> ParsedOutput:
+        """Parse a complete model output (what follows the generation prompt, without the stop token)."""
+        parser = self.stream(tools, thinking=thinking, **options)
+        parser.feed(text)
+        return parser.finish()

@@ -1,0 +1,61 @@
+"""Format registry: names to family modules, imported lazily so ``import toolwire`` stays light.
+
+Each family module in ``toolwire.templates`` exposes ``FORMATS: dict[str, Format]``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from functools import lru_cache
+
+from .errors import UnknownFormat
+from .format import Format
+
+# name -> module holding it (modules not yet present in this build are simply not listed)
+_MODULES: dict[str, str] = {
+    "deepseek_v32": "toolwire.templates.dsml",
+    "deepseek_v4": "toolwire.templates.dsml",
+    "deepseek_v41": "toolwire.templates.dsml",
+    "deepseek_v31": "toolwire.templates.deepseek_legacy",
+    "deepseek_r1": "toolwire.templates.deepseek_legacy",
+    "qwen25": "toolwire.templates.hermes_json",
+    "qwen3": "toolwire.templates.hermes_json",
+    "qwen3_instruct_2507": "toolwire.templates.hermes_json",
+    "qwen3_thinking_2507": "toolwire.templates.hermes_json",
+    "kimi_k2": "toolwire.templates.kimi",
+    "kimi_k2_thinking": "toolwire.templates.kimi",
+    "llama31": "toolwire.templates.llama",
+    "mistral_small32": "toolwire.templates.mistral",
+    "qwen3_coder": "toolwire.templates.qwen_xml",
+    "qwen35": "toolwire.templates.qwen_xml",
+    "qwen36": "toolwire.templates.qwen_xml",
+    "glm45": "toolwire.templates.glm",
+    "glm46": "toolwire.templates.glm",
+    "glm47": "toolwire.templates.glm",
+    "minimax_m2": "toolwire.templates.minimax",
+    "seed_oss": "toolwire.templates.seed_oss",
+    "gpt_oss": "toolwire.templates.harmony",
+}
+
+
+@lru_cache(maxsize=None)
+def _available(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+def formats() -> list[str]:
+    """The names of every available format, sorted."""
+    return sorted(n for n, m in _MODULES.items() if _available(m))
+
+
+@lru_cache(maxsize=None)
+def get_format(name: str) -> Format:
+    """The :class:`Format` registered under ``name``; raises :class:`UnknownFormat` naming close matches."""
+    module = _MODULES.get(name)
+    if module is None or not _available(module):
+        raise UnknownFormat(name, formats())
+    return importlib.import_module(module).FORMATS[name]
