@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-from functools import lru_cache
 
 from .errors import UnknownFormat
 from .format import Format
@@ -39,23 +38,25 @@ _MODULES: dict[str, str] = {
 }
 
 
-@lru_cache(maxsize=None)
-def _available(module: str) -> bool:
+def _module_formats(module: str) -> dict[str, Format]:
+    """The ``FORMATS`` of a family module, or {} when the module is not part of this build."""
     try:
-        return importlib.util.find_spec(module) is not None
+        if importlib.util.find_spec(module) is None:
+            return {}
     except ModuleNotFoundError:
-        return False
+        return {}
+    return getattr(importlib.import_module(module), "FORMATS", {})
 
 
 def formats() -> list[str]:
     """The names of every available format, sorted."""
-    return sorted(n for n, m in _MODULES.items() if _available(m))
+    return sorted(n for n, m in _MODULES.items() if n in _module_formats(m))
 
 
-@lru_cache(maxsize=None)
 def get_format(name: str) -> Format:
     """The :class:`Format` registered under ``name``; raises :class:`UnknownFormat` naming close matches."""
     module = _MODULES.get(name)
-    if module is None or not _available(module):
+    found = _module_formats(module).get(name) if module else None
+    if found is None:
         raise UnknownFormat(name, formats())
-    return importlib.import_module(module).FORMATS[name]
+    return found
