@@ -1,0 +1,112 @@
+"""The built-in reasoning-retention policy of every family, in one place.
+
+Each rule reproduces its reference (the official encoder or the model's chat template); the golden
+render vectors of every family pass through them. ``thinking`` off means the family renders no earlier
+reasoning at all, except where noted.
+"""
+
+from __future__ import annotations
+
+from .boundaries import is_real_user
+from .policies import Action, Context, FamilyPolicy, keep_all, keep_tool_loop, thinking_off
+
+
+def _after_last(ctx: Context, i: int, roles: tuple[str, ...], what: str) -> tuple[Action, str]:
+    last = max((j for j, m in enumerate(ctx.messages) if m.role in roles), default=-1)
+    if i > last:
+        return "keep", f"after the last {what}"
+    return "drop", f"before the last {what} (message {last})"
+
+
+def dsml_v32(ctx: Context, i: int) -> tuple[Action, str]:
+    if not ctx.thinking:
+        return thinking_off(ctx, i)
+    if not ctx.drop_thinking:
+        return keep_all(ctx, i)
+    return keep_tool_loop(ctx, i)
+
+
+def dsml_v4(ctx: Context, i: int) -> tuple[Action, str]:
+    if not ctx.thinking:
+        return thinking_off(ctx, i)
+    if not ctx.drop_thinking:
+        return "keep", "drop_thinking=False keeps every earlier reasoning"
+    if ctx.has_tools:
+        return "keep", "tools are declared: DeepSeek V4 keeps every earlier reasoning"
+    # without tools, tool results merge into user turns and count as the last user message
+    return _after_last(ctx, i, ("user", "developer", "tool"), "user message (tool results count as user turns)")
+
+
+def dsml_v41(ctx: Context, i: int) -> tuple[Action, str]:
+    if not ctx.thinking:
+        return thinking_off(ctx, i)
+    if not ctx.drop_thinking:
+        return "keep", "drop_thinking=False keeps every earlier reasoning"
+    if ctx.has_tools:
+        return "keep", "tools are declared: DeepSeek V4.1 keeps every earlier reasoning"
+    return _after_last(ctx, i, ("user", "developer"), "real user message (tool results do not start a turn)")
+
+
+def last_real_query(ctx: Context, i: int) -> tuple[Action, str]:
+    last = max((j for j, m in enumerate(ctx.messages) if is_real_user(m)), default=-1)
+    if i > last:
+        return "keep", "after the last real user query (a <tool_response> user message does not count)"
+    return "drop", f"before the last real user query (message {last})"
+
+
+def qwen36(ctx: Context, i: int) -> tuple[Action, str]:
+    if ctx.extra.get("preserve_thinking"):
+        return "keep", "preserve_thinking=True keeps every earlier reasoning"
+    return last_real_query(ctx, i)
+
+
+def glm_drop_before_last_user(ctx: Context, i: int) -> tuple[Action, str]:
+    return _after_last(ctx, i, ("user",), "user message")
+
+
+def glm47(ctx: Context, i: int) -> tuple[Action, str]:
+    if ctx.extra.get("clear_thinking") is False:
+        return "keep", "clear_thinking=False keeps every earlier reasoning"
+    return glm_drop_before_last_user(ctx, i)
+
+
+_DSV4_NOTE = ("In DeepSeek V4 such a message counts as a new user turn, so the keep-reasoning branch for the "
+              "current tool loop never fires and earlier reasoning is silently dropped.")
+_QWEN_NOTE = ("Qwen counts a user message as a real query unless its whole content is a <tool_response> block.")
+_QWEN_THINK = "the Qwen3 template moves the text before </think> into reasoning and keeps only what follows."
+
+
+def _tools_in_thinking(ctx: Context) -> bool:
+    return ctx.has_tools
+
+
+POLICIES: dict[str, FamilyPolicy] = {
+    "deepseek_v32": FamilyPolicy(dsml_v32, description="drops reasoning before the last user message; keeps the "
+                                                       "current tool loop"),
+    "deepseek_v4": FamilyPolicy(dsml_v4, passback_required=_tools_in_thinking, user_text_note=_DSV4_NOTE,
+                                description="keeps everything when tools are declared; otherwise drops before "
+                                            "the last user message (tool results count as user turns)"),
+    "deepseek_v41": FamilyPolicy(dsml_v41, passback_required=_tools_in_thinking, user_text_note=_DSV4_NOTE,
+                                 description="as V4, but tool-result-only user messages do not start a turn"),
+    "qwen3": FamilyPolicy(last_real_query, user_text_note=_QWEN_NOTE, think_in_content_note=_QWEN_THINK,
+                          description="keeps reasoning after the last real user query"),
+    "qwen3_thinking_2507": FamilyPolicy(last_real_query, user_text_note=_QWEN_NOTE, think_in_content_note=_QWEN_THINK,
+                                        description="keeps reasoning after the last real user query"),
+    "qwen3_instruct_2507": FamilyPolicy(last_real_query, user_text_note=_QWEN_NOTE,
+                                        think_in_content_note=_QWEN_THINK,
+                                        description="keeps reasoning after the last real user query"),
+    "qwen35": FamilyPolicy(last_real_query, user_text_note=_QWEN_NOTE, think_in_content_note=_QWEN_THINK,
+                           description="keeps reasoning after the last real user query"),
+    "qwen36": FamilyPolicy(qwen36, user_text_note=_QWEN_NOTE, think_in_content_note=_QWEN_THINK,
+                           description="as Qwen3; preserve_thinking=True keeps everything"),
+    "glm45": FamilyPolicy(glm_drop_before_last_user, description="drops reasoning before the last user message"),
+    "glm46": FamilyPolicy(glm_drop_before_last_user, description="drops reasoning before the last user message"),
+    "glm47": FamilyPolicy(glm47, description="drops before the last user message unless clear_thinking=False"),
+    "kimi_k2_thinking": FamilyPolicy(keep_tool_loop, passback_required=lambda ctx: True,
+                                     description="keeps the current tool loop"),
+}
+
+
+def family_policy(format_name: str) -> FamilyPolicy:
+    """The built-in policy of a format; formats without a specific entry keep the current tool loop."""
+    return POLICIES.get(format_name) or FamilyPolicy(keep_tool_loop, description="keeps the current tool loop")

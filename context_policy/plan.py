@@ -1,0 +1,94 @@
+"""``plan()``: boundaries, reasoning decisions and warnings for a conversation, before rendering."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from toolwire.errors import InvalidOption
+from toolwire.models import Message, normalize_messages
+
+from .boundaries import find_boundaries
+from .families import family_policy
+from .policies import OVERRIDES, Context, Decision
+from . import warnings as W
+from .warnings import PlanWarning
+
+
+class ContextPlan(BaseModel):
+    """The result of :func:`plan`.
+
+    ``turns`` and ``steps`` are message indices (real user messages; assistant messages).
+    ``messages`` is what the renderer sees: reasoning removed where it is dropped.
+    ``decisions`` has one entry per assistant message; ``warnings`` carry stable codes.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, frozen=True)
+
+    format: str
+    policy: str
+    turns: list[int]
+    steps: list[int]
+    messages: list[Message]
+    decisions: list[Decision]
+    warnings: list[PlanWarning]
+
+    def kept(self) -> frozenset[int]:
+        """Indices of assistant messages whose reasoning is rendered."""
+        return frozenset(d.message_index for d in self.decisions if d.kept)
+
+    def decision(self, index: int) -> Decision | None:
+        return next((d for d in self.decisions if d.message_index == index), None)
+
+
+def plan(messages: Sequence[Any], format: Any, *, thinking: bool = False, policy: str | None = None,
+         drop_thinking: bool = True, tools: Sequence[Any] | None = None, **extra: Any) -> ContextPlan:
+    """Plan which earlier reasoning ``format`` re-renders, with reasons and pre-flight warnings.
+
+    ``format`` is a format name or a :class:`~toolwire.Format`. ``policy`` is ``None`` (the family's
+    built-in policy, as its reference behaves) or an override: ``keep_all``, ``drop_all``,
+    ``keep_tool_loop``. ``drop_thinking`` and ``extra`` are the render switches some families honour
+    (``preserve_thinking``, ``clear_thinking``).
+    """
+    name = format if isinstance(format, str) else format.name
+    if policy is not None and policy not in OVERRIDES:
+        raise InvalidOption(f"unknown policy {policy!r}; use one of {sorted(OVERRIDES)} or None", field="policy")
+    msgs = normalize_messages(messages)
+    b = find_boundaries(msgs)
+    fam = family_policy(name)
+    ctx = Context(msgs, b, bool(thinking), bool(drop_thinking), dict(extra),
+                  has_tools=bool(tools) or any(m.model_extra and m.model_extra.get("tools") for m in msgs))
+    rule = OVERRIDES[policy] if policy else fam.rule
+    required = bool(thinking) and fam.passback_required(ctx)
+
+    decisions: list[Decision] = []
+    warnings: list[PlanWarning] = []
+    for i in b.steps:
+        action, reason = rule(ctx, i)
+        if policy:
+            native, _ = fam.rule(ctx, i)
+            if (native == "drop") != (action == "drop"):
+                warnings.append(PlanWarning(
+                    code="policy_override", message_index=i,
+                    message=f"policy {policy!r} {'keeps' if action != 'drop' else 'drops'} the reasoning of message "
+                            f"{i}, which {name} was trained to {'drop' if native == 'drop' else 'see'}"))
+        if action != "drop" and required and b.in_current_turn(i) and msgs[i].tool_calls:
+            action, reason = "required", f"{reason}; {name} requires it passed back in a tool loop"
+        has = bool(msgs[i].reasoning_content)
+        decisions.append(Decision(message_index=i, action=action, reason=reason, has_reasoning=has))
+        if action == "drop" and has:
+            warnings.append(PlanWarning(code="reasoning_dropped", message_index=i,
+                                        message=f"the reasoning of message {i} is not rendered: {reason}"))
+
+    warnings += W.tool_result_as_user_text(msgs, fam.user_text_note)
+    if required:
+        warnings += W.reasoning_missing(msgs, b, name)
+    warnings += W.history_duplicated(msgs)
+    warnings += W.reasoning_in_content(msgs, fam.think_in_content_note)
+    warnings += W.tool_result_pairing(msgs, b)
+
+    dropped = {d.message_index for d in decisions if d.action == "drop" and d.has_reasoning}
+    rendered = [m.model_copy(update={"reasoning_content": None}) if i in dropped else m for i, m in enumerate(msgs)]
+    return ContextPlan(format=name, policy=policy or "family", turns=list(b.turns), steps=list(b.steps),
+                       messages=rendered, decisions=decisions, warnings=warnings)

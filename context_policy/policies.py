@@ -1,0 +1,84 @@
+"""Reasoning-retention policies: for each assistant message, keep, drop or require its reasoning.
+
+A family's built-in policy reproduces what its reference encoder or chat template does (the golden
+vectors of every family pass through these). Overrides (``keep_all``, ``drop_all``, ``keep_tool_loop``)
+let a caller deviate; the plan then warns where the result differs from what the model was trained on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Literal, Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from toolwire.models import Message
+
+from .boundaries import Boundaries
+
+Action = Literal["keep", "drop", "required"]
+
+
+class Decision(BaseModel):
+    """What happens to one assistant message's reasoning, and why. ``required`` means kept, and the
+    family's API refuses the request when it is missing."""
+
+    model_config = ConfigDict(frozen=True)
+
+    message_index: int
+    action: Action
+    reason: str
+    has_reasoning: bool = False
+
+    @property
+    def kept(self) -> bool:
+        return self.action != "drop"
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a rule sees: the messages, their boundaries, and the render switches that matter."""
+
+    messages: Sequence[Message]
+    boundaries: Boundaries
+    thinking: bool
+    drop_thinking: bool = True
+    extra: dict = field(default_factory=dict)
+    has_tools: bool = False
+
+
+Rule = Callable[[Context, int], tuple[Action, str]]
+
+
+# ---- rules: (context, assistant message index) -> (action, reason)
+
+def keep_all(ctx: Context, i: int) -> tuple[Action, str]:
+    return "keep", "every earlier reasoning is kept"
+
+
+def drop_all(ctx: Context, i: int) -> tuple[Action, str]:
+    return "drop", "all earlier reasoning is dropped"
+
+
+def keep_tool_loop(ctx: Context, i: int) -> tuple[Action, str]:
+    if ctx.boundaries.in_current_turn(i):
+        return "keep", "in the current tool loop (after the last user message)"
+    return "drop", "before the last user message"
+
+
+def thinking_off(ctx: Context, i: int) -> tuple[Action, str]:
+    return "drop", "thinking mode is off: the template renders no earlier reasoning"
+
+
+@dataclass(frozen=True)
+class FamilyPolicy:
+    """A family's retention behaviour and the notes its warnings use."""
+
+    rule: Rule
+    passback_required: Callable[[Context], bool] = lambda ctx: False
+    user_text_note: str = ""
+    think_in_content_note: str = "the template renders the content as is, so the model sees that reasoning as answer text."
+    description: str = ""
+
+
+OVERRIDES: dict[str, Rule] = {"keep_all": keep_all, "drop_all": drop_all, "keep_tool_loop": keep_tool_loop}

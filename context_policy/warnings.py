@@ -1,0 +1,121 @@
+"""Pre-flight warnings: conversations that will render, but will make the model behave badly.
+
+Each warning has a stable ``code`` (part of the API) and a human message. The checks are linear in the
+conversation size except history duplication, which compares runs (bounded by the conversation length).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from toolwire.models import Message
+
+from .boundaries import Boundaries, is_wrapped_tool_result
+
+CODES = (
+    "tool_result_as_user_text",
+    "reasoning_missing_for_tool_turn",
+    "history_duplicated",
+    "reasoning_in_content",
+    "orphan_tool_result",
+    "missing_tool_result",
+    "reasoning_dropped",
+    "policy_override",
+)
+
+
+class PlanWarning(BaseModel):
+    """A warning about a conversation. ``message_index`` points at the message concerned, when one is."""
+
+    model_config = ConfigDict(frozen=True)
+
+    code: str
+    message: str
+    message_index: int | None = None
+
+
+def tool_result_as_user_text(messages: Sequence[Message], family_note: str) -> list[PlanWarning]:
+    """User messages that carry tool results as plain text, instead of ``role: tool`` messages."""
+    out = []
+    for i, m in enumerate(messages):
+        if m.role != "user":
+            continue
+        prev = messages[i - 1] if i else None
+        answers_calls = prev is not None and prev.role == "assistant" and bool(prev.tool_calls)
+        if is_wrapped_tool_result(m) or answers_calls:
+            out.append(PlanWarning(
+                code="tool_result_as_user_text", message_index=i,
+                message=("tool results were passed as plain user text instead of tool messages; this starts a "
+                         f"new turn for the template. {family_note} Send them as role 'tool' messages with "
+                         "tool_call_id, or use non-thinking mode for such scaffolds.")))
+    return out
+
+
+def reasoning_missing(messages: Sequence[Message], b: Boundaries, family: str) -> list[PlanWarning]:
+    """Tool-call messages of the current tool loop without reasoning, where the API requires it back."""
+    return [
+        PlanWarning(code="reasoning_missing_for_tool_turn", message_index=i,
+                    message=(f"assistant message {i} made tool calls in the current tool loop but carries no "
+                             f"reasoning_content; {family} in thinking mode requires the reasoning to be passed "
+                             "back (its API answers HTTP 400 otherwise)."))
+        for i in b.steps
+        if b.in_current_turn(i) and messages[i].tool_calls and not messages[i].reasoning_content
+    ]
+
+
+def _key(m: Message) -> str:
+    return m.model_dump_json(exclude_none=True)
+
+
+def history_duplicated(messages: Sequence[Message]) -> list[PlanWarning]:
+    """A run of two or more messages (holding an assistant message) appended twice in a row."""
+    keys = [_key(m) for m in messages]
+    n = len(keys)
+    for length in range(n // 2, 1, -1):
+        for start in range(0, n - 2 * length + 1):
+            if keys[start] == keys[start + length] and keys[start:start + length] == keys[start + length:start + 2 * length] and any(
+                    messages[j].role == "assistant" for j in range(start, start + length)):
+                return [PlanWarning(
+                    code="history_duplicated", message_index=start + length,
+                    message=(f"messages {start}..{start + length - 1} appear again at {start + length}.."
+                             f"{start + 2 * length - 1}: the client appended the same history twice"))]
+    return []
+
+
+def reasoning_in_content(messages: Sequence[Message], family_note: str) -> list[PlanWarning]:
+    """Assistant content holding a ``<think>…</think>`` block."""
+    return [
+        PlanWarning(code="reasoning_in_content", message_index=i,
+                    message=f"assistant content holds <think>…</think>; {family_note}")
+        for i, m in enumerate(messages)
+        if m.role == "assistant" and "</think>" in m.text()
+    ]
+
+
+def tool_result_pairing(messages: Sequence[Message], b: Boundaries) -> list[PlanWarning]:
+    """Tool messages whose id matches no call, and calls left without a result before the next turn."""
+    out: list[PlanWarning] = []
+    pending: dict[str, int] = {}
+    seen_ids: set[str] = set()
+    turn_starts = set(b.turns)
+    for i, m in enumerate(messages):
+        if i in turn_starts:
+            for call_id, at in pending.items():
+                out.append(PlanWarning(code="missing_tool_result", message_index=at,
+                                       message=f"call {call_id!r} of message {at} has no tool result before "
+                                               f"the next user turn (message {i})"))
+            pending = {}
+        if m.role == "assistant":
+            for c in m.tool_calls or ():
+                if c.id:
+                    pending[c.id] = i
+                    seen_ids.add(c.id)
+        elif m.role == "tool":
+            if m.tool_call_id and m.tool_call_id not in seen_ids:
+                out.append(PlanWarning(code="orphan_tool_result", message_index=i,
+                                       message=f"tool message {i} answers id {m.tool_call_id!r}, which no earlier "
+                                               "call has"))
+            pending.pop(m.tool_call_id or "", None)
+    return out
