@@ -24,6 +24,13 @@ def test_formats_are_sorted_unique_and_loadable():
         assert toolwire.get_format(name) is fmt  # one instance per name
 
 
+def test_every_family_module_present_imports():
+    from toolwire import registry
+
+    toolwire.formats()
+    assert registry.IMPORT_ERRORS == {}
+
+
 def test_unknown_format_names_closest_known():
     if "deepseek_v4" not in toolwire.formats():
         pytest.skip("deepseek_v4 not built")

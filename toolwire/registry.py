@@ -38,14 +38,19 @@ _MODULES: dict[str, str] = {
 }
 
 
+IMPORT_ERRORS: dict[str, str] = {}
+"""Family modules that exist but failed to import, with the error (a test asserts this stays empty)."""
+
+
 def _module_formats(module: str) -> dict[str, Format]:
     """The ``FORMATS`` of a family module, or {} when the module is not part of this build."""
     try:
         if importlib.util.find_spec(module) is None:
             return {}
-    except ModuleNotFoundError:
+        return getattr(importlib.import_module(module), "FORMATS", {})
+    except ImportError as exc:
+        IMPORT_ERRORS[module] = f"{type(exc).__name__}: {exc}"
         return {}
-    return getattr(importlib.import_module(module), "FORMATS", {})
 
 
 def formats() -> list[str]:

@@ -1,0 +1,182 @@
+"""Context policy: boundaries, per-family decisions, overrides and every warning (triggered and not)."""
+
+from __future__ import annotations
+
+import pytest
+
+import toolwire
+from toolwire.context_policy import WARNING_CODES, plan
+from toolwire.errors import InvalidOption
+
+from support import golden, require_shared
+
+TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}}]
+
+
+def call(cid, name="f"):
+    return {"id": cid, "type": "function", "function": {"name": name, "arguments": "{}"}}
+
+
+def conv_two_turns():
+    return [
+        {"role": "system", "content": "s"},                                                       # 0
+        {"role": "user", "content": "q1"},                                                        # 1 turn
+        {"role": "assistant", "content": "", "reasoning_content": "r2", "tool_calls": [call("a")]},  # 2 step
+        {"role": "tool", "tool_call_id": "a", "content": "1"},                                    # 3
+        {"role": "assistant", "content": "done", "reasoning_content": "r4"},                      # 4 step
+        {"role": "user", "content": "q2"},                                                        # 5 turn
+        {"role": "assistant", "content": "", "reasoning_content": "r6", "tool_calls": [call("b")]},  # 6 step
+        {"role": "tool", "tool_call_id": "b", "content": "2"},                                    # 7
+    ]
+
+
+def actions(p):
+    return {d.message_index: d.action for d in p.decisions}
+
+
+def codes(p):
+    return [w.code for w in p.warnings]
+
+
+def test_boundaries_turns_and_steps():
+    p = plan(conv_two_turns(), "deepseek_v32", thinking=True)
+    assert p.turns == [1, 5]
+    assert p.steps == [2, 4, 6]
+
+
+def test_wrapped_tool_result_is_not_a_turn():
+    msgs = conv_two_turns()
+    msgs[7] = {"role": "user", "content": "<tool_response>\n2\n</tool_response>"}
+    p = plan(msgs, "qwen3", thinking=True)
+    assert p.turns == [1, 5]
+
+
+@pytest.mark.parametrize("fmt, kwargs, expected", [
+    ("deepseek_v32", {}, {2: "drop", 4: "drop", 6: "keep"}),
+    ("deepseek_v32", {"drop_thinking": False}, {2: "keep", 4: "keep", 6: "keep"}),
+    ("deepseek_v4", {"tools": TOOLS}, {2: "keep", 4: "keep", 6: "required"}),
+    ("deepseek_v4", {}, {2: "drop", 4: "drop", 6: "drop"}),         # the tool result counts as the last user turn
+    ("deepseek_v41", {}, {2: "drop", 4: "drop", 6: "keep"}),        # ... but not in V4.1
+    ("qwen3", {}, {2: "drop", 4: "drop", 6: "keep"}),
+    ("qwen36", {"preserve_thinking": True}, {2: "keep", 4: "keep", 6: "keep"}),
+    ("glm47", {"clear_thinking": False}, {2: "keep", 4: "keep", 6: "keep"}),
+    ("glm47", {}, {2: "drop", 4: "drop", 6: "keep"}),
+    ("kimi_k2_thinking", {}, {2: "drop", 4: "drop", 6: "required"}),
+])
+def test_family_decisions(fmt, kwargs, expected):
+    p = plan(conv_two_turns(), fmt, thinking=True, **kwargs)
+    assert actions(p) == expected
+    for d in p.decisions:
+        assert d.reason
+    dropped = [i for i, a in expected.items() if a == "drop"]
+    assert [w.message_index for w in p.warnings if w.code == "reasoning_dropped"] == dropped
+    for i in dropped:
+        assert p.messages[i].reasoning_content is None
+    for i in set(expected) - set(dropped):
+        assert p.messages[i].reasoning_content
+
+
+def test_thinking_off_drops_everything_in_deepseek():
+    p = plan(conv_two_turns(), "deepseek_v4", thinking=False, tools=TOOLS)
+    assert set(actions(p).values()) == {"drop"}
+    assert "reasoning_missing_for_tool_turn" not in codes(p)
+
+
+@pytest.mark.parametrize("policy, expected", [
+    ("keep_all", {2: "keep", 4: "keep", 6: "keep"}),
+    ("drop_all", {2: "drop", 4: "drop", 6: "drop"}),
+    ("keep_tool_loop", {2: "drop", 4: "drop", 6: "keep"}),
+])
+def test_overrides_warn_only_where_they_differ(policy, expected):
+    p = plan(conv_two_turns(), "deepseek_v32", thinking=True, policy=policy)
+    assert actions(p) == expected
+    native = {2: "drop", 4: "drop", 6: "keep"}
+    differ = [i for i in expected if (expected[i] == "drop") != (native[i] == "drop")]
+    assert [w.message_index for w in p.warnings if w.code == "policy_override"] == differ
+
+
+def test_unknown_policy_is_refused():
+    with pytest.raises(InvalidOption):
+        plan(conv_two_turns(), "deepseek_v32", policy="keep_some")
+
+
+# ---- warnings, each triggered and not triggered
+
+def test_tool_result_as_user_text():
+    msgs = conv_two_turns()[:3] + [{"role": "user", "content": "result: 1"}]
+    p = plan(msgs, "deepseek_v4", thinking=True, tools=TOOLS)
+    w = [w for w in p.warnings if w.code == "tool_result_as_user_text"]
+    assert [x.message_index for x in w] == [3]
+    assert "DeepSeek V4" in w[0].message
+    assert "tool_result_as_user_text" not in codes(plan(conv_two_turns(), "deepseek_v4", thinking=True, tools=TOOLS))
+
+
+def test_reasoning_missing_for_tool_turn():
+    msgs = conv_two_turns()
+    msgs[6] = {"role": "assistant", "content": "", "tool_calls": [call("b")]}
+    p = plan(msgs, "deepseek_v4", thinking=True, tools=TOOLS)
+    assert [w.message_index for w in p.warnings if w.code == "reasoning_missing_for_tool_turn"] == [6]
+    assert "reasoning_missing_for_tool_turn" not in codes(plan(conv_two_turns(), "deepseek_v4", thinking=True,
+                                                               tools=TOOLS))
+    # a family that does not require passing reasoning back does not warn
+    assert "reasoning_missing_for_tool_turn" not in codes(plan(msgs, "qwen3", thinking=True, tools=TOOLS))
+
+
+def test_history_duplicated():
+    msgs = conv_two_turns()
+    dup = msgs[:5] + msgs[1:5] + msgs[5:]
+    p = plan(dup, "deepseek_v32", thinking=True)
+    assert [w.message_index for w in p.warnings if w.code == "history_duplicated"] == [5]
+    assert "history_duplicated" not in codes(plan(msgs, "deepseek_v32", thinking=True))
+
+
+def test_reasoning_in_content():
+    msgs = conv_two_turns()
+    msgs[4] = {"role": "assistant", "content": "<think>hmm</think>done"}
+    p = plan(msgs, "qwen3", thinking=True)
+    w = [w for w in p.warnings if w.code == "reasoning_in_content"]
+    assert [x.message_index for x in w] == [4] and "Qwen3" in w[0].message
+    assert "reasoning_in_content" not in codes(plan(conv_two_turns(), "qwen3", thinking=True))
+
+
+def test_orphan_and_missing_tool_results():
+    msgs = conv_two_turns()
+    msgs[3] = {"role": "tool", "tool_call_id": "zzz", "content": "1"}
+    p = plan(msgs, "deepseek_v32", thinking=True)
+    assert [(w.code, w.message_index) for w in p.warnings if w.code in ("orphan_tool_result", "missing_tool_result")] \
+        == [("orphan_tool_result", 3), ("missing_tool_result", 2)]
+    clean = codes(plan(conv_two_turns(), "deepseek_v32", thinking=True))
+    assert "orphan_tool_result" not in clean and "missing_tool_result" not in clean
+
+
+def test_warning_codes_are_the_documented_ones():
+    assert set(WARNING_CODES) >= {"tool_result_as_user_text", "reasoning_missing_for_tool_turn", "history_duplicated",
+                                  "reasoning_in_content", "orphan_tool_result", "missing_tool_result",
+                                  "reasoning_dropped"}
+
+
+# ---- the policies reproduce the references: rendering the planned messages gives the golden prompt
+
+def _golden_render_rows():
+    rows = []
+    for name in toolwire.formats():
+        rows += [r for r in golden("render", name) if "expected" in r]
+    return rows
+
+
+def test_planned_messages_render_like_the_reference():
+    require_shared()
+    rows = _golden_render_rows()
+    if not rows:
+        pytest.skip("no family with golden vectors is built")
+    failures = []
+    for r in rows:
+        fmt = toolwire.get_format(r["family"])
+        opts = dict(r.get("options") or {})
+        extra = {k: opts[k] for k in ("preserve_thinking", "clear_thinking") if k in opts}
+        p = plan(r["request"]["messages"], fmt, thinking=opts.get("thinking", False),
+                 drop_thinking=opts.get("drop_thinking", True), tools=r["request"].get("tools"), **extra)
+        got = fmt.render(p.messages, r["request"].get("tools"), **opts).text
+        if got != r["expected"]:
+            failures.append(r["id"])
+    assert not failures, f"{len(failures)}/{len(rows)} vectors differ: {failures[:10]}"
