@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Any, Sequence
 
 from pydantic import BaseModel, ConfigDict
@@ -34,7 +35,8 @@ class ContextPlan(BaseModel):
     decisions: list[Decision]
     warnings: list[PlanWarning]
 
-    def kept(self) -> frozenset[int]:
+    @cached_property
+    def kept_indices(self) -> frozenset[int]:
         """Indices of assistant messages whose reasoning is rendered."""
         return frozenset(d.message_index for d in self.decisions if d.kept)
 
@@ -43,7 +45,8 @@ class ContextPlan(BaseModel):
 
 
 def plan(messages: Sequence[Any], format: Any, *, thinking: bool = False, policy: str | None = None,
-         drop_thinking: bool = True, tools: Sequence[Any] | None = None, **extra: Any) -> ContextPlan:
+         drop_thinking: bool = True, tools: Sequence[Any] | None = None, check: bool = True,
+         **extra: Any) -> ContextPlan:
     """Plan which earlier reasoning ``format`` re-renders, with reasons and pre-flight warnings.
 
     ``format`` is a format name or a :class:`~toolwire.Format`. ``policy`` is ``None`` (the family's
@@ -81,12 +84,13 @@ def plan(messages: Sequence[Any], format: Any, *, thinking: bool = False, policy
             warnings.append(PlanWarning(code="reasoning_dropped", message_index=i,
                                         message=f"the reasoning of message {i} is not rendered: {reason}"))
 
-    warnings += W.tool_result_as_user_text(msgs, fam.user_text_note)
-    if required:
-        warnings += W.reasoning_missing(msgs, b, name)
-    warnings += W.history_duplicated(msgs)
-    warnings += W.reasoning_in_content(msgs, fam.think_in_content_note)
-    warnings += W.tool_result_pairing(msgs, b)
+    if check:
+        warnings += W.tool_result_as_user_text(msgs, fam.user_text_note)
+        if required:
+            warnings += W.reasoning_missing(msgs, b, name)
+        warnings += W.history_duplicated(msgs)
+        warnings += W.reasoning_in_content(msgs, fam.think_in_content_note)
+        warnings += W.tool_result_pairing(msgs, b)
 
     dropped = {d.message_index for d in decisions if d.action == "drop" and d.has_reasoning}
     rendered = [m.model_copy(update={"reasoning_content": None}) if i in dropped else m for i, m in enumerate(msgs)]

@@ -28,6 +28,12 @@ class RenderOptions:
     add_generation_prompt: bool = True
     current_date: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    plan: Any = None  # the toolwire.context_policy.ContextPlan the renderer follows
+
+    def keeps_reasoning(self, message_index: int) -> bool:
+        """Whether the context plan keeps this assistant message's reasoning (the family's own rule,
+        or the caller's ``policy`` override)."""
+        return message_index in self.plan.kept_indices
 
 
 class Format:
@@ -52,23 +58,29 @@ class Format:
     # ---- rendering
     def render(self, messages: Sequence[Any], tools: Sequence[Any] | None = None, *, thinking: bool = False,
                reasoning_effort: Any = None, drop_thinking: bool = True, add_generation_prompt: bool = True,
-               current_date: str | None = None, **extra: Any) -> RenderedPrompt:
+               current_date: str | None = None, policy: str | None = None, **extra: Any) -> RenderedPrompt:
         """Render an OpenAI-style request into this family's exact prompt.
 
         ``messages`` and ``tools`` are plain dicts or toolwire models. Raises an
         :class:`~toolwire.errors.InvalidRequest` subclass naming the message index and field when the
-        request cannot be rendered (or the model's own template refuses it).
+        request cannot be rendered (or the model's own template refuses it). Which earlier reasoning is
+        rendered is decided by :func:`toolwire.context_policy.plan`: the family's built-in policy, or
+        ``policy`` (``keep_all``, ``drop_all``, ``keep_tool_loop``) to override it.
         """
+        from toolwire.context_policy.plan import plan as make_plan
+
         unknown = set(extra) - self.extra_options
         if unknown:
             raise InvalidOption(f"unknown option(s) {sorted(unknown)} for format {self.name!r}"
                                 f" (accepted: {sorted(self.extra_options) or 'none'})", field="options")
         if current_date is not None and not _DATE.match(str(current_date)):
             raise InvalidOption("current_date must be 'YYYY-MM-DD'", field="current_date")
-        options = RenderOptions(bool(thinking), reasoning_effort, bool(drop_thinking), bool(add_generation_prompt),
-                                current_date, extra)
         msgs = normalize_messages(messages)
         tool_models = normalize_tools(tools)
+        ctx_plan = make_plan(msgs, self, thinking=bool(thinking), policy=policy, drop_thinking=bool(drop_thinking),
+                             tools=tool_models, check=False, **extra)
+        options = RenderOptions(bool(thinking), reasoning_effort, bool(drop_thinking), bool(add_generation_prompt),
+                                current_date, extra, ctx_plan)
         builder = PromptBuilder()
         opens_reasoning = self._render(msgs, tool_models, options, builder)
         return builder.build(opens_reasoning=bool(opens_reasoning), format=self.name)
