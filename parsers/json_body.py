@@ -1,0 +1,646 @@
+"""JSON bodies in model output: an incremental value scanner, the repair ladder, raw argument streaming.
+
+Shared by every family whose tool-call arguments are a JSON object (Qwen/Hermes, Kimi K2, DeepSeek
+V3.1/R1, Llama 3.1, Mistral).
+
+* :class:`JsonValueScanner` finds where one top-level object/array ends while text streams in. It is
+  string-, escape- and brace-aware, scans every character once and also checks the text against the
+  JSON grammar, so it knows the last *safe point*: the longest prefix that, closed with ``"``/``}``/``]``,
+  is JSON made only of what the model wrote (no dangling key, comma or half-written number).
+* :func:`decode_arguments` is the repair ladder: strict JSON first, then (each step named by a
+  diagnostic, status ``repaired``) a code fence, Python literals, trailing commas and, only for a
+  truncated output, a missing final brace. Unescaped inner quotes are never guessed at: ``rejected``.
+* :class:`ArgumentsStream` streams a call's raw argument text as ``ArgumentsDelta`` fragments while it
+  arrives, up to the scanner's safe point, and at the end completes the fragments so that they
+  concatenate to JSON of the call's final arguments (see the class docstring for the rule).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Callable, NamedTuple
+
+from .safe_json import JsonTooDeep, loads
+
+__all__ = ["JsonValueScanner", "DecodedArguments", "decode_arguments", "ArgumentsStream", "ClosedArguments"]
+
+_STRING_STOP = re.compile(r'["\\\x00-\x1f]')   # what ends a run of plain string characters (strict mode)
+_STRING_STOP_LAX = re.compile(r'["\\]')         # the same once the text is known not to be strict JSON
+_STRUCTURE_LAX = re.compile(r'["{}\[\]]')
+_WS = " \t\n\r"
+_HEX = frozenset("0123456789abcdefABCDEF")
+_ESCAPES = frozenset('"\\/bfnrtu')
+
+# what the grammar expects next (outside strings)
+_VALUE, _VALUE_OR_CLOSE, _KEY, _KEY_OR_CLOSE, _COLON, _AFTER = range(6)
+# number sub-states: which characters may follow, and whether the number may end here
+_N_MINUS, _N_ZERO, _N_INT, _N_DOT, _N_FRAC, _N_E, _N_ESIGN, _N_EXP = range(8)
+_NUMBER_CAN_END = frozenset((_N_ZERO, _N_INT, _N_FRAC, _N_EXP))
+_LITERALS = {"t": "rue", "f": "alse", "n": "ull"}
+
+
+class JsonValueScanner:
+    """Incremental string-, escape- and brace-aware scanner for one top-level JSON value (object/array).
+
+    ``feed(text)`` returns the index in ``text`` just past the end of the top-level value, or -1 while it
+    has not ended. Leading whitespace is allowed; each character is looked at once (runs of string
+    characters are skipped with one regex search), so scanning is O(total length) however the text is
+    split. After the value ended ``feed`` returns 0 and scans nothing.
+
+    The scanner also checks the JSON grammar. At the first character that cannot continue strict JSON,
+    ``error`` is set (``error_pos`` is its absolute position) and scanning goes on brace- and
+    string-aware only, so the end of a slightly malformed value is still found. A first non-blank
+    character other than ``{``/``[`` is an error too; then ``feed`` never reports an end.
+
+    Attributes: ``depth`` (open objects/arrays), ``in_string``, ``started`` (the value has begun),
+    ``done``, ``opener`` (``{`` or ``[``), ``start``/``end``/``pos`` (absolute positions: first value
+    character, just past the value, characters consumed), ``error``/``error_pos``, and the safe point
+    ``safe`` (absolute) with :meth:`closers` (the text that closes the prefix ending there).
+    """
+
+    __slots__ = ("depth", "in_string", "started", "done", "opener", "start", "end", "pos", "error", "error_pos",
+                 "safe", "_safe_in_string", "_stack", "_expect", "_is_key", "_esc", "_num", "_lit",
+                 "_frozen_closers")
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.in_string = False
+        self.started = False
+        self.done = False
+        self.opener: str | None = None
+        self.start = -1
+        self.end = -1
+        self.pos = 0
+        self.error: str | None = None
+        self.error_pos = -1
+        self.safe = -1
+        self._safe_in_string = False
+        self._stack: list[str] = []
+        self._expect = _VALUE
+        self._is_key = False
+        self._esc = 0          # 0: none, 1: after a backslash, 2..5: reading \\u hex digits
+        self._num = -1         # number sub-state, -1 when not inside a number
+        self._lit = ""         # rest of a literal being read (``rue`` after ``t``)
+        self._frozen_closers: str | None = None
+
+    # ---- public
+    def feed(self, text: str) -> int:
+        """Scan the next piece; return the index in ``text`` just past the value's end, or -1."""
+        if self.done:
+            return 0
+        base = self.pos
+        if self.error is None:
+            i = self._scan_strict(text, 0, base)
+        else:
+            i = 0
+        if self.error is not None and not self.done:
+            i = self._scan_lax(text, i, base)
+        if self.done:
+            self.pos = base + i
+            return i
+        self.pos = base + len(text)
+        return -1
+
+    def closers(self) -> str:
+        """The text that closes the prefix ending at ``safe`` (``"`` for an open string, then ``}``/``]``)."""
+        if self._frozen_closers is not None:
+            return self._frozen_closers
+        return ('"' if self._safe_in_string else "") + "".join(
+            "}" if c == "{" else "]" for c in reversed(self._stack))
+
+    @property
+    def strict(self) -> bool:
+        """Whether everything scanned so far is a prefix of strict JSON."""
+        return self.error is None
+
+    # ---- strict scanning (grammar-checking)
+    def _fail(self, at: int, message: str) -> None:
+        self._frozen_closers = self.closers() if self.safe >= 0 else ""
+        self.error = message
+        self.error_pos = at
+        self._num = -1
+        self._lit = ""
+        self._esc = 1 if self._esc == 1 else 0
+
+    def _value_done(self, at: int) -> bool:
+        """A value ended at absolute ``at``; returns True when it was the top-level one."""
+        if not self._stack:
+            self.done = True
+            self.end = at
+            self.safe = at
+            self._safe_in_string = False
+            return True
+        self._expect = _AFTER
+        self.safe = at
+        self._safe_in_string = False
+        return False
+
+    def _scan_strict(self, text: str, i: int, base: int) -> int:
+        n = len(text)
+        stack = self._stack
+        while i < n:
+            if self.in_string:
+                if self._esc:
+                    ch = text[i]
+                    if self._esc == 1:
+                        if ch not in _ESCAPES:
+                            self._fail(base + i, f"invalid escape '\\{ch}' in a string")
+                            return i
+                        self._esc = 2 if ch == "u" else 0
+                    else:
+                        if ch not in _HEX:
+                            self._fail(base + i, "invalid \\u escape in a string")
+                            return i
+                        self._esc = self._esc + 1 if self._esc < 5 else 0
+                    i += 1
+                    if not self._esc and not self._is_key:
+                        self.safe = base + i
+                    continue
+                m = _STRING_STOP.search(text, i)
+                if m is None:
+                    i = n
+                    if not self._is_key:
+                        self.safe = base + n
+                    break
+                j = m.start()
+                ch = text[j]
+                if ch == '"':
+                    self.in_string = False
+                    i = j + 1
+                    if self._is_key:
+                        self._expect = _COLON
+                    elif self._value_done(base + i):
+                        return i
+                elif ch == "\\":
+                    if not self._is_key:
+                        self.safe = base + j
+                    self._esc = 1
+                    i = j + 1
+                else:
+                    self._fail(base + j, "control character inside a string (must be escaped)")
+                    return j
+                continue
+            ch = text[i]
+            if self._num >= 0:
+                state = self._num
+                if "0" <= ch <= "9":
+                    if state == _N_ZERO:
+                        self._fail(base + i, "a number cannot have a leading zero")
+                        return i
+                    self._num = (_N_INT if state in (_N_MINUS, _N_INT) else _N_FRAC if state in (_N_DOT, _N_FRAC)
+                                 else _N_EXP)
+                    i += 1
+                    continue
+                if ch == "." and state in (_N_ZERO, _N_INT):
+                    self._num = _N_DOT
+                    i += 1
+                    continue
+                if ch in "eE" and state in (_N_ZERO, _N_INT, _N_FRAC):
+                    self._num = _N_E
+                    i += 1
+                    continue
+                if ch in "+-" and state == _N_E:
+                    self._num = _N_ESIGN
+                    i += 1
+                    continue
+                if state not in _NUMBER_CAN_END:
+                    self._fail(base + i, f"unexpected {ch!r} in a number")
+                    return i
+                self._num = -1
+                if self._value_done(base + i):
+                    return i
+                continue  # re-read ch as what follows the number
+            if self._lit:
+                if ch != self._lit[0]:
+                    self._fail(base + i, f"unexpected {ch!r} in a literal")
+                    return i
+                self._lit = self._lit[1:]
+                i += 1
+                if not self._lit and self._value_done(base + i):
+                    return i
+                continue
+            if ch in _WS:
+                i += 1
+                continue
+            expect = self._expect
+            if expect == _VALUE or expect == _VALUE_OR_CLOSE:
+                if not self.started:
+                    if ch not in "{[":
+                        self._fail(base + i, "expected a JSON object or array")
+                        return i
+                    self.started = True
+                    self.opener = ch
+                    self.start = base + i
+                if ch == "{" or ch == "[":
+                    stack.append(ch)
+                    self.depth += 1
+                    self._expect = _KEY_OR_CLOSE if ch == "{" else _VALUE_OR_CLOSE
+                    i += 1
+                    self.safe = base + i
+                    self._safe_in_string = False
+                elif ch == '"':
+                    self.in_string = True
+                    self._is_key = False
+                    i += 1
+                    self.safe = base + i
+                    self._safe_in_string = True
+                elif ch == "-" or "0" <= ch <= "9":
+                    self._num = _N_MINUS if ch == "-" else _N_ZERO if ch == "0" else _N_INT
+                    i += 1
+                elif ch in _LITERALS:
+                    self._lit = _LITERALS[ch]
+                    i += 1
+                elif ch == "]" and expect == _VALUE_OR_CLOSE:
+                    i = self._close(ch, i, base)
+                    if self.done:
+                        return i
+                else:
+                    self._fail(base + i, f"expected a value, got {ch!r}")
+                    return i
+            elif expect == _KEY or expect == _KEY_OR_CLOSE:
+                if ch == '"':
+                    self.in_string = True
+                    self._is_key = True
+                    i += 1
+                elif ch == "}" and expect == _KEY_OR_CLOSE:
+                    i = self._close(ch, i, base)
+                    if self.done:
+                        return i
+                else:
+                    self._fail(base + i, f"expected a key string, got {ch!r}")
+                    return i
+            elif expect == _COLON:
+                if ch != ":":
+                    self._fail(base + i, f"expected ':', got {ch!r}")
+                    return i
+                self._expect = _VALUE
+                i += 1
+            else:  # _AFTER
+                if ch == ",":
+                    self._expect = _KEY if stack[-1] == "{" else _VALUE
+                    i += 1
+                elif ch in "}]":
+                    if (ch == "}") != (stack[-1] == "{"):
+                        self._fail(base + i, f"mismatched {ch!r}")
+                        return i
+                    i = self._close(ch, i, base)
+                    if self.done:
+                        return i
+                else:
+                    self._fail(base + i, f"expected ',' or a closing bracket, got {ch!r}")
+                    return i
+        return i
+
+    def _close(self, ch: str, i: int, base: int) -> int:
+        self._stack.pop()
+        self.depth -= 1
+        i += 1
+        self._value_done(base + i)
+        return i
+
+    # ---- lax scanning (after a grammar error: strings and brackets only)
+    def _scan_lax(self, text: str, i: int, base: int) -> int:
+        n = len(text)
+        while i < n:
+            if self.in_string:
+                if self._esc:
+                    self._esc = 0
+                    i += 1
+                    continue
+                m = _STRING_STOP_LAX.search(text, i)
+                if m is None:
+                    return n
+                i = m.end()
+                if m.group() == '"':
+                    self.in_string = False
+                else:
+                    self._esc = 1
+                continue
+            if not self.started:
+                return n  # not a JSON object or array: no end to report
+            m = _STRUCTURE_LAX.search(text, i)
+            if m is None:
+                return n
+            ch = m.group()
+            i = m.end()
+            if ch == '"':
+                self.in_string = True
+            elif ch in "{[":
+                self.depth += 1
+            else:
+                self.depth -= 1
+                if self.depth <= 0:
+                    self.depth = 0
+                    self.done = True
+                    self.end = base + i
+                    return i
+        return i
+
+
+# ---------------------------------------------------------------------------------------------------
+# the repair ladder
+
+class DecodedArguments(NamedTuple):
+    """The result of :func:`decode_arguments`."""
+
+    value: dict | None                      # the arguments object, or None when unusable
+    status: str                             # "proposed" | "repaired" | "rejected" | "truncated"
+    diagnostics: list[tuple[str, str]]      # (code, message) per repair applied or problem found
+
+
+class _Decoded(NamedTuple):
+    value: Any
+    status: str
+    diagnostics: list[tuple[str, str]]
+    text: str | None     # the (repaired) JSON text the value was decoded from
+
+
+_FENCE_OPEN = re.compile(r"\A\s*```[A-Za-z0-9_+.-]*[ \t]*(?:\r?\n|\Z)")
+_FENCE_CLOSE = re.compile(r"(?:\r?\n)?[ \t]*```\s*\Z")
+# the repair tokenizer: strings (both quote styles, possibly unterminated at the end), words, the rest
+_TOKEN = re.compile(r'''
+    (?P<dq>"(?:[^"\\]|\\.)*(?:"|\Z))
+  | (?P<sq>'(?:[^'\\]|\\.)*(?:'|\Z))
+  | (?P<ws>\s+)
+  | (?P<word>[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<num>-?[0-9][0-9.eE+-]*)
+  | (?P<other>.)
+''', re.X | re.S)
+_PY_LITERALS = {"True": "true", "False": "false", "None": "null"}
+_PY_ESCAPES = {"'": "'", '"': '"', "\\": "\\", "/": "/", "n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f"}
+
+
+def _python_string(token: str) -> str | None:
+    """A single-quoted Python string token as JSON text, or None when its escapes are ambiguous."""
+    if len(token) < 2 or not token.endswith("'"):
+        return None
+    body, out, i = token[1:-1], [], 0
+    while i < len(body):
+        ch = body[i]
+        if ch != "\\":
+            out.append(ch)
+            i += 1
+            continue
+        nxt = body[i + 1] if i + 1 < len(body) else ""
+        if nxt in _PY_ESCAPES:
+            out.append(_PY_ESCAPES[nxt])
+            i += 2
+        elif nxt == "u" and len(body) >= i + 6 and all(c in _HEX for c in body[i + 2:i + 6]):
+            out.append(chr(int(body[i + 2:i + 6], 16)))
+            i += 6
+        else:
+            return None  # \x, octal, \N{...}, a lone backslash: not guessed
+    return json.dumps("".join(out), ensure_ascii=False)
+
+
+def _token_repairs(text: str, truncated: bool) -> tuple[str, list[tuple[str, str]], bool]:
+    """Python literals, single-quoted strings, trailing commas and (truncated only) the final brace.
+    Returns the new text, the repairs applied and whether a string token looks like an unescaped quote."""
+    tokens = [(m.lastgroup, m.group()) for m in _TOKEN.finditer(text)]
+    diags: list[tuple[str, str]] = []
+    literals: list[str] = []
+    quoted = 0
+    for k, (kind, tok) in enumerate(tokens):
+        if kind == "word" and tok in _PY_LITERALS:
+            tokens[k] = ("word", _PY_LITERALS[tok])
+            literals.append(tok)
+        elif kind == "sq":
+            converted = _python_string(tok)
+            if converted is not None:
+                tokens[k] = ("dq", converted)
+                quoted += 1
+    if literals:
+        diags.append(("repaired_python_literal",
+                      "replaced Python literal(s) " + ", ".join(sorted(set(literals))) + " by JSON ones"))
+    if quoted:
+        diags.append(("repaired_single_quotes", f"rewrote {quoted} single-quoted string(s) as JSON strings"))
+    # a missing final brace (truncated output only): exactly one object left open, outside any string
+    if truncated:
+        stack: list[str] = []
+        for kind, tok in tokens:
+            if kind == "other" and tok in "{[":
+                stack.append(tok)
+            elif kind == "other" and tok in "}]" and stack:
+                stack.pop()
+        last = next((t for t in reversed(tokens) if t[0] != "ws"), None)
+        open_string = last is not None and last[0] == "dq" and not _closed_string(last[1])
+        if stack == ["{"] and not open_string:
+            tokens.append(("other", "}"))
+            diags.append(("repaired_missing_brace", "closed the object the truncated output left open"))
+    # trailing commas: a ',' whose next non-blank token closes the container
+    commas = 0
+    for k, (kind, tok) in enumerate(tokens):
+        if kind == "other" and tok == ",":
+            nxt = next((t for t in tokens[k + 1:] if t[0] != "ws"), None)
+            if nxt is not None and nxt[0] == "other" and nxt[1] in "}]":
+                tokens[k] = ("ws", "")
+                commas += 1
+    if commas:
+        diags.append(("repaired_trailing_comma", f"removed {commas} trailing comma(s)"))
+    # an unescaped inner quote shows as a string directly followed by a word, number or another string
+    suspicious = False
+    significant = [t for t in tokens if t[0] != "ws"]
+    for (k1, t1), (k2, _t2) in zip(significant, significant[1:]):
+        if k1 == "dq" and k2 in ("word", "num", "dq", "sq"):
+            suspicious = True
+            break
+    return "".join(tok for _, tok in tokens), diags, suspicious
+
+
+def _strict(text: str) -> tuple[Any, str | None, bool]:
+    """(value, None, False) when ``text`` is strict JSON, else (None, reason, too_deep)."""
+    try:
+        return loads(text), None, False
+    except JsonTooDeep as exc:
+        return None, str(exc), True
+    except ValueError as exc:
+        return None, str(exc), False
+
+
+def _closed_string(token: str) -> bool:
+    """Whether a double-quoted string token ends with its own (unescaped) closing quote."""
+    if len(token) < 2 or not token.endswith('"'):
+        return False
+    backslashes = len(token) - 1 - len(token[:-1].rstrip("\\"))
+    return backslashes % 2 == 0
+
+
+def _decode(raw: str, truncated: bool, require_object: bool = True) -> _Decoded:
+    """The ladder behind :func:`decode_arguments`; also returns the text the value came from."""
+    final = "truncated" if truncated else None
+    if not raw.strip():
+        return _Decoded(None, final or "rejected", [("empty_arguments", "no JSON text where arguments belong")], None)
+    value, reason, too_deep = _strict(raw)
+    diags: list[tuple[str, str]] = []
+    text = raw
+    if reason is None:
+        return _check_object(value, final or "proposed", diags, text, require_object)
+    if too_deep:
+        return _Decoded(None, final or "rejected", [("arguments_too_deep", reason)], None)
+    # rung 1: a code fence around the JSON
+    m = _FENCE_OPEN.match(text)
+    if m:
+        inner = text[m.end():]
+        close = _FENCE_CLOSE.search(inner)
+        if close or truncated:
+            text = inner[:close.start()] if close else inner
+            diags.append(("repaired_code_fence", "removed a Markdown code fence around the JSON"))
+            value, reason, _ = _strict(text)
+            if reason is None:
+                return _check_object(value, final or "repaired", diags, text, require_object)
+    # rungs 2-4: Python literals and quotes, trailing commas, (truncated) the final brace
+    repaired, more, suspicious = _token_repairs(text, truncated)
+    if more:
+        value, reason2, _ = _strict(repaired)
+        if reason2 is None:
+            return _check_object(value, final or "repaired", diags + more, repaired, require_object)
+    if suspicious:
+        diags.append(("unescaped_quote", "a string seems to contain an unescaped '\"'; not guessed, raw text kept"))
+    else:
+        diags.append(("invalid_json", f"arguments are not valid JSON ({reason})"))
+    return _Decoded(None, final or "rejected", diags, None)
+
+
+def _check_object(value: Any, status: str, diags: list, text: str, require_object: bool) -> _Decoded:
+    if require_object and not isinstance(value, dict):
+        return _Decoded(None, "truncated" if status == "truncated" else "rejected",
+                        diags + [("arguments_not_object", f"arguments are a JSON {type(value).__name__}, "
+                                  "not an object")], None)
+    return _Decoded(value, status, diags, text)
+
+
+def decode_arguments(raw: str, *, truncated: bool = False) -> DecodedArguments:
+    """Decode a call's raw argument text through the repair ladder.
+
+    Strict JSON (bounded by :func:`toolwire.parsers.safe_json.loads`) is ``proposed``. Otherwise, each
+    step named by a diagnostic: a Markdown code fence is removed; Python literals ``True``/``False``/
+    ``None`` and single-quoted strings (plain JSON-style escapes only) are rewritten from tokens (never
+    ``eval``); trailing commas are dropped; with ``truncated=True`` one missing final ``}`` is added. A
+    value decoded that way is ``repaired``. Text still not JSON is ``rejected`` (a string followed by
+    more text is reported as ``unescaped_quote``: never guessed). With ``truncated=True`` the status is
+    always ``truncated`` (the value, when recoverable, is still returned).
+    """
+    decoded = _decode(raw, truncated)
+    return DecodedArguments(decoded.value, decoded.status, decoded.diagnostics)
+
+
+# ---------------------------------------------------------------------------------------------------
+# streaming a call's raw argument text
+
+class ClosedArguments(NamedTuple):
+    """The outcome of :meth:`ArgumentsStream.close`: final arguments (consistent with the streamed
+    fragments), status, diagnostics and the exact raw text."""
+
+    arguments: dict
+    status: str
+    diagnostics: list[tuple[str, str]]
+    raw: str
+
+
+class ArgumentsStream:
+    """Streams one call's raw argument JSON as fragments while it arrives; finds its end with the scanner.
+
+    The rule: text is emitted (through ``emit(fragment)``) only up to the scanner's safe point, so what
+    was sent is always a strict-JSON prefix that closes without invented parts (a key waits for its
+    value, a comma for what follows it, a number or literal until it ends). At :meth:`close` the rest
+    is emitted so the fragments concatenate to JSON of the returned ``arguments``:
+
+    * valid JSON (``proposed``): the rest of the raw text, so the fragments are the raw text itself;
+    * ``repaired``/``truncated`` with a value: the rest of the repaired text (the repairs only touch
+      text after the first grammar error, which was never sent);
+    * no usable value (``rejected``, or a truncation the ladder cannot close): the closing
+      ``"``/``}``/``]`` of what was sent, and ``arguments`` are that streamed prefix (only what the
+      model wrote; the status and a diagnostic say it is partial). Never dispatch a rejected call.
+
+    Only an object is streamed; any other value is sent whole at :meth:`close`. Cost is O(raw length).
+    """
+
+    __slots__ = ("scanner", "emit", "_parts", "_pending", "_sent", "_sent_upto")
+
+    def __init__(self, emit: Callable[[str], None]):
+        self.scanner = JsonValueScanner()
+        self.emit = emit
+        self._parts: list[str] = []     # every raw piece received
+        self._pending: list[str] = []   # received, not yet sent (short while the JSON is strict)
+        self._sent: list[str] = []      # fragments sent
+        self._sent_upto = -1            # absolute raw position sent up to (-1: nothing sent)
+
+    @property
+    def raw(self) -> str:
+        """The raw text received so far."""
+        return "".join(self._parts)
+
+    @property
+    def sent(self) -> str:
+        """The fragments emitted so far, joined."""
+        return "".join(self._sent)
+
+    def feed(self, text: str) -> int:
+        """Add raw text; returns the index in ``text`` just past the value's end, or -1 (like the scanner)."""
+        scanner = self.scanner
+        tracking = scanner.strict
+        end = scanner.feed(text)
+        piece = text if end < 0 else text[:end]
+        if piece:
+            self._parts.append(piece)
+        if scanner.opener != "{":
+            return end
+        if self._sent_upto < 0:
+            self._sent_upto = scanner.start
+            self._pending = ["".join(self._parts)[scanner.start:]]
+        elif tracking and piece:
+            self._pending.append(piece)
+        if scanner.safe > self._sent_upto:
+            pending = "".join(self._pending)
+            cut = scanner.safe - self._sent_upto
+            self._send(pending[:cut])
+            self._pending = [pending[cut:]] if scanner.strict else []
+            self._sent_upto = scanner.safe
+        return end
+
+    def _send(self, fragment: str) -> None:
+        if fragment:
+            self._sent.append(fragment)
+            self.emit(fragment)
+
+    def close(self, *, truncated: bool = False, decoded: _Decoded | None = None) -> ClosedArguments:
+        """Finish: decode the raw text (or use ``decoded`` from a larger body), emit the completing
+        fragment and return arguments consistent with every fragment sent."""
+        raw = self.raw
+        if decoded is None:
+            decoded = _decode(raw, truncated)
+        diags = list(decoded.diagnostics)
+        sent = self.sent
+        if not sent:
+            if decoded.value is not None:
+                self._send(json.dumps(decoded.value, ensure_ascii=False))
+                return ClosedArguments(decoded.value, decoded.status, diags, raw)
+            self._send("{}")
+            return ClosedArguments({}, decoded.status, diags, raw)
+        start = self.scanner.start
+        if decoded.value is not None and decoded.text is not None:
+            text = decoded.text
+            prefix = raw[:self._sent_upto]
+            if text.startswith(prefix):
+                rest = text[len(prefix):]
+                if decoded.status == "proposed" or _loads_or_none(sent + rest) == decoded.value:
+                    self._send(rest)
+                    return ClosedArguments(decoded.value, decoded.status, diags, raw)
+        # no value consistent with what was sent: close the streamed prefix
+        closing = self.scanner.closers()
+        self._send(closing)
+        partial = _loads_or_none(raw[start:self._sent_upto] + closing)
+        if not isinstance(partial, dict):  # cannot happen for a strict prefix; keep the contract anyway
+            partial = {}
+        status = decoded.status if decoded.status in ("rejected", "truncated") else "rejected"
+        diags.append(("partial_arguments", "arguments hold only the part streamed before the output "
+                      + ("ended" if truncated else "became unusable")))
+        return ClosedArguments(partial, status, diags, raw)
+
+
+def _loads_or_none(text: str) -> Any:
+    try:
+        return loads(text)
+    except ValueError:
+        return None
