@@ -16,6 +16,7 @@ import json
 from typing import Any, Iterable, Sequence
 
 from toolwire.errors import StreamClosed
+from toolwire.limits import DEFAULT_LIMITS, Limits
 from toolwire.output import (
     ArgumentsDelta, ContentDelta, Diagnostic, Event, ParsedOutput, ReasoningDelta, ToolCallCandidate,
     ToolCallFinished, ToolCallStarted,
@@ -68,7 +69,7 @@ class CallBuilder:
     """Builds one candidate while its text streams in, emitting ToolCallStarted / ArgumentsDelta events."""
 
     __slots__ = ("parser", "index", "id", "name", "source", "arguments", "raw_parts", "diagnostics",
-                 "status", "_key_count", "_string_key", "_string_parts", "_opened")
+                 "status", "_key_count", "_string_key", "_string_parts", "_opened", "_size", "_max_size")
 
     def __init__(self, parser: "StreamParser", index: int, name: str, source: str, call_id: str | None):
         self.parser = parser
@@ -84,6 +85,8 @@ class CallBuilder:
         self._string_key: str | None = None
         self._string_parts: list[str] = []
         self._opened = False
+        self._size = 0  # UTF-8 bytes of the arguments JSON emitted so far
+        self._max_size = getattr(parser, "limits", DEFAULT_LIMITS).max_argument_bytes
 
     # -- events
     def start(self) -> None:
@@ -91,6 +94,12 @@ class CallBuilder:
 
     def _fragment(self, text: str) -> None:
         self.parser._events.append(ArgumentsDelta(self.index, text))
+        if self._size <= self._max_size:
+            self._size += len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+            if self._size > self._max_size:
+                self.status = "rejected"
+                self.diag("too_large", f"the arguments exceed {self._max_size} bytes (Limits.max_argument_bytes)",
+                          severity="error")
 
     def _key(self, key: str) -> None:
         prefix = "{" if self._key_count == 0 else ", "
@@ -164,8 +173,9 @@ class StreamParser:
     """Base class of every family's stream parser. Subclasses implement :meth:`_advance`."""
 
     def __init__(self, tools: Sequence[Any] | None = None, *, thinking: bool = False,
-                 promote_reasoning_calls: bool = False):
+                 promote_reasoning_calls: bool = False, limits: Limits | None = None):
         self.tools = tools
+        self.limits = limits or DEFAULT_LIMITS
         self.thinking = thinking
         self.promote_reasoning_calls = promote_reasoning_calls
         self._names = tool_names(tools)
@@ -233,9 +243,14 @@ class StreamParser:
         self._diagnostics.append(Diagnostic(code=code, message=message, severity=severity, raw=raw))
 
     def _begin_call(self, name: str, *, source: str = "content", call_id: str | None = None) -> CallBuilder:
-        """Open a candidate; checks the name against the declared tools."""
+        """Open a candidate; checks the name against the declared tools and the call against
+        ``limits.max_calls`` (a call past it is still reported, rejected with ``too_large``)."""
         call = CallBuilder(self, self._call_count, name, source, call_id)
         self._call_count += 1
+        if call.index >= getattr(self, "limits", DEFAULT_LIMITS).max_calls:
+            call.status = "rejected"
+            call.diag("too_large", f"more than {call.index} tool calls in one output (Limits.max_calls)",
+                      severity="error")
         if self._names is not None and name not in self._names:
             call.status = "rejected"
             call.diag("unknown_tool", f"tool {name!r} is not among the declared tools", severity="error")
