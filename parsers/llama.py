@@ -1,0 +1,3 @@
+"""placeholder"""
+from __future__ import annotations
+from .kimi import KimiParser as LlamaParser

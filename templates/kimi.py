@@ -1,0 +1,185 @@
+"""Kimi K2 family: Kimi-K2-Instruct and Kimi-K2-Thinking (``<|tool_call_begin|>functions.NAME:IDX`` calls).
+
+Reference: the models' own chat templates (``Kimi-K2-Instruct.jinja``, ``Kimi-K2-Thinking.jinja``) as
+transformers renders them, with ``arguments`` decoded to objects (what serving stacks do). Quirks kept:
+
+* K2-Instruct numbers call ids itself (``functions.NAME:<index in the message>``), ignoring the request's
+  ids, and writes the tool-result header with a literal backslash-n (``## Return of ID\\n``);
+* K2-Thinking renders the request's own ids, a real newline after the tool-result header, ``<think>`` blocks
+  on every assistant turn, and keeps ``reasoning_content`` only after the last assistant message without
+  tool calls (the current tool loop); earlier turns get an empty ``<think></think>``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from toolwire.format import Format, RenderOptions
+from toolwire.models import Message, Tool, call_arguments, tool_to_dict
+from toolwire.parsers.base import json_dumps
+from toolwire.parsers.kimi import KimiParser, KimiThinkingParser
+from toolwire.prompt import PromptBuilder
+
+# One marker table shared by the renderer and the parser (toolwire.parsers.kimi).
+MARKERS = {
+    "system": "<|im_system|>",
+    "user": "<|im_user|>",
+    "assistant": "<|im_assistant|>",
+    "middle": "<|im_middle|>",
+    "end": "<|im_end|>",
+    "section_begin": "<|tool_calls_section_begin|>",
+    "section_end": "<|tool_calls_section_end|>",
+    "call_begin": "<|tool_call_begin|>",
+    "argument_begin": "<|tool_call_argument_begin|>",
+    "call_end": "<|tool_call_end|>",
+    "think_open": "<think>",
+    "think_close": "</think>",
+    "media_start": "<|media_start|>",
+    "media_content": "<|media_content|>",
+    "media_pad": "<|media_pad|>",
+    "media_end": "<|media_end|>",
+}
+M = MARKERS
+
+CALL_ID_PREFIX = "functions."
+"""Kimi call ids are ``functions.NAME:IDX``; the parser turns them back into name and id."""
+
+_ROLE_OPEN = {"user": M["user"], "assistant": M["assistant"]}  # every other role opens with <|im_system|>
+
+
+def reasoning_of(message: Message) -> str | None:
+    """The message's reasoning, from ``reasoning_content`` or the aliases transformers accepts."""
+    if message.reasoning_content is not None:
+        return message.reasoning_content
+    extra = message.model_extra or {}
+    for key in ("thinking", "reasoning"):
+        if isinstance(extra.get(key), str):
+            return extra[key]
+    return None
+
+
+def _is_image(part: Any) -> bool:
+    extra = part.model_extra or {}
+    return part.type == "image" or "image" in extra or "image_url" in extra
+
+
+def render_parts(message: Message, out: PromptBuilder, index: int) -> None:
+    """Content as Kimi's templates print it: a string as is; parts joined, images as media markers."""
+    content = message.content
+    if content is None:
+        return
+    if isinstance(content, str):
+        out.content(content, index)
+        return
+    for part in content:
+        if _is_image(part):
+            out.special(M["media_start"], index).template("image", index).special(M["media_content"], index)
+            out.special(M["media_pad"], index).special(M["media_end"], index).template("\n", index)
+        else:
+            out.content(part.text or "", index)
+
+
+def _tools_block(tools: list[Tool], out: PromptBuilder) -> None:
+    if tools:
+        out.special(M["system"]).template("tool_declare").special(M["middle"])
+        out.content(json_dumps([tool_to_dict(t) for t in tools])).special(M["end"])
+
+
+def _call(out: PromptBuilder, index: int, id_parts: list[tuple[str, str]], arguments: dict) -> None:
+    out.special(M["call_begin"], index)
+    for kind, text in id_parts:
+        out.add(kind, text, index)
+    out.special(M["argument_begin"], index).content(json_dumps(arguments), index).special(M["call_end"], index)
+
+
+class KimiK2Format(Format):
+    """Kimi-K2-Instruct: no reasoning; call ids numbered per message by the template."""
+
+    name = "kimi_k2"
+    reference = "Kimi-K2-Instruct chat template (moonshotai/Kimi-K2-Instruct, July 2025)"
+    markers = MARKERS
+    parser_class = KimiParser
+    default_system = "You are a helpful assistant"
+
+    def _render(self, messages: list[Message], tools: list[Tool], options: RenderOptions,
+                out: PromptBuilder) -> bool:
+        _tools_block(tools, out)
+        for index, msg in enumerate(messages):
+            if index == 0 and msg.role != "system":
+                out.special(M["system"]).template("system").special(M["middle"])
+                out.template(self.default_system).special(M["end"])
+            if msg.role in ("system", "user", "assistant", "tool"):
+                opener = M["system"] if msg.role in ("system", "tool") else _ROLE_OPEN[msg.role]
+                out.special(opener, index).template(msg.role, index).special(M["middle"], index)
+            # other roles get no header at all in this template (kept as is)
+            if msg.role == "assistant" and msg.tool_calls:
+                out.content(msg.text(""), index)
+                out.special(M["section_begin"], index)
+                for n, call in enumerate(msg.tool_calls):
+                    args = call_arguments(call, index, n)
+                    _call(out, index, [("template", CALL_ID_PREFIX), ("content", call.function.name),
+                                       ("template", f":{n}")], args)
+                out.special(M["section_end"], index)
+            elif msg.role == "tool":
+                out.template("## Return of ", index).content(str(msg.tool_call_id), index)
+                out.template("\\n", index).content(msg.text(""), index)
+            else:
+                render_parts(msg, out, index)
+            out.special(M["end"], index)
+        if options.add_generation_prompt:
+            out.special(M["assistant"]).template("assistant").special(M["middle"])
+        return False
+
+
+class KimiK2ThinkingFormat(Format):
+    """Kimi-K2-Thinking: ``<think>`` on every assistant turn; reasoning kept for the current tool loop."""
+
+    name = "kimi_k2_thinking"
+    reference = "Kimi-K2-Thinking chat template (moonshotai/Kimi-K2-Thinking)"
+    markers = MARKERS
+    parser_class = KimiThinkingParser
+    default_system = "You are Kimi, an AI assistant created by Moonshot AI."
+
+    def _render(self, messages: list[Message], tools: list[Tool], options: RenderOptions,
+                out: PromptBuilder) -> bool:
+        # history ends at the last assistant message without tool calls; reasoning survives only after it
+        last_plain = max((i for i, m in enumerate(messages) if m.role == "assistant" and not m.tool_calls),
+                         default=-1)
+        _tools_block(tools, out)
+        if not messages or messages[0].role != "system":
+            out.special(M["system"]).template("system").special(M["middle"])
+            out.template(self.default_system).special(M["end"])
+        call_number = 0
+        for index, msg in enumerate(messages):
+            opener = _ROLE_OPEN.get(msg.role, M["system"])
+            out.special(opener, index)
+            if msg.name:
+                out.content(msg.name, index)
+            else:
+                out.template(msg.role, index)
+            out.special(M["middle"], index)
+            if msg.role == "assistant":
+                out.special(M["think_open"], index)
+                if index > last_plain:
+                    out.content(reasoning_of(msg) or "", index)
+                out.special(M["think_close"], index)
+                render_parts(msg, out, index)
+                if msg.tool_calls:
+                    out.special(M["section_begin"], index)
+                    for n, call in enumerate(msg.tool_calls):
+                        call_id = call.id or f"{CALL_ID_PREFIX}{call.function.name}:{call_number}"
+                        _call(out, index, [("content", call_id)], call_arguments(call, index, n))
+                        call_number += 1
+                    out.special(M["section_end"], index)
+            elif msg.role == "tool":
+                out.template("## Return of ", index).content(str(msg.tool_call_id), index).template("\n", index)
+                render_parts(msg, out, index)
+            else:
+                render_parts(msg, out, index)
+            out.special(M["end"], index)
+        if options.add_generation_prompt:
+            out.special(M["assistant"]).template("assistant").special(M["middle"])
+        return False
+
+
+FORMATS: dict[str, Format] = {f.name: f for f in (KimiK2Format(), KimiK2ThinkingFormat())}

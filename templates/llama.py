@@ -1,0 +1,154 @@
+"""Llama 3.1: JSON tool calls ``{"name": ..., "parameters": {...}}`` and ``<|python_tag|>`` built-in calls.
+
+Reference: ``Llama-3.1-8B-Instruct.jinja`` (meta-llama/Llama-3.1-8B-Instruct, identical to 3.3) as transformers
+renders it, with ``arguments`` decoded to objects. Quirks kept:
+
+* custom tools go into the *first* message after the system message (``tools_in_user_message``, default
+  true), each as ``tojson(indent=4)``; the system header says ``Environment: ipython`` whenever tools exist;
+* assistant text next to a tool call is dropped; only one call per message (more are refused, as the
+  template refuses them); tool results are printed as JSON (a string result becomes a JSON string);
+* message text is stripped (Jinja ``trim``); the date line defaults to the template's ``26 Jul 2024``
+  (``current_date`` overrides it);
+* ``builtin_tools`` (e.g. ``["brave_search", "wolfram_alpha"]``) adds the ``Tools:`` line, renders calls to
+  those tools as ``<|python_tag|>NAME.call(k="v")`` and ends every tool-call turn with ``<|eom_id|>``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from toolwire.errors import InvalidOption, UnsupportedByFormat
+from toolwire.format import Format, RenderOptions
+from toolwire.models import Message, Tool, call_arguments, tool_to_dict
+from toolwire.parsers.base import json_dumps
+from toolwire.parsers.llama import LlamaParser
+from toolwire.prompt import PromptBuilder
+
+# One marker table shared by the renderer and the parser (toolwire.parsers.llama).
+MARKERS = {
+    "bos": "<|begin_of_text|>",
+    "header_open": "<|start_header_id|>",
+    "header_close": "<|end_header_id|>",
+    "eot": "<|eot_id|>",
+    "eom": "<|eom_id|>",
+    "python_tag": "<|python_tag|>",
+}
+M = MARKERS
+
+DEFAULT_DATE = "26 Jul 2024"
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+CALL_FORMAT = 'Respond in the format {"name": function name, "parameters": dictionary of argument name and its value}.'
+USER_TOOLS_PREAMBLE = ("Given the following functions, please respond with a JSON for a function call "
+                       "with its proper arguments that best answers the given prompt.\n\n")
+SYSTEM_TOOLS_PREAMBLE = ("You have access to the following functions. To call a function, please respond "
+                         "with JSON for a function call.")
+
+
+def date_line(current_date: str | None) -> str:
+    """``current_date`` ('YYYY-MM-DD') in the template's ``26 Jul 2024`` form; the template default otherwise."""
+    if not current_date:
+        return DEFAULT_DATE
+    year, month, day = current_date.split("-")
+    return f"{day} {_MONTHS[int(month) - 1]} {year}"
+
+
+def _header(out: PromptBuilder, role: str, index: int | None, *, role_kind: str = "template") -> None:
+    out.special(M["header_open"], index).add(role_kind, role, index).special(M["header_close"], index)
+    out.template("\n\n", index)
+
+
+def _tool_list(tools: list[Tool], out: PromptBuilder) -> None:
+    out.template(CALL_FORMAT + "Do not use variables.\n\n")
+    for tool in tools:
+        out.content(json_dumps_indented(tool_to_dict(tool))).template("\n\n")
+
+
+def json_dumps_indented(value: Any) -> str:
+    """``tojson(indent=4)`` as transformers prints it (non-ASCII kept)."""
+    return json.dumps(value, ensure_ascii=False, indent=4)
+
+
+def _builtin_call(out: PromptBuilder, index: int, name: str, args: dict, call_index: int) -> None:
+    out.special(M["python_tag"], index).content(name, index).template(".call(", index)
+    for n, (key, value) in enumerate(args.items()):
+        if not isinstance(value, str):
+            raise UnsupportedByFormat(f"built-in tool arguments must be strings (the template concatenates them);"
+                                      f" {key!r} is {type(value).__name__}", message_index=index,
+                                      field=f"tool_calls[{call_index}].function.arguments")
+        out.template(", " if n else "", index).content(key, index).template('="', index).content(value, index)
+        out.template('"', index)
+    out.template(")", index)
+
+
+class Llama31Format(Format):
+    """Llama 3.1 / 3.3 Instruct with JSON custom tools and optional built-in (``<|python_tag|>``) tools."""
+
+    name = "llama31"
+    reference = "Llama-3.1-8B-Instruct chat template (meta-llama/Llama-3.1-8B-Instruct)"
+    markers = MARKERS
+    extra_options = frozenset({"tools_in_user_message", "builtin_tools"})
+    parser_class = LlamaParser
+
+    def _render(self, messages: list[Message], tools: list[Tool], options: RenderOptions,
+                out: PromptBuilder) -> bool:
+        in_user = bool(options.extra.get("tools_in_user_message", True))
+        builtin = options.extra.get("builtin_tools")
+        if builtin is not None and (not isinstance(builtin, (list, tuple)) or
+                                    not all(isinstance(b, str) for b in builtin)):
+            raise InvalidOption("builtin_tools must be a list of tool names", field="builtin_tools")
+        rest = list(enumerate(messages))
+        system = ""
+        if rest and rest[0][1].role == "system":
+            system = rest.pop(0)[1].text().strip()
+        out.special(M["bos"])
+        _header(out, "system", None)
+        if builtin is not None or tools:
+            out.template("Environment: ipython\n")
+        if builtin is not None:
+            out.template("Tools: ").content(", ".join(b for b in builtin if b != "code_interpreter"))
+            out.template("\n\n")
+        out.template(f"Cutting Knowledge Date: December 2023\nToday Date: {date_line(options.current_date)}\n\n")
+        if tools and not in_user:
+            out.template(SYSTEM_TOOLS_PREAMBLE)
+            _tool_list(tools, out)
+        out.content(system, 0 if system else None).special(M["eot"])
+        if tools and in_user:
+            if not rest:
+                raise UnsupportedByFormat("Cannot put tools in the first user message when there's no first user "
+                                          "message!", field="messages")
+            index, first = rest.pop(0)
+            _header(out, "user", index)
+            out.template(USER_TOOLS_PREAMBLE, index)
+            _tool_list(tools, out)
+            out.content(first.text().strip(), index).special(M["eot"], index)
+        for index, msg in rest:
+            if msg.role in ("tool", "ipython"):
+                _header(out, "ipython", index)
+                content = msg.content
+                payload = content if isinstance(content, str) or content is None else [
+                    p.model_dump(exclude_none=True) for p in content]
+                out.content(json_dumps(payload if payload is not None else ""), index).special(M["eot"], index)
+            elif msg.tool_calls:
+                if len(msg.tool_calls) != 1:
+                    raise UnsupportedByFormat("This model only supports single tool-calls at once!",
+                                              message_index=index, field="tool_calls")
+                call = msg.tool_calls[0]
+                args = call_arguments(call, index, 0)
+                _header(out, "assistant", index)
+                if builtin is not None and call.function.name in builtin:
+                    _builtin_call(out, index, call.function.name, args, 0)
+                else:
+                    out.template('{"name": "', index).content(call.function.name, index)
+                    out.template('", "parameters": ', index).content(json_dumps(args), index).template("}", index)
+                out.special(M["eom"] if builtin is not None else M["eot"], index)
+            else:
+                _header(out, msg.role, index, role_kind="content" if msg.role not in (
+                    "system", "user", "assistant") else "template")
+                out.content(msg.text().strip(), index).special(M["eot"], index)
+        if options.add_generation_prompt:
+            _header(out, "assistant", None)
+        return False
+
+
+FORMATS: dict[str, Format] = {f.name: f for f in (Llama31Format(),)}
