@@ -1,0 +1,205 @@
+"""Stream parsers for GLM-4.5 / 4.6 (:class:`GlmParser`) and GLM-4.7 (:class:`Glm47Parser`).
+
+Output grammar (what follows the generation prompt):
+
+* 4.5 / 4.6: ``\\n`` framing, an optional ``<think>...</think>`` at the very start, ``\\n``, content, and
+  calls each framed as ``\\n<tool_call>NAME\\n<arg_key>k</arg_key>\\n<arg_value>v</arg_value>\\n...</tool_call>``.
+  The generation prompt never opens reasoning; the model writes ``<think>`` itself.
+* 4.7: no framing at all. With thinking on the prompt already opened ``<think>``, so the output starts
+  inside reasoning and ``</think>`` ends it.
+
+Only the framing newlines are removed; values are byte-exact. A value ends at ``</arg_value>`` followed by
+``<arg_key>`` / ``</tool_call>`` / the end of output; a value left unclosed ends at ``</tool_call>`` followed
+by ``<tool_call>`` / the end (diagnosed repair). A newline ends the call name: framing in 4.5 / 4.6, a
+diagnosed repair in 4.7. Names are matched exactly against the declared tools.
+"""
+
+from __future__ import annotations
+
+from .glm_minimax_xml import Closer, TaggedCallParser
+from .lexer import MarkerScanner
+
+# One marker table shared by the renderer (toolwire.templates.glm re-exports it) and this parser.
+MARKERS = {
+    "gmask": "[gMASK]",
+    "sop": "<sop>",
+    "system": "<|system|>",
+    "user": "<|user|>",
+    "assistant": "<|assistant|>",
+    "observation": "<|observation|>",
+    "nothink": "/nothink",
+    "think_open": "<think>",
+    "think_close": "</think>",
+    "call_open": "<tool_call>",
+    "call_close": "</tool_call>",
+    "key_open": "<arg_key>",
+    "key_close": "</arg_key>",
+    "value_open": "<arg_value>",
+    "value_close": "</arg_value>",
+    "response_open": "<tool_response>",
+    "response_close": "</tool_response>",
+}
+M = MARKERS
+
+CALL_OPEN, CALL_CLOSE = M["call_open"], M["call_close"]
+KEY_OPEN, KEY_CLOSE = M["key_open"], M["key_close"]
+VALUE_OPEN, VALUE_CLOSE = M["value_open"], M["value_close"]
+
+_HEAD = MarkerScanner(("\n", KEY_OPEN, CALL_CLOSE))
+_ARGS = MarkerScanner((KEY_OPEN, CALL_CLOSE, CALL_OPEN))
+_KEY = MarkerScanner((KEY_CLOSE, VALUE_OPEN, CALL_CLOSE))
+_AFTER_KEY = MarkerScanner((VALUE_OPEN, KEY_OPEN, CALL_CLOSE, CALL_OPEN))
+
+
+class GlmParser(TaggedCallParser):
+    """GLM-4.5 / 4.6 output: newline framing, the model opens ``<think>`` itself (only at the start)."""
+
+    text_markers = {"content": (CALL_OPEN,), "reasoning": (M["think_close"], CALL_OPEN)}
+    framed = frozenset({("content", CALL_OPEN)})
+    after_think = "\n"
+    value_closers = {
+        VALUE_CLOSE: Closer(VALUE_CLOSE, (KEY_OPEN, CALL_CLOSE)),
+        CALL_CLOSE: Closer(CALL_CLOSE, (CALL_OPEN,), ends_call=True),
+    }
+    states = {"start": "_start", "head": "_head", "args": "_args", "key": "_key_state", "after_key": "_after_key"}
+    newline_after_name = True
+
+    def __init__(self, tools=None, *, thinking: bool = False, promote_reasoning_calls: bool = False):
+        super().__init__(tools, thinking=thinking, promote_reasoning_calls=promote_reasoning_calls)
+        self._begin()
+
+    def _begin(self) -> None:
+        self._state = "start"
+        self._skip = "\n"
+
+    # ---- text
+    def _start(self, final: bool) -> bool:
+        """Drop the leading framing newline; a ``<think>`` right there opens the reasoning block."""
+        if self._skip and not self._drop_framing(final):
+            return False
+        rest = self._buf[self._pos:self._pos + len(M["think_open"])]
+        if rest == M["think_open"]:
+            self._pos += len(rest)
+            self._mode = "reasoning"
+        elif not final and M["think_open"].startswith(rest) and len(rest) < len(M["think_open"]):
+            return False
+        self._state = "text"
+        return True
+
+    def _text_marker(self, marker: str) -> None:
+        self._state = "head"
+        self._parts = []
+
+    # ---- calls
+    def _head(self, final: bool) -> bool:
+        marker = self._collect(_HEAD, final)
+        if marker is None:
+            if self._head_too_long():
+                self._not_a_call()
+                return True
+            return False
+        self._open_call(self._take())
+        if marker == "\n":
+            if not self.newline_after_name:
+                self._repair("tool_name_newline", "a newline after the tool name was removed", raw="\n")
+            self._state = "args"
+        elif marker == KEY_OPEN:
+            self._raw(marker)
+            self._state = "key"
+        else:
+            self._end_call()
+        return True
+
+    def _not_a_call(self) -> None:
+        text = CALL_OPEN + self._take()
+        self._diag("not_a_tool_call", f"{CALL_OPEN} was not followed by a tool name; kept as text")
+        self._emit(text)
+        self._state = "text"
+
+    def _end_call(self, status: str | None = None) -> None:
+        self._finish_call(status)
+        self._state = "text"
+
+    def _between(self, scanner: MarkerScanner, final: bool) -> str | None:
+        marker = self._collect(scanner, final)
+        if marker is None and not final:
+            return None
+        text = self._take()
+        self._raw(text)
+        self._stray(text)
+        return marker
+
+    def _next_call(self) -> None:
+        self._repair("unclosed_call", f"a new {CALL_OPEN} started before {CALL_CLOSE}")
+        self._end_call()
+        self._text_marker(CALL_OPEN)
+
+    def _args(self, final: bool) -> bool:
+        marker = self._between(_ARGS, final)
+        if marker is None:
+            return False
+        if marker == KEY_OPEN:
+            self._raw(marker)
+            self._state = "key"
+        elif marker == CALL_CLOSE:
+            self._end_call()
+        else:
+            self._next_call()
+        return True
+
+    def _key_state(self, final: bool) -> bool:
+        marker = self._collect(_KEY, final)
+        if marker is None:
+            return False
+        self._key = self._take()
+        self._raw(self._key)
+        if marker == KEY_CLOSE:
+            self._raw(marker)
+            self._state = "after_key"
+        elif marker == VALUE_OPEN:
+            self._raw(marker)
+            self._repair("unclosed_key", f"argument name {self._key!r} was not closed before {VALUE_OPEN}")
+            self._start_value(self._key)
+        else:
+            self._missing_value()
+            self._end_call()
+        return True
+
+    def _missing_value(self) -> None:
+        self._repair("missing_value", f"argument {self._key!r} has no value; it was left out", raw=self._key)
+
+    def _after_key(self, final: bool) -> bool:
+        marker = self._between(_AFTER_KEY, final)
+        if marker is None:
+            return False
+        if marker == VALUE_OPEN:
+            self._raw(marker)
+            self._start_value(self._key)
+            return True
+        self._missing_value()
+        if marker == KEY_OPEN:
+            self._raw(marker)
+            self._state = "key"
+        elif marker == CALL_CLOSE:
+            self._end_call()
+        else:
+            self._next_call()
+        return True
+
+    def _value_closed(self, closer: Closer) -> None:
+        if closer.ends_call:
+            self._end_call()
+        else:
+            self._state = "args"
+
+
+class Glm47Parser(GlmParser):
+    """GLM-4.7 output: no framing; with thinking on, the output starts inside the reasoning block."""
+
+    framed = frozenset()
+    after_think = ""
+    newline_after_name = False
+
+    def _begin(self) -> None:
+        self._state = "text"
+        self._mode = "reasoning" if self.thinking else "content"

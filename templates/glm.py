@@ -1,0 +1,221 @@
+"""GLM-4.5, GLM-4.6 and GLM-4.7 (``<tool_call>NAME<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>``).
+
+Reference: the models' own chat templates (``GLM-4.5.jinja``, ``GLM-4.6.jinja``, ``GLM-4.7-Flash.jinja``) as
+transformers renders them. Versions are data on one implementation (:class:`GlmFormat`):
+
+* 4.5 and 4.6 put a newline after ``<|user|>``/``<|system|>``/``<|assistant|>``, after the call name and
+  after every ``</arg_value>``; with thinking off they append ``/nothink`` to user turns and pre-fill
+  ``<think></think>``. 4.6 differs from 4.5 only by refusing non-object arguments, which toolwire's request
+  model refuses for every family anyway.
+* 4.7 writes everything without newlines, opens ``<think>`` in the generation prompt when thinking is on
+  (``</think>`` when off) and accepts ``clear_thinking=False`` to keep every earlier turn's reasoning.
+
+Earlier reasoning is kept only for assistant turns after the last user message (4.7: all of them with
+``clear_thinking=False``); content and kept reasoning are ``strip()``-ed, as the templates do.
+
+Argument values: strings are written as they are, every other value as JSON (``tojson``: ``", "`` and
+``": "`` separators, non-ASCII kept). GLM has no escape, so a value that holds its own closing tag followed
+by the next structural marker (``</arg_value><arg_key>``...) raises :class:`UnrepresentableValue`
+(see ``docs/xml-values.md``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from toolwire.errors import UnrepresentableValue
+from toolwire.format import Format, RenderOptions
+from toolwire.models import Message, Tool, call_arguments, tool_to_dict
+from toolwire.parsers.glm import MARKERS, GlmParser, Glm47Parser
+from toolwire.parsers.glm_minimax_xml import early_close
+from toolwire.prompt import PromptBuilder
+
+M = MARKERS
+
+_TOOLS_INTRO = ("\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
+                "You are provided with function signatures within <tools></tools> XML tags:\n<tools>\n")
+_TOOLS_OUTRO = "</tools>\n\nFor each function call, output the function name and arguments within the following XML format:\n"
+
+
+# ---------------------------------------------------------------- helpers shared with templates/minimax.py
+
+def arg_text(value: Any) -> str:
+    """An argument value as the HF templates write it: a string as is, anything else as ``tojson``."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def message_reasoning(message: Message) -> Any:
+    """The message's reasoning as transformers passes it to templates: ``reasoning_content``, else the
+    older names ``thinking`` / ``reasoning`` (the first that is not None)."""
+    if message.reasoning_content is not None:
+        return message.reasoning_content
+    extra = message.model_extra or {}
+    for key in ("thinking", "reasoning"):
+        if extra.get(key) is not None:
+            return extra[key]
+    return None
+
+
+def last_user_index(messages: list[Message]) -> int:
+    """Index of the last ``user`` message (-1 when there is none)."""
+    return max((i for i, m in enumerate(messages) if m.role == "user"), default=-1)
+
+
+def jinja_str(value: Any) -> str:
+    """What ``{{ value }}`` prints for a plain Python value (``str()``: dicts print as their repr)."""
+    return value if isinstance(value, str) else str(value)
+
+
+def part_dict(part: Any) -> dict:
+    """A content part as the dict a template sees (keys as they were set)."""
+    return part.model_dump(exclude_unset=True) if hasattr(part, "model_dump") else dict(part)
+
+
+def check_representable(text: str, closers, *, message_index: int, field: str) -> None:
+    """Raise :class:`UnrepresentableValue` when ``text`` would close its element early on the wire."""
+    tag = early_close(text, closers)
+    if tag is not None:
+        raise UnrepresentableValue(
+            f"the value holds {tag!r} followed by a structural marker, which would end it early; "
+            "this format has no escape for it", message_index=message_index, field=field)
+
+
+# ---------------------------------------------------------------- GLM
+
+@dataclass(frozen=True)
+class GlmStyle:
+    """What differs between GLM versions."""
+
+    newlines: bool          # 4.5 / 4.6: newline framing and the /nothink switch
+    clear_thinking: bool    # 4.7: accepts the clear_thinking option
+
+
+def split_glm_reasoning(message: Message) -> tuple[str, str]:
+    """(reasoning, content) as the GLM templates derive them (``<think>`` inside content is split off when
+    the message has no reasoning field)."""
+    content = message.text(joiner="")
+    reasoning = message_reasoning(message)
+    if isinstance(reasoning, str):
+        return reasoning, content
+    if "</think>" in content:
+        head, tail = content.split("</think>")[0], content.split("</think>")[-1]
+        return head.rstrip("\n").split("<think>")[-1].lstrip("\n"), tail.lstrip("\n")
+    return "", content
+
+
+class GlmFormat(Format):
+    """A GLM version (see the module docstring); the parser class matches the version's framing."""
+
+    markers = MARKERS
+
+    def __init__(self, name: str, reference: str, style: GlmStyle, parser_class: type):
+        self.name = name
+        self.reference = reference
+        self.style = style
+        self.parser_class = parser_class
+        self.extra_options = frozenset({"clear_thinking"}) if style.clear_thinking else frozenset()
+
+    def _render(self, messages: list[Message], tools: list[Tool], options: RenderOptions,
+                out: PromptBuilder) -> bool:
+        nl = "\n" if self.style.newlines else ""
+        out.special(M["gmask"]).special(M["sop"])
+        if tools:
+            self._render_tools(tools, out)
+        keep_all = self.style.clear_thinking and options.extra.get("clear_thinking", True) is False
+        last_user = last_user_index(messages)
+        for index, message in enumerate(messages):
+            role = message.role
+            if role == "user":
+                text = message.text(joiner="")
+                out.special(M["user"], index).template(nl, index).content(text, index)
+                if self.style.newlines and not options.thinking and not text.endswith(M["nothink"]):
+                    out.special(M["nothink"], index)
+            elif role == "assistant":
+                self._render_assistant(index, message, keep_all or index > last_user, out)
+            elif role == "tool":
+                self._render_tool(index, message, messages, out)
+            elif role == "system":
+                out.special(M["system"], index).template(nl, index).content(message.text(joiner=""), index)
+        if options.add_generation_prompt:
+            out.special(M["assistant"])
+            if self.style.newlines:
+                if not options.thinking:
+                    out.template("\n").special(M["think_open"]).special(M["think_close"])
+                return False
+            out.special(M["think_open"] if options.thinking else M["think_close"])
+            return options.thinking
+        return False
+
+    def _render_tools(self, tools: list[Tool], out: PromptBuilder) -> None:
+        out.special(M["system"]).template(_TOOLS_INTRO)
+        for tool in tools:
+            out.content(json.dumps(tool_to_dict(tool), ensure_ascii=False)).template("\n")
+        out.template(_TOOLS_OUTRO)
+        nl = "\n" if self.style.newlines else ""
+        out.special(M["call_open"]).template("{function-name}" + nl)
+        for n in (1, 2):
+            out.special(M["key_open"]).template(f"{{arg-key-{n}}}").special(M["key_close"]).template(nl)
+            out.special(M["value_open"]).template(f"{{arg-value-{n}}}").special(M["value_close"]).template(nl)
+        out.template("..." + nl).special(M["call_close"])
+
+    def _render_assistant(self, index: int, message: Message, keep_reasoning: bool, out: PromptBuilder) -> None:
+        nl = "\n" if self.style.newlines else ""
+        reasoning, content = split_glm_reasoning(message)
+        out.special(M["assistant"], index).template(nl, index)
+        if keep_reasoning and reasoning:
+            out.special(M["think_open"], index).content(reasoning.strip(), index).special(M["think_close"], index)
+        elif self.style.newlines:
+            out.special(M["think_open"], index).special(M["think_close"], index)
+        else:
+            out.special(M["think_close"], index)
+        if content.strip():
+            out.template(nl, index).content(content.strip(), index)
+        for call_index, call in enumerate(message.tool_calls or ()):
+            self._render_call(index, call_index, call, out)
+
+    def _render_call(self, index: int, call_index: int, call: Any, out: PromptBuilder) -> None:
+        nl = "\n" if self.style.newlines else ""
+        where = f"tool_calls[{call_index}].function"
+        name = call.function.name
+        if any(m in name for m in ("\n", M["key_open"], M["call_close"])):
+            raise UnrepresentableValue("a GLM call name cannot hold a newline, <arg_key> or </tool_call>",
+                                       message_index=index, field=f"{where}.name")
+        out.template(nl, index).special(M["call_open"], index).content(name, index).template(nl, index)
+        for key, value in call_arguments(call, index, call_index).items():
+            field = f"{where}.arguments.{key}"
+            if any(m in key for m in (M["key_close"], M["value_open"], M["call_close"])):
+                raise UnrepresentableValue("a GLM argument name cannot hold </arg_key>, <arg_value> or </tool_call>",
+                                           message_index=index, field=field)
+            text = arg_text(value)
+            check_representable(text, GlmParser.value_closers, message_index=index, field=field)
+            out.special(M["key_open"], index).content(key, index).special(M["key_close"], index)
+            out.template(nl, index).special(M["value_open"], index).content(text, index)
+            out.special(M["value_close"], index).template(nl, index)
+        out.special(M["call_close"], index)
+
+    def _render_tool(self, index: int, message: Message, messages: list[Message], out: PromptBuilder) -> None:
+        nl = "\n" if self.style.newlines else ""
+        if isinstance(message.content, str):
+            if index == 0 or messages[index - 1].role != "tool":
+                out.special(M["observation"], index)
+            out.template(nl, index).special(M["response_open"], index).template(nl, index)
+            out.content(message.content, index)
+            out.template(nl, index).special(M["response_close"], index)
+            return
+        # content parts (or none): the templates print each part's ``output``, else the part itself
+        out.special(M["observation"], index)
+        for part in message.content or ():
+            shown = part_dict(part)
+            text = jinja_str(shown["output"]) if "output" in shown else jinja_str(shown)
+            out.template(nl, index).special(M["response_open"], index).template(nl, index).content(text, index)
+            out.template(nl, index).special(M["response_close"], index)
+
+
+FORMATS: dict[str, Format] = {
+    "glm45": GlmFormat("glm45", "GLM-4.5 chat template (GLM-4.5.jinja)", GlmStyle(True, False), GlmParser),
+    "glm46": GlmFormat("glm46", "GLM-4.6 chat template (GLM-4.6.jinja)", GlmStyle(True, False), GlmParser),
+    "glm47": GlmFormat("glm47", "GLM-4.7-Flash chat template (GLM-4.7-Flash.jinja)", GlmStyle(False, True),
+                       Glm47Parser),
+}
