@@ -1,0 +1,462 @@
+"""Qwen XML-call family: Qwen3-Coder, Qwen3.5 and Qwen3.6 (``<tool_call>\\n<function=NAME>\\n<parameter=K>``).
+
+Reference: the models' own chat templates (``Qwen3-Coder.jinja``, ``Qwen3.5-4B.jinja``,
+``Qwen3.6-35B-A3B.jinja``) as transformers renders them, with ``arguments`` decoded to objects. Native
+Python, not a Jinja run. What differs between the three (data on one implementation):
+
+* **argument values** - Qwen3-Coder and Qwen3.5 write objects and arrays as JSON and everything else
+  with Python's ``str`` (``False``, ``None``, ``1e-07``); Qwen3.6 writes strings as is and everything
+  else as JSON (``false``, ``null``);
+* **tools** - Qwen3-Coder lists tools as XML (``<function><name>...``); 3.5/3.6 as one JSON line each;
+* **history reasoning** - Qwen3-Coder never renders reasoning; 3.5/3.6 render ``<think>\\n...\\n</think>\\n\\n``
+  only on assistant turns after the last real user query, 3.6 on every assistant turn when
+  ``preserve_thinking=True``;
+* **generation prompt** - 3.5/3.6 open ``<think>\\n`` themselves when thinking is on (so the model's output
+  starts inside reasoning) and write an empty closed block when it is off.
+
+Rendering safety: a value that contains a closing sequence the parser would take as the end of the value
+(``</parameter>`` followed by ``<parameter=`` ...; see ``docs/xml-values.md``) has no escape in this format
+and raises :class:`~toolwire.errors.UnrepresentableValue` naming the argument.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Callable
+
+from toolwire.errors import UnrepresentableValue, UnsupportedByFormat
+from toolwire.format import Format, RenderOptions
+from toolwire.models import Message, Tool, call_arguments, function_to_dict, tool_to_dict
+from toolwire.parsers.qwen_xml import QWEN_GRAMMAR, Qwen3CoderParser, Qwen35Parser, XmlGrammar
+from toolwire.prompt import PromptBuilder
+
+# One marker table shared by the renderer and the parser (toolwire.parsers.qwen_xml).
+MARKERS = {
+    "im_start": "<|im_start|>",
+    "im_end": "<|im_end|>",
+    "think_open": "<think>",
+    "think_close": "</think>",
+    "call_open": QWEN_GRAMMAR.call_open,
+    "call_close": QWEN_GRAMMAR.call_close,
+    "function_open": QWEN_GRAMMAR.function_open,
+    "function_close": QWEN_GRAMMAR.function_close,
+    "parameter_open": QWEN_GRAMMAR.parameter_open,
+    "parameter_close": QWEN_GRAMMAR.parameter_close,
+    "tool_response_open": "<tool_response>",
+    "tool_response_close": "</tool_response>",
+    "vision_start": "<|vision_start|>",
+    "vision_end": "<|vision_end|>",
+    "image_pad": "<|image_pad|>",
+    "video_pad": "<|video_pad|>",
+}
+M = MARKERS
+
+SPECIAL_TOKENS = frozenset({M["im_start"], M["im_end"], M["think_open"], M["think_close"], M["call_open"],
+                            M["call_close"], M["tool_response_open"], M["tool_response_close"],
+                            M["vision_start"], M["vision_end"], M["image_pad"], M["video_pad"]})
+"""Markers that are single control tokens in the Qwen vocabulary (``<function=`` etc. are plain text)."""
+
+_SPECIAL_SPLIT = re.compile("(" + "|".join(re.escape(t) for t in sorted(SPECIAL_TOKENS, key=len, reverse=True)) + ")")
+
+
+# ---------------------------------------------------------------- shared rendering helpers
+
+def fixed_text(out: PromptBuilder, text: str, index: int | None, specials: re.Pattern = _SPECIAL_SPLIT) -> None:
+    """Fixed template wording, with any control-token spelling in it emitted as ``special``."""
+    for i, piece in enumerate(specials.split(text)):
+        if i % 2:
+            out.special(piece, index)
+        else:
+            out.template(piece, index)
+
+
+def reasoning_of(message: Message) -> str | None:
+    """The message's reasoning, from ``reasoning_content`` or the aliases transformers accepts."""
+    if message.reasoning_content is not None:
+        return message.reasoning_content
+    extra = message.model_extra or {}
+    for key in ("thinking", "reasoning"):
+        if isinstance(extra.get(key), str):
+            return extra[key]
+    return None
+
+
+def jinja_str(value: Any) -> str:
+    """Jinja's ``|string`` on a JSON value: Python's ``str`` (``True``, ``None``, ``['a']``, ``1e-07``)."""
+    return value if isinstance(value, str) else str(value)
+
+
+def jinja_json(value: Any) -> str:
+    """transformers' ``tojson``: ``json.dumps`` keeping non-ASCII, default separators."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def coder_value(value: Any) -> str:
+    """Qwen3-Coder / Qwen3.5: objects and arrays as JSON, everything else with ``|string``."""
+    return jinja_json(value) if isinstance(value, (dict, list)) else jinja_str(value)
+
+
+def json_value(value: Any) -> str:
+    """Qwen3.6: strings as is, everything else as JSON."""
+    return value if isinstance(value, str) else jinja_json(value)
+
+
+def check_name(name: str, what: str, message_index: int, field: str) -> None:
+    """A function or parameter name the parser could not read back (``>``, ``<`` or a newline in it)."""
+    if any(ch in name for ch in "<>\n\r"):
+        raise UnrepresentableValue(f"{what} {name!r} contains '<', '>' or a newline, which the XML call format "
+                                   "cannot carry", message_index=message_index, field=field)
+
+
+def call_values(message: Message, index: int, grammar: XmlGrammar,
+                to_text: Callable[[Any], str]) -> list[tuple[str, list[tuple[str, str]]]]:
+    """Each call's ``(name, [(key, value text)])``, refusing values and names the parser would misread."""
+    calls = []
+    for ci, call in enumerate(message.tool_calls or ()):
+        name = call.function.name
+        check_name(name, "function name", index, f"tool_calls[{ci}].function.name")
+        args = []
+        for key, value in call_arguments(call, index, ci).items():
+            field = f"tool_calls[{ci}].function.arguments.{key}"
+            check_name(key, "argument name", index, field)
+            text = to_text(value)
+            bad = grammar.unsafe_value(text)
+            if bad is not None:
+                raise UnrepresentableValue(
+                    f"argument {key!r} contains {bad!r}, which would close the value early; this format has no "
+                    "escape for it", message_index=index, field=field)
+            args.append((key, text))
+        calls.append((name, args))
+    return calls
+
+
+def write_call(out: PromptBuilder, index: int, name: str, args: list[tuple[str, str]], framing: str,
+               call_open: str, call_close: str) -> None:
+    """``<call_open>\\n<function=NAME>\\n<parameter=K>{f}V{f}</parameter>\\n...</function>\\n<call_close>``."""
+    out.special(call_open, index).template("\n" + QWEN_GRAMMAR.function_open, index)
+    out.content(name, index).template(">\n", index)
+    for key, text in args:
+        out.template(QWEN_GRAMMAR.parameter_open, index).content(key, index).template(">" + framing, index)
+        out.content(text, index).template(framing + QWEN_GRAMMAR.parameter_close + "\n", index)
+    out.template(QWEN_GRAMMAR.function_close + "\n", index).special(call_close, index)
+
+
+# ---------------------------------------------------------------- Qwen3-Coder
+
+_CODER_PREAMBLE = "You are Qwen, a helpful AI assistant that can interact with a computer to solve tasks."
+_CODER_INSTRUCTIONS = (
+    "\n</tools>\n\nIf you choose to call a tool ONLY reply in the following format with NO suffix:\n\n<tool_call>\n"
+    "<function=example_function_name>\n<parameter=example_parameter_1>\nvalue_1\n</parameter>\n"
+    "<parameter=example_parameter_2>\nvalue_2\n</parameter>\n</function>\n</tool_call>\n\n<IMPORTANT>\nReminder:\n"
+    "- Function calls MUST follow the specified format: the tool calling block MUST begin with an opening "
+    "<tool_call> tag and end with a closing </tool_call> tag.\n- Required parameters MUST be specified\n"
+    "- You may provide optional reasoning for your function call in natural language BEFORE the function call, "
+    "but NOT after\n- If there is no function call available, answer the question like normal with your current "
+    "knowledge and do not tell the user about function calls\n</IMPORTANT>")
+
+
+def _extra_keys(out: PromptBuilder, fields: Any, handled: tuple[str, ...], index: int | None) -> None:
+    """Qwen3-Coder's ``render_extra_keys``: ``\\n<key>value</key>`` for every other key of a mapping."""
+    if not isinstance(fields, dict):
+        return
+    for key, value in fields.items():
+        if key in handled:
+            continue
+        text = jinja_json(value) if isinstance(value, (dict, list)) else jinja_str(value)
+        out.template("\n<", index).content(str(key), index).template(">", index).content(text, index)
+        out.template("</", index).content(str(key), index).template(">", index)
+
+
+def _coder_tools(out: PromptBuilder, tools: list[Tool], index: int | None) -> None:
+    out.template("\n\n# Tools\n\nYou have access to the following tools:\n\n<tools>", index)
+    for tool in tools:
+        fn = function_to_dict(tool)
+        out.template("\n<function>\n<name>", index).content(jinja_str(fn.get("name")), index).template("</name>", index)
+        if "description" in fn:
+            out.template("\n<description>", index).content(jinja_str(fn["description"]).strip(), index)
+            out.template("</description>", index)
+        out.template("\n<parameters>", index)
+        params = fn.get("parameters")
+        if isinstance(params, dict) and isinstance(params.get("properties"), dict):
+            for pname, pfields in params["properties"].items():
+                out.template("\n<parameter>\n<name>", index).content(str(pname), index).template("</name>", index)
+                if isinstance(pfields, dict) and "type" in pfields:
+                    out.template("\n<type>", index).content(jinja_str(pfields["type"]), index).template("</type>", index)
+                if isinstance(pfields, dict) and "description" in pfields:
+                    out.template("\n<description>", index)
+                    out.content(jinja_str(pfields["description"]).strip(), index).template("</description>", index)
+                _extra_keys(out, pfields, ("name", "type", "description"), index)
+                out.template("\n</parameter>", index)
+        _extra_keys(out, params, ("type", "properties"), index)
+        out.template("\n</parameters>", index)
+        _extra_keys(out, fn, ("type", "name", "description", "parameters"), index)
+        out.template("\n</function>", index)
+    fixed_text(out, _CODER_INSTRUCTIONS, index)
+
+
+def _flat(message: Message) -> str:
+    """Content as one string (text parts joined without a separator; None is empty)."""
+    return message.text("")
+
+
+def _tool_turn(out: PromptBuilder, messages: list[Message], pos: int, index: int, body: str, *,
+               header: str, open_: str, close: str) -> None:
+    """A tool result; consecutive results share one user turn (Qwen templates' ``previtem``/``nextitem``)."""
+    if pos > 0 and messages[pos - 1].role != "tool":
+        out.special(M["im_start"], index).template(header, index)
+    out.template(open_[0], index).special(M["tool_response_open"], index).template(open_[1], index)
+    out.content(body, index)
+    out.template(close[0], index).special(M["tool_response_close"], index).template(close[1], index)
+    last = pos == len(messages) - 1
+    if last or messages[pos + 1].role != "tool":
+        out.special(M["im_end"], index).template("\n", index)
+
+
+class Qwen3Coder(Format):
+    """Qwen3-Coder (``Qwen3-Coder.jinja``): no reasoning; tools as XML; values ``str``/JSON."""
+
+    name = "qwen3_coder"
+    reference = "Qwen3-Coder chat template (transformers rendering)"
+    markers = MARKERS
+    parser_class = Qwen3CoderParser
+
+    def _render(self, messages: list[Message], tools: list[Tool], options: RenderOptions,
+                out: PromptBuilder) -> bool:
+        has_system = bool(messages) and messages[0].role == "system"
+        loop = messages[1:] if has_system else messages
+        offset = 1 if has_system else 0
+        sys_index = 0 if has_system else None
+        if has_system:
+            out.special(M["im_start"], 0).template("system\n", 0).content(_flat(messages[0]), 0)
+        elif tools:
+            out.special(M["im_start"]).template("system\n" + _CODER_PREAMBLE)
+        if tools:
+            _coder_tools(out, tools, sys_index)
+        if has_system or tools:
+            out.special(M["im_end"], sys_index).template("\n", sys_index)
+        for pos, message in enumerate(loop):
+            index = pos + offset
+            role = message.role
+            if role == "assistant" and message.tool_calls:
+                calls = call_values(message, index, QWEN_GRAMMAR, coder_value)
+                out.special(M["im_start"], index).template("assistant", index)
+                content = message.content.strip() if isinstance(message.content, str) else ""
+                if content:
+                    out.template("\n", index).content(content, index).template("\n", index)
+                for name, args in calls:
+                    out.template("\n", index)
+                    write_call(out, index, name, args, "\n", M["call_open"], M["call_close"])
+                out.special(M["im_end"], index).template("\n", index)
+            elif role == "tool":
+                _tool_turn(out, loop, pos, index, _flat(message), header="user\n",
+                           open_=("", "\n"), close=("\n", "\n"))
+            else:
+                out.special(M["im_start"], index).template(role + "\n", index).content(_flat(message), index)
+                out.special(M["im_end"], index).template("\n", index)
+        if options.add_generation_prompt:
+            out.special(M["im_start"]).template("assistant\n")
+        return False
+
+
+# ---------------------------------------------------------------- Qwen3.5 / Qwen3.6
+
+_QWEN35_INSTRUCTIONS = (
+    "\n</tools>\n\nIf you choose to call a function ONLY reply in the following format with NO suffix:\n\n"
+    "<tool_call>\n<function=example_function_name>\n<parameter=example_parameter_1>\nvalue_1\n</parameter>\n"
+    "<parameter=example_parameter_2>\nThis is the value for the second parameter\nthat can span\nmultiple lines\n"
+    "</parameter>\n</function>\n</tool_call>\n\n<IMPORTANT>\nReminder:\n- Function calls MUST follow the specified "
+    "format: an inner <function=...></function> block must be nested within <tool_call></tool_call> XML tags\n"
+    "- Required parameters MUST be specified\n- You may provide optional reasoning for your function call in "
+    "natural language BEFORE the function call, but NOT after\n- If there is no function call available, answer "
+    "the question like normal with your current knowledge and do not tell the user about function calls\n"
+    "</IMPORTANT>")
+
+
+def _part_kind(part: Any) -> str:
+    extra = part.model_extra or {}
+    if part.type == "image" or "image" in extra or "image_url" in extra:
+        return "image"
+    if part.type == "video" or "video" in extra:
+        return "video"
+    if part.text is not None or "text" in (part.model_fields_set or ()):
+        return "text"
+    return "other"
+
+
+class _Content:
+    """Qwen3.5's ``render_content``: text as is, media as vision markers, counted across the conversation."""
+
+    def __init__(self, add_vision_id: bool):
+        self.add_vision_id = add_vision_id
+        self.images = 0
+        self.videos = 0
+
+    def pieces(self, message: Message, index: int, *, count: bool, system: bool = False) -> list[tuple[str, str]]:
+        content = message.content
+        if content is None:
+            return []
+        if isinstance(content, str):
+            return [("content", content)]
+        out: list[tuple[str, str]] = []
+        for part in content:
+            kind = _part_kind(part)
+            if kind in ("image", "video"):
+                if system:
+                    raise UnsupportedByFormat(f"System message cannot contain {kind}s.", message_index=index,
+                                              field="content")
+                label = "Picture" if kind == "image" else "Video"
+                if count:
+                    if kind == "image":
+                        self.images += 1
+                    else:
+                        self.videos += 1
+                if self.add_vision_id:
+                    out.append(("template", f"{label} {self.images if kind == 'image' else self.videos}: "))
+                pad = M["image_pad"] if kind == "image" else M["video_pad"]
+                out.extend([("special", M["vision_start"]), ("special", pad), ("special", M["vision_end"])])
+            elif kind == "text":
+                out.append(("content", part.text or ""))
+            else:
+                raise UnsupportedByFormat("Unexpected item type in content.", message_index=index, field="content")
+        return out
+
+    def text(self, message: Message, index: int, *, count: bool, system: bool = False) -> str:
+        return "".join(t for _, t in self.pieces(message, index, count=count, system=system))
+
+
+def _write_trimmed(out: PromptBuilder, pieces: list[tuple[str, str]], index: int) -> None:
+    """Pieces with the whole concatenation ``|trim``-ed (whitespace removed at both ends, across pieces)."""
+    text = "".join(t for _, t in pieces)
+    lead = len(text) - len(text.lstrip())
+    keep = len(text.rstrip()) - lead
+    pos = 0
+    for kind, piece in pieces:
+        start, end = max(lead - pos, 0), min(lead + keep - pos, len(piece))
+        pos += len(piece)
+        if start < end:
+            out.add(kind, piece[start:end], index)
+
+
+def _split_think(content: str) -> tuple[str, str]:
+    """Reasoning written inline as ``<think>...</think>`` in the content (the template's fallback)."""
+    reasoning = content.split("</think>")[0].rstrip("\n").split("<think>")[-1].lstrip("\n")
+    return reasoning, content.split("</think>")[-1].lstrip("\n")
+
+
+class Qwen35(Format):
+    """Qwen3.5 (``Qwen3.5-4B.jinja``): JSON tool list, reasoning kept after the last user query."""
+
+    name = "qwen35"
+    reference = "Qwen3.5-4B chat template (transformers rendering)"
+    markers = MARKERS
+    extra_options = frozenset({"add_vision_id"})
+    parser_class = Qwen35Parser
+    value_text: Callable[[Any], str] = staticmethod(coder_value)
+    preserve_option = False
+
+    def _keeps_reasoning(self, index: int, last_query: int, options: RenderOptions) -> bool:
+        return index > last_query
+
+    def _render(self, messages: list[Message], tools: list[Tool], options: RenderOptions,
+                out: PromptBuilder) -> bool:
+        if not messages:
+            raise UnsupportedByFormat("No messages provided.", field="messages")
+        media = _Content(bool(options.extra.get("add_vision_id")))
+        has_system = messages[0].role == "system"
+        if tools:
+            sys_index = 0 if has_system else None
+            out.special(M["im_start"], sys_index).template("system\n# Tools\n\nYou have access to the following "
+                                                            "functions:\n\n<tools>", sys_index)
+            for tool in tools:
+                out.template("\n", sys_index).content(jinja_json(tool_to_dict(tool)), sys_index)
+            fixed_text(out, _QWEN35_INSTRUCTIONS, sys_index)
+            if has_system:
+                pieces = media.pieces(messages[0], 0, count=False, system=True)
+                if "".join(t for _, t in pieces).strip():
+                    out.template("\n\n", 0)
+                    _write_trimmed(out, pieces, 0)
+            out.special(M["im_end"], sys_index).template("\n", sys_index)
+        elif has_system:
+            out.special(M["im_start"], 0).template("system\n", 0)
+            _write_trimmed(out, media.pieces(messages[0], 0, count=False, system=True), 0)
+            out.special(M["im_end"], 0).template("\n", 0)
+        last_query = self._last_query(messages, media)
+        for index, message in enumerate(messages):
+            pieces = media.pieces(message, index, count=True)
+            role = message.role
+            if role == "system":
+                if index != 0:
+                    raise UnsupportedByFormat("System message must be at the beginning.", message_index=index,
+                                              field="role")
+            elif role == "user":
+                out.special(M["im_start"], index).template("user\n", index)
+                _write_trimmed(out, pieces, index)
+                out.special(M["im_end"], index).template("\n", index)
+            elif role == "assistant":
+                self._assistant(out, message, index, pieces, last_query, options)
+            elif role == "tool":
+                _tool_turn(out, messages, index, index, "".join(t for _, t in pieces).strip(), header="user",
+                           open_=("\n", "\n"), close=("\n", ""))
+            else:
+                raise UnsupportedByFormat("Unexpected message role.", message_index=index, field="role")
+        if options.add_generation_prompt:
+            out.special(M["im_start"]).template("assistant\n")
+            if options.thinking:
+                out.special(M["think_open"]).template("\n")
+            else:
+                out.special(M["think_open"]).template("\n\n").special(M["think_close"]).template("\n\n")
+        return options.add_generation_prompt and options.thinking
+
+    @staticmethod
+    def _last_query(messages: list[Message], media: _Content) -> int:
+        for index in range(len(messages) - 1, -1, -1):
+            message = messages[index]
+            if message.role == "user":
+                text = media.text(message, index, count=False).strip()
+                if not (text.startswith("<tool_response>") and text.endswith("</tool_response>")):
+                    return index
+        raise UnsupportedByFormat("No user query found in messages.", field="messages")
+
+    def _assistant(self, out: PromptBuilder, message: Message, index: int, pieces: list[tuple[str, str]],
+                   last_query: int, options: RenderOptions) -> None:
+        calls = call_values(message, index, QWEN_GRAMMAR, self.value_text)
+        content = "".join(t for _, t in pieces).strip()
+        reasoning = reasoning_of(message)
+        split = reasoning is None and "</think>" in content
+        if split:
+            reasoning, content = _split_think(content)
+        reasoning = (reasoning or "").strip()
+        out.special(M["im_start"], index).template("assistant\n", index)
+        if self._keeps_reasoning(index, last_query, options):
+            out.special(M["think_open"], index).template("\n", index).content(reasoning, index)
+            out.template("\n", index).special(M["think_close"], index).template("\n\n", index)
+        if split:
+            out.content(content, index)
+        else:
+            _write_trimmed(out, pieces, index)
+        for ci, (name, args) in enumerate(calls):
+            if ci:
+                out.template("\n", index)
+            elif content.strip():
+                out.template("\n\n", index)
+            write_call(out, index, name, args, "\n", M["call_open"], M["call_close"])
+        out.special(M["im_end"], index).template("\n", index)
+
+
+class Qwen36(Qwen35):
+    """Qwen3.6 (``Qwen3.6-35B-A3B.jinja``): as Qwen3.5, values as JSON, and ``preserve_thinking``."""
+
+    name = "qwen36"
+    reference = "Qwen3.6-35B-A3B chat template (transformers rendering)"
+    extra_options = frozenset({"add_vision_id", "preserve_thinking"})
+    value_text = staticmethod(json_value)
+
+    def _keeps_reasoning(self, index: int, last_query: int, options: RenderOptions) -> bool:
+        return options.extra.get("preserve_thinking") is True or index > last_query
+
+
+FORMATS: dict[str, Format] = {f.name: f for f in (Qwen3Coder(), Qwen35(), Qwen36())}
+
+__all__ = ["FORMATS", "MARKERS", "SPECIAL_TOKENS", "Qwen3Coder", "Qwen35", "Qwen36", "fixed_text", "reasoning_of",
+           "jinja_str", "jinja_json", "coder_value", "json_value", "check_name", "call_values", "write_call"]
