@@ -120,15 +120,6 @@ class GlmParser(TaggedCallParser):
         self._finish_call(status)
         self._state = "text"
 
-    def _between(self, scanner: MarkerScanner, final: bool) -> str | None:
-        marker = self._collect(scanner, final)
-        if marker is None and not final:
-            return None
-        text = self._take()
-        self._raw(text)
-        self._stray(text)
-        return marker
-
     def _next_call(self) -> None:
         self._repair("unclosed_call", f"a new {CALL_OPEN} started before {CALL_CLOSE}")
         self._end_call()

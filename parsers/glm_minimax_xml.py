@@ -213,6 +213,17 @@ class TaggedCallParser(StreamParser):
         self._pos = hit.end
         return hit.marker
 
+    def _between(self, scanner: MarkerScanner, final: bool) -> str | None:
+        """Skip the text between structural markers (kept in the call's raw text; non-whitespace is
+        diagnosed) up to the next of ``scanner``'s markers, which is returned (None: need more text)."""
+        marker = self._collect(scanner, final)
+        if marker is None and not final:
+            return None
+        text = self._take()
+        self._raw(text)
+        self._stray(text)
+        return marker
+
     def _take(self) -> str:
         text = "".join(self._parts)
         self._parts = []

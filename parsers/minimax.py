@@ -1,0 +1,130 @@
+"""Stream parser for MiniMax-M2 (``<minimax:tool_call>`` blocks of ``<invoke>`` / ``<parameter>`` elements).
+
+Output grammar (what follows the generation prompt ``]~b]ai\\n<think>\\n``): the model always thinks, so
+the output starts inside reasoning: ``REASONING\\n</think>\\n\\nCONTENT\\n<minimax:tool_call>\\n<invoke
+name="f">\\n<parameter name="k">v</parameter>\\n</invoke>\\n</minimax:tool_call>``.
+
+Framing removed, nothing more: one ``\\n`` before ``</think>``, up to two ``\\n`` after it, one ``\\n`` before
+``<minimax:tool_call>`` in content, and whitespace between structural elements. A value ends at
+``</parameter>`` followed by ``<parameter name="`` / ``</invoke>`` / the end of output; a value left unclosed
+ends at ``</invoke>`` followed by ``<invoke name="`` / ``</minimax:tool_call>`` / the end, or at
+``</minimax:tool_call>`` at the end (diagnosed repairs).
+"""
+
+from __future__ import annotations
+
+from .glm_minimax_xml import Closer, TaggedCallParser
+from .lexer import MarkerScanner
+
+# One marker table shared by the renderer (toolwire.templates.minimax re-exports it) and this parser.
+MARKERS = {
+    "bos": "]~!b[",
+    "role": "]~b]",
+    "eos": "[e~[",
+    "think_open": "<think>",
+    "think_close": "</think>",
+    "block_open": "<minimax:tool_call>",
+    "block_close": "</minimax:tool_call>",
+    "invoke_open": '<invoke name="',
+    "invoke_close": "</invoke>",
+    "parameter_open": '<parameter name="',
+    "parameter_close": "</parameter>",
+    "attr_close": '">',
+    "response_open": "<response>",
+    "response_close": "</response>",
+}
+M = MARKERS
+BLOCK_OPEN, BLOCK_CLOSE = M["block_open"], M["block_close"]
+INVOKE_OPEN, INVOKE_CLOSE = M["invoke_open"], M["invoke_close"]
+PARAM_OPEN, PARAM_CLOSE = M["parameter_open"], M["parameter_close"]
+ATTR_CLOSE = M["attr_close"]
+
+_BLOCK = MarkerScanner((INVOKE_OPEN, BLOCK_CLOSE))
+_HEAD = MarkerScanner((ATTR_CLOSE,))
+_INVOKE = MarkerScanner((PARAM_OPEN, INVOKE_CLOSE, BLOCK_CLOSE, INVOKE_OPEN))
+_KEY = MarkerScanner((ATTR_CLOSE, PARAM_CLOSE, INVOKE_CLOSE))
+
+
+class MiniMaxParser(TaggedCallParser):
+    """MiniMax-M2 output; starts inside the reasoning block whatever ``thinking`` says (the model always thinks
+    and the generation prompt always opens ``<think>``)."""
+
+    text_markers = {"content": (BLOCK_OPEN,), "reasoning": (M["think_close"], BLOCK_OPEN)}
+    framed = frozenset({("content", BLOCK_OPEN), ("reasoning", M["think_close"])})
+    after_think = "\n\n"
+    value_closers = {
+        PARAM_CLOSE: Closer(PARAM_CLOSE, (PARAM_OPEN, INVOKE_CLOSE)),
+        INVOKE_CLOSE: Closer(INVOKE_CLOSE, (INVOKE_OPEN, BLOCK_CLOSE), ends_call=True),
+        BLOCK_CLOSE: Closer(BLOCK_CLOSE, (), ends_call=True),
+    }
+    states = {"block": "_block", "head": "_head", "invoke": "_invoke", "key": "_key_state"}
+
+    def _initial_mode(self) -> str:
+        return "reasoning"
+
+    def _text_marker(self, marker: str) -> None:
+        self._state = "block"
+
+    def _end_structure(self) -> None:
+        self._diag("unclosed_block", f"the output ended before {BLOCK_CLOSE}", severity="info")
+        self._truncated = True
+
+    def _block(self, final: bool) -> bool:
+        marker = self._between(_BLOCK, final)
+        if marker is None:
+            return False
+        self._state = "head" if marker == INVOKE_OPEN else "text"
+        return True
+
+    def _head(self, final: bool) -> bool:
+        marker = self._collect(_HEAD, final)
+        if marker is None:
+            if self._head_too_long():
+                self._diag("stray_text", f"{INVOKE_OPEN} was not followed by a tool name; ignored",
+                           raw=INVOKE_OPEN + self._take())
+                self._state = "block"
+                return True
+            return False
+        self._open_call(self._take())
+        self._state = "invoke"
+        return True
+
+    def _invoke(self, final: bool) -> bool:
+        marker = self._between(_INVOKE, final)
+        if marker is None:
+            return False
+        if marker == PARAM_OPEN:
+            self._raw(marker)
+            self._state = "key"
+            return True
+        if marker != INVOKE_CLOSE:
+            self._repair("unclosed_invoke", f"{marker!r} came before {INVOKE_CLOSE}")
+        self._finish_call()
+        self._state = {INVOKE_CLOSE: "block", BLOCK_CLOSE: "text", INVOKE_OPEN: "head"}[marker]
+        return True
+
+    def _key_state(self, final: bool) -> bool:
+        marker = self._collect(_KEY, final)
+        if marker is None:
+            return False
+        self._key = self._take()
+        self._raw(self._key)
+        if marker == ATTR_CLOSE:
+            self._raw(marker)
+            self._start_value(self._key)
+            return True
+        self._repair("missing_value", f"argument {self._key!r} has no value; it was left out", raw=self._key)
+        if marker == PARAM_CLOSE:
+            self._raw(marker)
+            self._state = "invoke"
+        else:
+            self._finish_call()
+            self._state = "block"
+        return True
+
+    def _value_closed(self, closer: Closer) -> None:
+        if closer.tag == PARAM_CLOSE:
+            self._state = "invoke"
+            return
+        self._finish_call()
+        self._state = "block" if closer.tag == INVOKE_CLOSE else "text"
