@@ -1,0 +1,273 @@
+"""DeepSeek DSML renderers (V3.2, V4, V4.1): byte-exact against the golden vectors, plus the rules the
+vectors do not reach (quick instructions, option checks, escaping, provenance segments, request errors).
+
+Hand-written expectations below follow the reference encoders' rules (see ``templates/dsml.py``), not
+toolwire's own output."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import toolwire
+from support import golden, golden_params, render_kwargs
+from toolwire.errors import InvalidOption, InvalidRequest, UnrepresentableValue, UnsupportedByFormat
+
+FAMILIES = ("deepseek_v32", "deepseek_v4", "deepseek_v41")
+BOS, EOS = "<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>"
+U, A = "<｜User｜>", "<｜Assistant｜>"
+
+
+def _golden_rows():
+    for fam in FAMILIES:
+        yield from golden_params("render", fam)
+
+
+def _render(row):
+    fmt = toolwire.get_format(row["family"])
+    return fmt.render(row["request"]["messages"], row["request"].get("tools"), **render_kwargs(row["options"]))
+
+
+@pytest.mark.parametrize("row", list(_golden_rows()))
+def test_golden_render_is_byte_exact(row):
+    if "expected_error" in row:
+        with pytest.raises(toolwire.ToolwireError):
+            _render(row)
+        return
+    prompt = _render(row)
+    assert prompt.text == row["expected"]
+    assert "".join(s.text for s in prompt.segments) == prompt.text
+    assert prompt.opens_reasoning == prompt.text.endswith("<think>")
+    assert prompt.format == row["family"]
+
+
+@pytest.mark.parametrize("row", list(_golden_rows()))
+def test_golden_request_text_is_content(row):
+    """Every user/tool/assistant text of the request lies inside one content segment (never special)."""
+    if "expected_error" in row:
+        pytest.skip("refused request")
+    prompt = _render(row)
+    content = [s.text for s in prompt.segments if s.kind == "content"]
+    for msg in row["request"]["messages"]:
+        text = msg.get("content")
+        if isinstance(text, list):
+            text = "\n\n".join(p["text"] for p in text)
+        if text and text in prompt.text:
+            assert any(text in c for c in content), text
+
+
+def test_special_segments_are_markers_only():
+    row = next(r for r in golden("render", "deepseek_v4") if r["case"] == "user_with_special_text")
+    prompt = _render(row)
+    specials = [s.text for s in prompt.segments if s.kind == "special"]
+    assert specials == [BOS, U, A, "</think>"]
+    # the user's literal <｜DSML｜tool_calls> stays content
+    assert any("<｜DSML｜tool_calls>" in s.text for s in prompt.segments if s.kind == "content")
+
+
+def test_call_tags_are_special_and_names_values_content():
+    fmt = toolwire.get_format("deepseek_v4")
+    msgs = [{"role": "user", "content": "q"},
+            {"role": "assistant", "content": "", "tool_calls": [
+                {"id": "c", "type": "function", "function": {"name": "f", "arguments": '{"k": "v", "n": 1}'}}]}]
+    segs = [(s.kind, s.text) for s in fmt.render(msgs).segments]
+    start = segs.index(("special", "<｜DSML｜tool_calls>"))
+    assert segs[start:start + 16] == [
+        ("special", "<｜DSML｜tool_calls>"), ("template", "\n"),
+        ("special", '<｜DSML｜invoke name="'), ("content", "f"), ("special", '">'), ("template", "\n"),
+        ("special", '<｜DSML｜parameter name="'), ("content", "k"), ("special", '" string="true">'),
+        ("content", "v"), ("special", "</｜DSML｜parameter>"), ("template", "\n"),
+        ("special", '<｜DSML｜parameter name="'), ("content", "n"), ("special", '" string="false">'),
+        ("content", "1"),
+    ]
+
+
+def test_tool_preamble_markers_are_special_and_schemas_content():
+    row = next(r for r in golden("render", "deepseek_v41") if r["id"].endswith("tools_no_system/thinking=False"))
+    prompt = _render(row)
+    kinds = {s.text: s.kind for s in prompt.segments}
+    assert kinds["<｜DSML｜ calls>"] == "special"
+    assert kinds["<think>"] == "special"
+    schema = json.dumps(row["request"]["tools"][0]["function"])
+    assert any(schema in s.text for s in prompt.segments if s.kind == "content")
+    assert not any("｜DSML｜" in s.text for s in prompt.segments if s.kind == "template")
+
+
+# ---- reasoning effort
+
+@pytest.mark.parametrize("family", ["deepseek_v4", "deepseek_v41"])
+def test_effort_defaults_to_high_when_thinking(family):
+    row = next(r for r in golden("render", family) if r["id"].endswith("system_user/reasoning_effort=high,thinking=True"))
+    fmt = toolwire.get_format(family)
+    assert fmt.render(row["request"]["messages"], thinking=True).text == row["expected"]
+
+
+def test_v41_named_efforts_are_numbers():
+    fmt = toolwire.get_format("deepseek_v41")
+    msgs = [{"role": "user", "content": "hi"}]
+    for named, number in (("low", 50), ("high", 75), ("max", 100)):
+        assert fmt.render(msgs, thinking=True, reasoning_effort=named).text == fmt.render(
+            msgs, thinking=True, reasoning_effort=number).text
+    assert fmt.render(msgs, thinking=True, reasoning_effort=1).text == (
+        f"{BOS}<｜System｜>Reasoning Effort: 1 (range 1-100, the higher the value, the more thorough the reasoning)"
+        f"\n\n{U}hi{A}<think>")
+
+
+@pytest.mark.parametrize("family,effort", [
+    ("deepseek_v41", 0), ("deepseek_v41", 101), ("deepseek_v41", True), ("deepseek_v41", "medium"),
+    ("deepseek_v41", 7.5), ("deepseek_v4", 30), ("deepseek_v4", "medium"), ("deepseek_v32", "high"),
+])
+def test_bad_effort_is_an_invalid_option(family, effort):
+    with pytest.raises(InvalidOption) as err:
+        toolwire.get_format(family).render([{"role": "user", "content": "hi"}], thinking=True,
+                                           reasoning_effort=effort)
+    assert err.value.field == "reasoning_effort"
+
+
+def test_effort_is_not_written_without_thinking():
+    fmt = toolwire.get_format("deepseek_v4")
+    assert fmt.render([{"role": "user", "content": "hi"}], reasoning_effort="max").text == f"{BOS}{U}hi{A}</think>"
+
+
+# ---- quick instructions (V4 family)
+
+@pytest.mark.parametrize("family", ["deepseek_v4", "deepseek_v41"])
+def test_task_token_follows_the_user_turn(family):
+    fmt = toolwire.get_format(family)
+    msgs = [{"role": "user", "content": "find it", "task": "query"}]
+    assert fmt.render(msgs).text == f"{BOS}{U}find it<｜query｜>"
+    msgs.append({"role": "assistant", "content": "weather paris", "reasoning_content": "r"})
+    # the turn after a task token carries no reasoning, even in thinking mode
+    assert fmt.render(msgs, thinking=True, reasoning_effort="low").text.endswith(
+        f"{U}find it<｜query｜>weather paris{EOS}")
+
+
+def test_action_task_opens_the_assistant_turn():
+    fmt = toolwire.get_format("deepseek_v4")
+    msgs = [{"role": "user", "content": "go", "task": "action"}]
+    assert fmt.render(msgs).text == f"{BOS}{U}go{A}</think><｜action｜>"
+    assert fmt.render(msgs, thinking=True, reasoning_effort="low").text == f"{BOS}{U}go{A}<think><｜action｜>"
+
+
+def test_latest_reminder_turn():
+    fmt = toolwire.get_format("deepseek_v4")
+    msgs = [{"role": "user", "content": "u"}, {"role": "latest_reminder", "content": "today is Monday"}]
+    assert fmt.render(msgs).text == f"{BOS}{U}u{A}</think><｜latest_reminder｜>today is Monday"
+
+
+def test_wo_eos_leaves_the_assistant_turn_open():
+    fmt = toolwire.get_format("deepseek_v4")
+    msgs = [{"role": "user", "content": "u"}, {"role": "assistant", "content": "partial", "wo_eos": True}]
+    assert fmt.render(msgs).text == f"{BOS}{U}u{A}</think>partial"
+
+
+def test_v32_has_no_quick_instructions():
+    fmt = toolwire.get_format("deepseek_v32")
+    with pytest.raises(UnsupportedByFormat) as err:
+        fmt.render([{"role": "user", "content": "u"}, {"role": "latest_reminder", "content": "r"}])
+    assert (err.value.message_index, err.value.field) == (1, "role")
+    with pytest.raises(UnsupportedByFormat) as err:
+        fmt.render([{"role": "user", "content": "u", "task": "query"}])
+    assert (err.value.message_index, err.value.field) == (0, "task")
+
+
+def test_v32_developer_turn():
+    fmt = toolwire.get_format("deepseek_v32")
+    msgs = [{"role": "developer", "content": "Answer in French."}]
+    assert fmt.render(msgs).text == f"{BOS}{U}\n\n# The user's message is: Answer in French.{A}</think>"
+
+
+# ---- history and generation prompt
+
+def test_add_generation_prompt_false_omits_the_assistant_prefix():
+    for family in FAMILIES:
+        fmt = toolwire.get_format(family)
+        prompt = fmt.render([{"role": "user", "content": "hi"}], add_generation_prompt=False)
+        assert prompt.text == f"{BOS}{U}hi"
+        assert not prompt.opens_reasoning
+
+
+def test_v4_tool_results_merge_with_following_user_text():
+    fmt = toolwire.get_format("deepseek_v4")
+    msgs = [{"role": "user", "content": "q"},
+            {"role": "assistant", "content": "", "tool_calls": [
+                {"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "a", "content": [{"type": "text", "text": "r1"}, {"type": "text", "text": "r2"}]},
+            {"role": "user", "content": "and now?"}]
+    assert fmt.render(msgs).text.endswith(
+        f"{EOS}{U}<tool_result>r1\n\nr2</tool_result>\n\nand now?{A}</think>")
+
+
+# ---- round-trip escaping
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_string_holding_the_closing_tag_is_written_as_escaped_json(family):
+    fmt = toolwire.get_format(family)
+    close = fmt.markers["parameter_close"]
+    value = f"a {close} b"
+    msgs = [{"role": "user", "content": "q"},
+            {"role": "assistant", "content": "", "tool_calls": [
+                {"id": "a", "type": "function", "function": {"name": "f", "arguments": json.dumps({"s": value, "l": [value]})}}]}]
+    text = fmt.render(msgs).text
+    escaped = json.dumps(value, ensure_ascii=False).replace("<", "\\u003c")
+    assert f'name="s" string="false">{escaped}{close}' in text
+    assert f'name="l" string="false">[{escaped}]{close}' in text
+    assert text.count(close) == 2
+
+
+# ---- request errors name the message and the field
+
+@pytest.mark.parametrize("family,messages,index,field,error", [
+    ("deepseek_v4", [{"role": "user", "content": "q"}, {"role": "assistant", "tool_calls": [
+        {"id": "a", "type": "function", "function": {"name": "f", "arguments": "{nope"}}]}],
+     1, "tool_calls[0].function.arguments", InvalidRequest),
+    ("deepseek_v4", [{"role": "user", "content": "q"}, {"role": "assistant", "tool_calls": [
+        {"id": "a", "type": "function", "function": {"name": "f", "arguments": "[1]"}}]}],
+     1, "tool_calls[0].function.arguments", InvalidRequest),
+    ("deepseek_v4", [{"role": "wizard", "content": "q"}], 0, "role", UnsupportedByFormat),
+    ("deepseek_v4", [{"role": "user", "content": "q", "tool_calls": [
+        {"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}], 0, "tool_calls", InvalidRequest),
+    ("deepseek_v4", [{"role": "developer", "content": ""}, {"role": "user", "content": "q"}], 0, "content",
+     UnsupportedByFormat),
+    ("deepseek_v4", [{"role": "user", "content": "q", "task": "dance"}], 0, "task", InvalidRequest),
+    ("deepseek_v4", [{"role": "user", "content": "q", "wo_eos": "yes"}], 0, "wo_eos", InvalidRequest),
+    ("deepseek_v4", [{"role": "user", "content": "q"}, {"role": "assistant", "tool_calls": [
+        {"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}},
+        {"id": "b", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "a", "content": "1"}, {"role": "tool", "tool_call_id": "zzz", "content": "2"}],
+     3, "tool_call_id", InvalidRequest),
+    ("deepseek_v32", [{"role": "user", "content": "q"}, {"role": "tool", "tool_call_id": "a", "content": "1"}],
+     1, "tool_call_id", UnsupportedByFormat),
+    ("deepseek_v32", [{"role": "user", "content": "q"}, {"role": "assistant", "tool_calls": [
+        {"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "a", "content": "1"}, {"role": "tool", "tool_call_id": "a", "content": "2"}],
+     3, "tool_call_id", UnsupportedByFormat),
+    ("deepseek_v41", [{"role": "user", "content": "q"}, {"role": "assistant", "tool_calls": [
+        {"id": "a", "type": "function", "function": {"name": 'say"hi', "arguments": "{}"}}]}],
+     1, "tool_calls[0].function.name", UnrepresentableValue),
+    ("deepseek_v41", [{"role": "user", "content": "q"}, {"role": "assistant", "tool_calls": [
+        {"id": "a", "type": "function", "function": {"name": "f", "arguments": '{"a\\"b": 1}'}}]}],
+     1, 'tool_calls[0].function.arguments.a"b', UnrepresentableValue),
+    ("deepseek_v41", [{"role": "user", "content": "q"}, {"role": "assistant", "tool_calls": [
+        {"id": "a", "type": "function", "function": {"name": "f", "arguments": '{"x": NaN}'}}]}],
+     1, "tool_calls[0].function.arguments.x", UnrepresentableValue),
+])
+def test_bad_requests_name_message_and_field(family, messages, index, field, error):
+    with pytest.raises(error) as err:
+        toolwire.get_format(family).render(messages)
+    assert (err.value.message_index, err.value.field) == (index, field)
+
+
+def test_v32_refuses_a_thinking_answer_without_reasoning_or_calls():
+    fmt = toolwire.get_format("deepseek_v32")
+    msgs = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}]
+    assert fmt.render(msgs).text == f"{BOS}{U}q{A}</think>a{EOS}"
+    with pytest.raises(UnsupportedByFormat) as err:
+        fmt.render(msgs, thinking=True)
+    assert (err.value.message_index, err.value.field) == (1, "reasoning_content")
+
+
+def test_unknown_option_is_refused():
+    with pytest.raises(InvalidOption):
+        toolwire.get_format("deepseek_v4").render([{"role": "user", "content": "q"}], preserve_thinking=True)
