@@ -154,7 +154,8 @@ def _allowed(schema: Any, root: dict | None, diags: Diagnostics | None) -> tuple
 # ---------------------------------------------------------------- public API
 
 def parameter_schema(tool_schema: dict | None, key: str) -> dict | None:
-    """The schema of parameter ``key`` in a tool's parameter schema (its local ``$ref`` resolved).
+    """The schema of parameter ``key`` in a tool's parameter schema, its local ``$ref`` resolved (an unresolvable
+    reference is returned unresolved, so :func:`coerce` can report it).
 
     Looks in ``properties`` (also inside top-level ``allOf`` parts), then a dict ``additionalProperties``.
     ``patternProperties`` is not consulted (regexes from a request are not run). None when unknown.
@@ -164,15 +165,23 @@ def parameter_schema(tool_schema: dict | None, key: str) -> dict | None:
         return None
     props = root.get("properties")
     if isinstance(props, dict) and key in props:
-        return _resolve_ref(props[key], tool_schema)
+        return _local(props[key], tool_schema)
     for part in root.get("allOf") or ():
         part = _resolve_ref(part, tool_schema)
         if part and isinstance(part.get("properties"), dict) and key in part["properties"]:
-            return _resolve_ref(part["properties"][key], tool_schema)
+            return _local(part["properties"][key], tool_schema)
     extra = root.get("additionalProperties")
     if isinstance(extra, dict):
-        return _resolve_ref(extra, tool_schema)
+        return _local(extra, tool_schema)
     return None
+
+
+def _local(schema: Any, root: dict) -> dict | None:
+    """``schema`` with its local ``$ref`` resolved; an unresolvable one is returned as is (coerce reports it)."""
+    resolved = _resolve_ref(schema, root)
+    if resolved is None and isinstance(schema, dict):
+        return schema
+    return resolved
 
 
 def is_string_schema(schema: dict | None, root: dict | None = None) -> bool:
