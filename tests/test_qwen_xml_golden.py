@@ -1,0 +1,24 @@
+"""Qwen3-Coder / Qwen3.5 / Qwen3.6 against ../shared/golden: byte-exact render, parse one-shot and streamed."""
+
+from __future__ import annotations
+
+import pytest
+
+from qwen_xml_cases import check_golden_parse_one_shot, check_golden_parse_streamed, check_golden_render, params
+
+FAMILIES = ["qwen3_coder", "qwen35", "qwen36"]
+
+
+@pytest.mark.parametrize("row", params("render", FAMILIES))
+def test_render_matches_golden(row):
+    check_golden_render(row)
+
+
+@pytest.mark.parametrize("row", params("parse", FAMILIES))
+def test_parse_one_shot_matches_golden(row):
+    check_golden_parse_one_shot(row)
+
+
+@pytest.mark.parametrize("row", params("parse", FAMILIES))
+def test_parse_streamed_matches_golden(row):
+    check_golden_parse_streamed(row)

@@ -1,0 +1,22 @@
+"""Seed-OSS against ../shared/golden: byte-exact render, parse one-shot and streamed."""
+
+from __future__ import annotations
+
+import pytest
+
+from qwen_xml_cases import check_golden_parse_one_shot, check_golden_parse_streamed, check_golden_render, params
+
+
+@pytest.mark.parametrize("row", params("render", ["seed_oss"]))
+def test_render_matches_golden(row):
+    check_golden_render(row)
+
+
+@pytest.mark.parametrize("row", params("parse", ["seed_oss"]))
+def test_parse_one_shot_matches_golden(row):
+    check_golden_parse_one_shot(row)
+
+
+@pytest.mark.parametrize("row", params("parse", ["seed_oss"]))
+def test_parse_streamed_matches_golden(row):
+    check_golden_parse_streamed(row)
