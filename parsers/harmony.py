@@ -1,0 +1,461 @@
+"""gpt-oss harmony stream parser: channels, recipients, calls; fed text or token ids.
+
+The model's output continues the generation prompt ``<|start|>assistant``: a header (``<|channel|>analysis``,
+`` to=functions.get_weather<|channel|>commentary json``, ``<|channel|>commentary to=functions.x <|constrain|>json``),
+``<|message|>``, a body, then ``<|end|>`` / ``<|call|>`` / ``<|return|>`` (the stop token, usually stripped)
+and possibly ``<|start|>assistant...`` with the next message. Bodies route by header:
+
+* a recipient (``to=functions.NAME``, in the role part or after the channel) makes a tool call whose JSON
+  arguments stream as they arrive (:class:`~toolwire.parsers.json_body.ArgumentsStream`); on the
+  ``analysis`` channel it is reported with ``source="reasoning"`` and not promoted unless asked;
+* ``analysis`` is reasoning; ``final`` and ``commentary`` (a preamble) are content;
+* a message from another role (a hallucinated tool result) is kept in a diagnostic, never in content.
+
+End of output acts as the stop token: a call whose JSON is complete there is ``proposed``; one still open is
+``truncated``. Malformed sequences (a missing ``<|end|>`` or ``<|start|>``, headerless text, stray markers)
+are repaired where the intent is clear and always named by a diagnostic; nothing raises.
+
+With ``encoding=`` (a tiktoken ``o200k_harmony`` encoding, see ``toolwire.templates.harmony.load_o200k_harmony``)
+the parser also takes token ids: ``feed(ids=[...])``. Markers are then recognised by their special ids only,
+so marker text spelled with ordinary tokens stays text.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Sequence
+
+from toolwire.errors import StreamClosed
+from toolwire.limits import DEFAULT_LIMITS, Limits, size_problem
+from toolwire.output import Diagnostic, Event, ToolCallCandidate, ToolCallFinished
+
+from .base import CallBuilder, StreamParser
+from .json_body import ArgumentsStream, ClosedArguments
+from .lexer import MarkerScanner
+
+MARKERS: dict[str, str] = {
+    "start": "<|start|>",
+    "end": "<|end|>",
+    "message": "<|message|>",
+    "channel": "<|channel|>",
+    "constrain": "<|constrain|>",
+    "call": "<|call|>",
+    "return": "<|return|>",
+}
+"""The harmony markers, shared by the renderer (``toolwire.templates.harmony``) and this parser."""
+
+START, END, MESSAGE, CHANNEL = MARKERS["start"], MARKERS["end"], MARKERS["message"], MARKERS["channel"]
+CONSTRAIN, CALL, RETURN = MARKERS["constrain"], MARKERS["call"], MARKERS["return"]
+ROLES = frozenset({"assistant", "user", "system", "developer", "tool"})
+_SCANNER = MarkerScanner(MARKERS.values())
+_CHANNEL_VALUE = re.compile(r"[^\s<]*")
+_ASCII_WS = re.compile(r"[ \t\n\r\x0c]+")
+MAX_HEADER_CHARS = 256
+"""A header longer than this (or text with a line break where a header belongs) is not a header."""
+
+REASONING_CALL_NOTE = (
+    "gpt-oss wrote this call on the analysis channel. Real gpt-oss outputs do this about half the time; the "
+    "call is reported with source='reasoning' and not promoted (pass promote_reasoning_calls=True to accept "
+    "analysis-channel calls).")
+
+
+# ---------------------------------------------------------------------------------------------- headers
+
+@dataclass
+class Header:
+    """A parsed message header. ``author`` names a tool author (``functions.x``) for tool messages."""
+
+    role: str
+    channel: str | None = None
+    recipient: str | None = None
+    content_type: str | None = None
+    author: str | None = None
+    problems: list[str] = field(default_factory=list)
+
+
+def parse_header(text: str, role: str | None) -> Header:
+    """Parse the text between ``<|start|>`` (or the prompt's ``<|start|>assistant``) and ``<|message|>``.
+
+    ``role`` is the role already known (the prompt wrote it) or None. The recipient may come before or
+    after the channel; the content type is ``json`` or ``<|constrain|>json`` (or absent). This follows
+    openai-harmony's header rules, except that a lone ``json`` is a content type, not a recipient.
+    """
+    problems: list[str] = []
+    channel = None
+    at = text.find(CHANNEL)
+    if at >= 0:
+        after = text[at + len(CHANNEL):]
+        value = _CHANNEL_VALUE.match(after).group()
+        if value:
+            channel = value
+        else:
+            problems.append("<|channel|> without a channel name")
+        text = text[:at] + " " + after[len(value):]
+        if CHANNEL in text:
+            problems.append("more than one <|channel|>")
+            text = text.replace(CHANNEL, " ")
+    if CONSTRAIN in text:
+        text = text.replace(CONSTRAIN, " " + CONSTRAIN)
+    parts = [p for p in _ASCII_WS.split(text) if p]
+    author = None
+    if role is None:
+        if not parts:
+            problems.append("no role in the header")
+            role = "assistant"
+        elif parts[0] in ROLES:
+            role = parts[0]
+        else:
+            role, author = "tool", parts.pop(0)
+            if not parts:
+                problems.append(f"unknown role {author!r}")
+    if parts and parts[0] == role:
+        parts.pop(0)
+    recipient = content_type = None
+    if parts:
+        last = parts.pop()
+        if last.startswith("to="):
+            recipient = last[3:]
+        elif not parts and not (last.startswith(CONSTRAIN) or last == "json"):
+            recipient = last
+        else:
+            content_type = last
+            if parts:
+                raw = parts.pop()
+                recipient = raw[3:] if raw.startswith("to=") else raw
+    if parts:
+        problems.append(f"unexpected text in the header: {' '.join(parts)!r}")
+    return Header(role, channel, recipient, content_type, author, problems)
+
+
+# ------------------------------------------------------------------------------------------- the parser
+
+class _JsonCall(CallBuilder):
+    """A call whose fragments are its raw JSON (from ArgumentsStream), so closing adds no brace."""
+
+    __slots__ = ()
+
+    def close_json(self, closed: ClosedArguments, status: str, raw: str) -> ToolCallCandidate:
+        if self.status != "rejected" or status == "truncated":
+            self.status = status
+        self.arguments = closed.arguments
+        self.raw(raw)
+        cand = ToolCallCandidate(index=self.index, id=self.id, name=self.name, arguments=self.arguments,
+                                 raw_arguments="".join(self.raw_parts), status=self.status, source=self.source,
+                                 diagnostics=self.diagnostics)
+        self.parser._events.append(ToolCallFinished(self.index, cand))
+        self.parser._candidates.append(cand)
+        return cand
+
+
+@dataclass
+class _Body:
+    """The message being read: where its text goes, and a call's argument state."""
+
+    kind: str                                 # "content" | "reasoning" | "call" | "foreign"
+    header: Header | None
+    call: _JsonCall | None = None
+    args: ArgumentsStream | None = None
+    trailing: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _TokenTable:
+    markers: dict[int, str]
+    specials: dict[int, str]
+    encoding: Any
+
+
+@lru_cache(maxsize=8)
+def _token_table(encoding: Any) -> _TokenTable:
+    """Special ids of a tiktoken-like encoding (``encode_single_token``, ``special_tokens_set``)."""
+    markers = {encoding.encode_single_token(m): m for m in MARKERS.values()}
+    specials = {encoding.encode_single_token(s): s for s in getattr(encoding, "special_tokens_set", ())}
+    return _TokenTable(markers, specials, encoding)
+
+
+class HarmonyStreamParser(StreamParser):
+    """Streaming parser for gpt-oss output (text, or token ids with ``encoding=``).
+
+    Options: ``promote_reasoning_calls`` (accept analysis-channel calls), ``encoding`` (for ``feed(ids=...)``),
+    ``limits`` (:class:`toolwire.limits.Limits`: call count, argument size and depth), ``max_header_chars``.
+    ``thinking`` is accepted for the common interface; gpt-oss always reasons.
+    """
+
+    def __init__(self, tools: Sequence[Any] | None = None, *, thinking: bool = True,
+                 promote_reasoning_calls: bool = False, encoding: Any = None, limits: Limits | None = None,
+                 max_header_chars: int = MAX_HEADER_CHARS):
+        super().__init__(tools, thinking=thinking, promote_reasoning_calls=promote_reasoning_calls)
+        self.limits = limits or DEFAULT_LIMITS
+        self.max_header_chars = max_header_chars
+        self._tokens = _token_table(encoding) if encoding is not None else None
+        self._ids_mode = False
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._body: _Body | None = None
+        self._new_header(role="assistant", started=True, explicit=False)
+
+    # ---- public: text or token ids
+    def feed(self, delta: str = "", *, ids: Sequence[int] | None = None) -> list[Event]:
+        """Consume the next piece of output, as text or (with ``encoding=``) as token ids."""
+        if ids is None:
+            if delta and self._ids_mode:
+                raise ValueError("this stream is being fed token ids; feed(ids=...) only")
+            return super().feed(delta)
+        if delta:
+            raise ValueError("pass text or ids, not both")
+        if self._flushed:
+            raise StreamClosed("feed() after flush() or finish()")
+        if self._tokens is None:
+            raise ValueError("feeding token ids needs stream(..., encoding=<o200k_harmony encoding>)")
+        if self._buf:
+            raise ValueError("this stream is being fed text; feed(text) only")
+        self._ids_mode = True
+        self._feed_ids(ids)
+        return self._drain()
+
+    def _feed_ids(self, ids: Sequence[int]) -> None:
+        table = self._tokens
+        pending = bytearray()
+        for tid in ids:
+            special = table.specials.get(tid)
+            if special is None:
+                try:
+                    pending += table.encoding.decode_single_token_bytes(tid)
+                except (KeyError, ValueError, TypeError, OverflowError):
+                    self._flush_bytes(pending)
+                    pending = bytearray()
+                    self._diag("invalid_token_id", f"token id {tid!r} is not in the vocabulary", raw=str(tid))
+                continue
+            self._flush_bytes(pending, final=True)
+            pending = bytearray()
+            marker = table.markers.get(tid)
+            if marker is not None:
+                self._on_marker(marker)
+            else:
+                self._diag("unexpected_special_token", f"special token {special} is not part of the harmony "
+                           "format; ignored", raw=special)
+        self._flush_bytes(pending)
+
+    def _flush_bytes(self, data: bytes, final: bool = False) -> None:
+        text = self._decoder.decode(bytes(data), final)
+        if final:
+            self._decoder.reset()
+        if text:
+            self._on_text(text)
+
+    # ---- the base's hook
+    def _advance(self, final: bool) -> None:
+        if self._ids_mode:
+            if final:
+                self._flush_bytes(b"", final=True)
+        else:
+            buf, pos = self._buf, 0
+            while True:
+                hit = _SCANNER.scan(buf, pos, final=final)
+                if hit.start > pos:
+                    self._on_text(buf[pos:hit.start])
+                if hit.marker is None:
+                    pos = hit.start
+                    break
+                self._on_marker(hit.marker)
+                pos = hit.end
+            self._buf = buf[pos:]
+        if final:
+            self._at_end()
+
+    # ---- headers
+    def _new_header(self, *, role: str | None, started: bool, explicit: bool) -> None:
+        self._body = None
+        self._hdr: list[str] = []
+        self._hdr_len = 0
+        self._hdr_role = role
+        self._hdr_started = started      # after <|start|> (or the prompt's own <|start|>assistant)
+        self._hdr_explicit = explicit    # the model wrote <|start|> itself
+        self._hdr_markers = False
+        self._hdr_text = False           # non-blank text seen
+
+    def _header_text(self, text: str) -> None:
+        self._hdr.append(text)
+        self._hdr_len += len(text)
+        broken = "\n" in (text if self._hdr_text else text.lstrip())
+        self._hdr_text = self._hdr_text or bool(text.strip())
+        if broken or self._hdr_len > self.max_header_chars:
+            joined = "".join(self._hdr)
+            if self._hdr_markers:
+                self._diag("malformed_header", "a message header never reached <|message|>; the rest is read as "
+                           "content", raw=joined)
+                self._open(_Body("content", None))
+            else:
+                self._diag("missing_header", "text where a message header belongs (no <|channel|> or "
+                           "<|message|>); read as final content")
+                self._open(_Body("content", None))
+                self._emit_content(joined)
+
+    def _open_body(self) -> None:
+        text = "".join(self._hdr)
+        if not self._hdr_started:
+            self._diag("missing_start", "a message header without <|start|> before it; read as a new message",
+                       severity="info")
+        header = parse_header(text, self._hdr_role)
+        if header.problems:
+            self._diag("malformed_header", "; ".join(header.problems), raw=text)
+        if header.role != "assistant":
+            who = header.author or header.role
+            self._open(_Body("foreign", header))
+            self._foreign_note = f"the model wrote a {header.role} message ({who}); it is not assistant output"
+        elif header.recipient not in (None, "all"):
+            self._open(_Body("call", header))
+            self._start_call(header)
+        elif header.channel == "analysis":
+            self._open(_Body("reasoning", header))
+        else:
+            if header.channel is None:
+                self._diag("missing_channel", "an assistant message without a channel; read as final content",
+                           severity="info")
+            elif header.channel not in ("final", "commentary"):
+                self._diag("unknown_channel", f"unknown channel {header.channel!r}; read as final content")
+            self._open(_Body("content", header))
+
+    def _open(self, body: _Body) -> None:
+        self._body = body
+        self._hdr = []
+
+    def _start_call(self, header: Header) -> None:
+        recipient = header.recipient or ""
+        name = recipient[len("functions."):] if recipient.startswith("functions.") else recipient
+        source = "reasoning" if header.channel == "analysis" else "content"
+        call = self._begin_call(name, source=source)
+        call.__class__ = _JsonCall
+        if source == "reasoning":
+            if self.promote_reasoning_calls:
+                call.diag("call_in_reasoning_promoted", "a call on the analysis channel, promoted as asked "
+                          "(promote_reasoning_calls=True)", severity="info")
+            else:
+                call.diagnostics[:] = [Diagnostic(code=d.code, message=REASONING_CALL_NOTE, severity=d.severity,
+                                                  call_index=d.call_index) if d.code == "call_in_reasoning" else d
+                                       for d in call.diagnostics]
+        if call.index >= self.limits.max_calls:
+            call.status = "rejected"
+            call.diag("too_large", f"more than {self.limits.max_calls} calls in one output", severity="error")
+        self._body.call = call
+        self._body.args = ArgumentsStream(call._fragment)
+
+    # ---- routing
+    def _on_text(self, text: str) -> None:
+        body = self._body
+        if body is None:
+            self._header_text(text)
+        elif body.kind == "content":
+            self._emit_content(text)
+        elif body.kind == "reasoning":
+            self._emit_reasoning(text)
+        elif body.kind == "call":
+            if body.args.scanner.done:
+                body.trailing.append(text)
+                return
+            end = body.args.feed(text)
+            if end >= 0 and end < len(text):
+                body.trailing.append(text[end:])
+        else:
+            body.kept.append(text)
+
+    def _on_marker(self, marker: str) -> None:
+        body = self._body
+        if body is not None:
+            if marker in (END, CALL, RETURN):
+                self._close(eof=False, cut=False)
+                self._new_header(role=None, started=False, explicit=False)
+            elif marker in (START, CHANNEL):
+                self._diag("missing_end", f"a new message ({marker}) began before the previous one ended",
+                           raw=marker)
+                role = body.header.role if body.header else "assistant"
+                self._close(eof=False, cut=True)
+                if marker == START:
+                    self._new_header(role=None, started=True, explicit=True)
+                else:
+                    self._new_header(role=role, started=True, explicit=True)
+                    self._hdr, self._hdr_len, self._hdr_markers = [CHANNEL], len(CHANNEL), True
+            else:
+                self._diag("stray_marker", f"{marker} inside a message body; ignored", raw=marker)
+            return
+        if marker in (CHANNEL, CONSTRAIN):
+            self._hdr.append(marker)
+            self._hdr_len += len(marker)
+            self._hdr_markers = True
+        elif marker == MESSAGE:
+            self._open_body()
+        else:
+            leftover = "".join(self._hdr)
+            if leftover:
+                code = "malformed_header" if self._hdr_started else "text_between_messages"
+                self._diag(code, f"text where a message header belongs, ended by {marker}", raw=leftover)
+            elif marker != START:
+                self._diag("stray_marker", f"{marker} outside a message; ignored", raw=marker)
+            if marker == START:
+                self._new_header(role=None, started=True, explicit=True)
+            else:
+                self._new_header(role=None, started=False, explicit=False)
+
+    # ---- closing
+    def _close(self, *, eof: bool, cut: bool) -> None:
+        body = self._body
+        if body.kind == "call":
+            self._finish_call(body, eof=eof, cut=cut)
+        elif body.kind == "foreign":
+            self._diag("unexpected_role", self._foreign_note, raw="".join(body.kept))
+        self._body = None
+
+    def _finish_call(self, body: _Body, *, eof: bool, cut: bool) -> None:
+        call, stream = body.call, body.args
+        complete = stream.scanner.done
+        truncated = eof and not complete
+        closed = stream.close(truncated=truncated)
+        status = closed.status
+        for code, message in closed.diagnostics:
+            call.diag(code, message, severity="error" if status in ("rejected", "truncated") else "warning")
+        if cut and not complete and status != "rejected":
+            status = "rejected"
+            call.diag("incomplete_arguments", "the call's message ended before its JSON did", severity="error")
+        trailing = "".join(body.trailing)
+        if trailing.strip():
+            call.diag("trailing_text", "text after the arguments' JSON object was ignored", raw=trailing)
+            if status == "proposed":
+                status = "repaired"
+        problem = size_problem(closed.arguments, closed.raw, self.limits)
+        if problem:
+            status = "rejected"
+            call.diag("too_large", problem, severity="error")
+        if truncated:
+            self._truncated = True
+        call.close_json(closed, status, closed.raw + trailing)
+
+    def _at_end(self) -> None:
+        if self._body is not None:
+            self._close(eof=True, cut=False)
+            return
+        text = "".join(self._hdr)
+        if not text and not self._hdr_explicit:
+            return
+        header_like = self._hdr_markers or "to=" in text or self._hdr_explicit
+        if not self._hdr_started and not text.strip():
+            self._diag("text_between_messages", "blank text after the last message", raw=text)
+        elif not header_like or not self._hdr_started:
+            self._diag("missing_header", "text where a message header belongs; read as final content")
+            self._emit_content(text)
+        else:
+            self._truncated = True
+            header = parse_header(text, self._hdr_role)
+            if header.role == "assistant" and header.recipient not in (None, "all"):
+                self._open(_Body("call", header))
+                self._start_call(header)
+                self._finish_call(self._body, eof=True, cut=False)
+                self._body = None
+                self._diag("truncated_header", "the output ended inside a call's header", raw=text)
+            else:
+                self._diag("truncated_header", "the output ended inside a message header", raw=text)
+
+
+__all__ = ["HarmonyStreamParser", "MARKERS", "Header", "parse_header", "REASONING_CALL_NOTE"]
