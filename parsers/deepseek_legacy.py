@@ -1,3 +1,69 @@
-"""placeholder"""
+"""DeepSeek V3.1 and R1 stream parsers (the pre-DSML ``<｜tool▁calls▁begin｜>`` formats).
+
+* V3.1: ``<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{json}<｜tool▁call▁end｜>...<｜tool▁calls▁end｜>``.
+  With ``thinking=True`` the generation prompt opened ``<think>``, so output starts as reasoning until
+  ``</think>``.
+* R1: ``<｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\\n```json\\n{json}\\n```<｜tool▁call▁end｜>``, calls separated
+  by ``\\n``. R1's prompt always opens ``<think>\\n``; pass ``thinking=True`` to read the output as starting
+  inside it (reasoning until ``</think>``). With ``thinking=False`` (the golden vectors' setting, whose
+  outputs were cut from history turns where R1 renders no reasoning) the output is read as content.
+  Reasoning keeps its text as written (R1's own ``\\n`` framing included).
+
+The formats carry no call ids: candidates get ``call_<index>``.
+"""
+
 from __future__ import annotations
-from .kimi import KimiParser as DeepSeekV31Parser, KimiParser as DeepSeekR1Parser
+
+from .kimi_deepseek_mistral_json import Grammar, Header, JsonCallParser
+
+# One marker table shared by the renderer (toolwire.templates.deepseek_legacy re-exports it) and these parsers.
+MARKERS = {
+    "bos": "<｜begin▁of▁sentence｜>",
+    "eos": "<｜end▁of▁sentence｜>",
+    "user": "<｜User｜>",
+    "assistant": "<｜Assistant｜>",
+    "think_open": "<think>",
+    "think_close": "</think>",
+    "calls_begin": "<｜tool▁calls▁begin｜>",
+    "calls_end": "<｜tool▁calls▁end｜>",
+    "call_begin": "<｜tool▁call▁begin｜>",
+    "call_end": "<｜tool▁call▁end｜>",
+    "sep": "<｜tool▁sep｜>",
+    "outputs_begin": "<｜tool▁outputs▁begin｜>",
+    "outputs_end": "<｜tool▁outputs▁end｜>",
+    "output_begin": "<｜tool▁output▁begin｜>",
+    "output_end": "<｜tool▁output▁end｜>",
+}
+M = MARKERS
+
+R1_FENCE_OPEN = "\n```json\n"
+R1_FENCE_CLOSE = "\n```"
+"""R1 wraps each call's JSON in a fenced block after the name."""
+
+
+class DeepSeekV31Parser(JsonCallParser):
+    """DeepSeek-V3.1 output."""
+
+    grammar = Grammar(call_open=M["call_begin"], header_end=M["sep"], section_open=M["calls_begin"],
+                      section_close=M["calls_end"], call_close=M["call_end"], think_close=M["think_close"])
+    prompt_opens_reasoning = True
+
+    def parse_header(self, header: str) -> Header:
+        return Header(header.strip())
+
+
+class DeepSeekR1Parser(JsonCallParser):
+    """DeepSeek-R1 output: ``TYPE<｜tool▁sep｜>NAME`` headers, JSON in a ```json fence."""
+
+    grammar = Grammar(call_open=M["call_begin"], header_end=R1_FENCE_OPEN.rstrip("\n"),
+                      section_open=M["calls_begin"], section_close=M["calls_end"], call_close=M["call_end"],
+                      think_close=M["think_close"], trailer=R1_FENCE_CLOSE.strip())
+    prompt_opens_reasoning = True
+
+    def parse_header(self, header: str) -> Header:
+        kind, sep, name = header.partition(M["sep"])
+        if not sep:
+            return Header(header.strip(), None, (("malformed_call", f"no {M['sep']!r} in the call header"),))
+        if kind.strip() != "function":
+            return Header(name.strip(), None, (("unusual_call_type", f"call type {kind.strip()!r}, not 'function'"),))
+        return Header(name.strip())

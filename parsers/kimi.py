@@ -1,13 +1,63 @@
-"""Kimi K2 stream parser (placeholder while the JSON body machinery lands)."""
+"""Kimi K2 stream parsers: ``<|tool_calls_section_begin|><|tool_call_begin|>functions.NAME:IDX
+<|tool_call_argument_begin|>{json}<|tool_call_end|>...<|tool_calls_section_end|>``.
+
+K2-Thinking writes ``<think>...</think>`` itself at the start of its output (the generation prompt does
+not open it). The call id ``functions.NAME:IDX`` becomes the candidate's id and names the tool.
+"""
+
 from __future__ import annotations
-from .base import StreamParser
+
+import re
+
+from .kimi_deepseek_mistral_json import Grammar, Header, JsonCallParser
+
+# One marker table shared by the renderer (toolwire.templates.kimi re-exports it) and this parser.
+MARKERS = {
+    "system": "<|im_system|>",
+    "user": "<|im_user|>",
+    "assistant": "<|im_assistant|>",
+    "middle": "<|im_middle|>",
+    "end": "<|im_end|>",
+    "section_begin": "<|tool_calls_section_begin|>",
+    "section_end": "<|tool_calls_section_end|>",
+    "call_begin": "<|tool_call_begin|>",
+    "argument_begin": "<|tool_call_argument_begin|>",
+    "call_end": "<|tool_call_end|>",
+    "think_open": "<think>",
+    "think_close": "</think>",
+    "media_start": "<|media_start|>",
+    "media_content": "<|media_content|>",
+    "media_pad": "<|media_pad|>",
+    "media_end": "<|media_end|>",
+}
+M = MARKERS
+
+CALL_ID_PREFIX = "functions."
+_CALL_ID = re.compile(r"functions\.(?P<name>.+):(?P<index>[0-9]+)", re.S)
 
 
-class KimiParser(StreamParser):
-    def _advance(self, final: bool) -> None:
-        self._emit_content(self._buf)
-        self._buf = ""
+def split_call_id(header: str) -> Header:
+    """``functions.NAME:IDX`` to (NAME, the id). Other spellings keep their text as id and name the tool
+    as best they can, with a diagnostic."""
+    text = header.strip()
+    m = _CALL_ID.fullmatch(text)
+    if m:
+        return Header(m["name"], text)
+    name = text[len(CALL_ID_PREFIX):] if text.startswith(CALL_ID_PREFIX) else text
+    return Header(name, text or None, (("unusual_call_id", f"call id {text!r} is not functions.NAME:IDX"),))
+
+
+class KimiParser(JsonCallParser):
+    """Kimi-K2-Instruct output: content, then a tool-call section."""
+
+    grammar = Grammar(call_open=M["call_begin"], header_end=M["argument_begin"], section_open=M["section_begin"],
+                      section_close=M["section_end"], call_close=M["call_end"])
+
+    def parse_header(self, header: str) -> Header:
+        return split_call_id(header)
 
 
 class KimiThinkingParser(KimiParser):
-    pass
+    """Kimi-K2-Thinking output: an optional leading ``<think>...</think>``, then as K2-Instruct."""
+
+    grammar = KimiParser.grammar._replace(think_open=M["think_open"], think_close=M["think_close"])

@@ -1,3 +1,53 @@
-"""placeholder"""
+"""Mistral Small 3.2 stream parser: ``[TOOL_CALLS]NAME[CALL_ID]ID[ARGS]{json}`` (``[CALL_ID]ID`` optional).
+
+The format has no closing marker: the JSON scanner alone finds where each call's arguments end. After a
+call, blanks followed by ``[TOOL_CALLS]`` start the next call; any other text is content again. Ids are
+the model's own; a call without one gets ``callNNNNN`` (9 alphanumerics, so it renders back).
+"""
+
 from __future__ import annotations
-from .kimi import KimiParser as MistralParser
+
+from .kimi_deepseek_mistral_json import Grammar, Header, JsonCallParser
+
+# One marker table shared by the renderer (toolwire.templates.mistral re-exports it) and this parser.
+MARKERS = {
+    "bos": "<s>",
+    "eos": "</s>",
+    "system_open": "[SYSTEM_PROMPT]",
+    "system_close": "[/SYSTEM_PROMPT]",
+    "tools_open": "[AVAILABLE_TOOLS]",
+    "tools_close": "[/AVAILABLE_TOOLS]",
+    "inst_open": "[INST]",
+    "inst_close": "[/INST]",
+    "tool_calls": "[TOOL_CALLS]",
+    "call_id": "[CALL_ID]",
+    "args": "[ARGS]",
+    "results_open": "[TOOL_RESULTS]",
+    "tool_content": "[TOOL_CONTENT]",
+    "results_close": "[/TOOL_RESULTS]",
+    "image": "[IMG]",
+}
+M = MARKERS
+
+CALL_ID_LENGTH = 9
+
+
+def is_call_id(value: object) -> bool:
+    """Whether ``value`` is a Mistral call id: exactly 9 ASCII letters or digits."""
+    return isinstance(value, str) and len(value) == CALL_ID_LENGTH and value.isascii() and value.isalnum()
+
+
+class MistralParser(JsonCallParser):
+    """Mistral Small 3.2 output: content, then calls."""
+
+    grammar = Grammar(call_open=M["tool_calls"], header_end=M["args"])
+
+    def parse_header(self, header: str) -> Header:
+        name, sep, call_id = header.partition(M["call_id"])
+        if not sep:
+            return Header(name.strip(), f"call{self._call_count:05d}")
+        call_id = call_id.strip()
+        if is_call_id(call_id):
+            return Header(name.strip(), call_id)
+        return Header(name.strip(), call_id or f"call{self._call_count:05d}",
+                      (("unusual_call_id", f"call id {call_id!r} is not 9 letters or digits"),))

@@ -17,32 +17,12 @@ from __future__ import annotations
 from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool, call_arguments
 from toolwire.parsers.base import json_dumps
-from toolwire.parsers.deepseek_legacy import DeepSeekR1Parser, DeepSeekV31Parser
+from toolwire.parsers.deepseek_legacy import (
+    MARKERS, R1_FENCE_CLOSE, R1_FENCE_OPEN, DeepSeekR1Parser, DeepSeekV31Parser,
+)
 from toolwire.prompt import PromptBuilder
 
-# One marker table shared by the renderer and the parser (toolwire.parsers.deepseek_legacy).
-MARKERS = {
-    "bos": "<｜begin▁of▁sentence｜>",
-    "eos": "<｜end▁of▁sentence｜>",
-    "user": "<｜User｜>",
-    "assistant": "<｜Assistant｜>",
-    "think_open": "<think>",
-    "think_close": "</think>",
-    "calls_begin": "<｜tool▁calls▁begin｜>",
-    "calls_end": "<｜tool▁calls▁end｜>",
-    "call_begin": "<｜tool▁call▁begin｜>",
-    "call_end": "<｜tool▁call▁end｜>",
-    "sep": "<｜tool▁sep｜>",
-    "outputs_begin": "<｜tool▁outputs▁begin｜>",
-    "outputs_end": "<｜tool▁outputs▁end｜>",
-    "output_begin": "<｜tool▁output▁begin｜>",
-    "output_end": "<｜tool▁output▁end｜>",
-}
 M = MARKERS
-
-R1_FENCE_OPEN = "\n```json\n"
-R1_FENCE_CLOSE = "\n```"
-"""R1 wraps each call's JSON in a fenced block after the name."""
 
 
 def _system_prompt(messages: list[Message], out: PromptBuilder) -> None:

@@ -17,32 +17,10 @@ from typing import Any
 from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool, call_arguments, tool_to_dict
 from toolwire.parsers.base import json_dumps
-from toolwire.parsers.kimi import KimiParser, KimiThinkingParser
+from toolwire.parsers.kimi import CALL_ID_PREFIX, MARKERS, KimiParser, KimiThinkingParser
 from toolwire.prompt import PromptBuilder
 
-# One marker table shared by the renderer and the parser (toolwire.parsers.kimi).
-MARKERS = {
-    "system": "<|im_system|>",
-    "user": "<|im_user|>",
-    "assistant": "<|im_assistant|>",
-    "middle": "<|im_middle|>",
-    "end": "<|im_end|>",
-    "section_begin": "<|tool_calls_section_begin|>",
-    "section_end": "<|tool_calls_section_end|>",
-    "call_begin": "<|tool_call_begin|>",
-    "argument_begin": "<|tool_call_argument_begin|>",
-    "call_end": "<|tool_call_end|>",
-    "think_open": "<think>",
-    "think_close": "</think>",
-    "media_start": "<|media_start|>",
-    "media_content": "<|media_content|>",
-    "media_pad": "<|media_pad|>",
-    "media_end": "<|media_end|>",
-}
 M = MARKERS
-
-CALL_ID_PREFIX = "functions."
-"""Kimi call ids are ``functions.NAME:IDX``; the parser turns them back into name and id."""
 
 _ROLE_OPEN = {"user": M["user"], "assistant": M["assistant"]}  # every other role opens with <|im_system|>
 
@@ -77,6 +55,15 @@ def render_parts(message: Message, out: PromptBuilder, index: int) -> None:
             out.special(M["media_pad"], index).special(M["media_end"], index).template("\n", index)
         else:
             out.content(part.text or "", index)
+
+
+def _keeps_reasoning(options: RenderOptions, index: int, last_plain: int) -> bool:
+    """K2-Thinking's own rule (after the last assistant message without tool calls), unless the caller
+    overrode the context policy."""
+    plan = options.plan
+    if plan is None or plan.policy == "family":
+        return index > last_plain
+    return options.keeps_reasoning(index)
 
 
 def _tools_block(tools: list[Tool], out: PromptBuilder) -> None:
@@ -160,7 +147,7 @@ class KimiK2ThinkingFormat(Format):
             out.special(M["middle"], index)
             if msg.role == "assistant":
                 out.special(M["think_open"], index)
-                if index > last_plain:
+                if _keeps_reasoning(options, index, last_plain):
                     out.content(reasoning_of(msg) or "", index)
                 out.special(M["think_close"], index)
                 render_parts(msg, out, index)

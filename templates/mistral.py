@@ -20,30 +20,10 @@ from toolwire.errors import InvalidRequest, UnsupportedByFormat
 from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool, call_arguments, tool_to_dict
 from toolwire.parsers.base import json_dumps
-from toolwire.parsers.mistral import MistralParser
+from toolwire.parsers.mistral import CALL_ID_LENGTH, MARKERS, MistralParser, is_call_id
 from toolwire.prompt import PromptBuilder
 
-# One marker table shared by the renderer and the parser (toolwire.parsers.mistral).
-MARKERS = {
-    "bos": "<s>",
-    "eos": "</s>",
-    "system_open": "[SYSTEM_PROMPT]",
-    "system_close": "[/SYSTEM_PROMPT]",
-    "tools_open": "[AVAILABLE_TOOLS]",
-    "tools_close": "[/AVAILABLE_TOOLS]",
-    "inst_open": "[INST]",
-    "inst_close": "[/INST]",
-    "tool_calls": "[TOOL_CALLS]",
-    "call_id": "[CALL_ID]",
-    "args": "[ARGS]",
-    "results_open": "[TOOL_RESULTS]",
-    "tool_content": "[TOOL_CONTENT]",
-    "results_close": "[/TOOL_RESULTS]",
-    "image": "[IMG]",
-}
 M = MARKERS
-
-CALL_ID_LENGTH = 9
 
 DEFAULT_SYSTEM = (
     "You are Mistral Small 3, a Large Language Model (LLM) created by Mistral AI, a French startup headquartered in "
@@ -76,7 +56,7 @@ def check_call_id(value: object, message_index: int, field: str) -> str:
     if not isinstance(value, str) or len(value) != CALL_ID_LENGTH:
         raise UnsupportedByFormat(f"Tool call IDs should be alphanumeric strings with length 9! (got {value!r})",
                                   message_index=message_index, field=field)
-    if not (value.isascii() and value.isalnum()):
+    if not is_call_id(value):
         raise InvalidRequest(f"Tool call IDs should be alphanumeric strings with length 9! ({value!r} has other "
                              f"characters)", message_index=message_index, field=field)
     return value

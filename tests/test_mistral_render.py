@@ -9,7 +9,7 @@ import pytest
 import toolwire
 from toolwire.errors import InvalidRequest, UnsupportedByFormat
 from support import golden_params
-from json_calls_support import check_golden_render, content_segments, reference_render
+from kimi_deepseek_llama_mistral_support import check_golden_render, content_segments, reference_render
 
 MISTRAL = toolwire.get_format("mistral_small32")
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]

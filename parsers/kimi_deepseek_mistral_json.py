@@ -1,0 +1,371 @@
+"""Marker-delimited calls with JSON argument bodies: the stream parser shared by Kimi K2, DeepSeek V3.1 / R1
+and Mistral.
+
+The three wire formats differ only in their markers and in how a call's header (the text between the
+call's opening marker and its arguments) names the tool, so one state machine reads them all, driven by a
+:class:`Grammar`::
+
+    [<think>] reasoning [</think>] content  section_open ( call_open HEADER header_end JSON [call_close] )*
+    section_close  content ...
+
+A grammar without a section (Mistral) opens each call directly in the content and has no ``call_close``:
+the JSON scanner alone finds where the arguments end. Arguments stream as raw JSON text while they arrive
+(:class:`~toolwire.parsers.json_body.ArgumentsStream`); the string-aware scanner decides where the object
+ends, so a marker spelled *inside* a JSON string is string content. A marker met while the JSON is already
+malformed ends the body there. Every state scans only new text (the lexer holds back at most a marker
+prefix), so streaming cost is linear in the output.
+
+Nothing is lost: text between calls that the format does not expect is kept in a diagnostic's ``raw``; a
+header that never reaches its end is kept the same way; an output that ends inside a call gives a
+``truncated`` candidate.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, ClassVar, NamedTuple, Sequence
+
+from toolwire.output import ToolCallCandidate, ToolCallFinished
+
+from .base import CallBuilder, StreamParser
+from .json_body import ArgumentsStream, ClosedArguments
+from .lexer import MarkerScanner
+
+MAX_HEADER_CHARS = 1024
+"""A call header (tool name, id) longer than this is not a header: it is kept as a diagnostic."""
+
+_STATUS_RANK = {"proposed": 0, "validated": 0, "repaired": 1, "rejected": 2, "truncated": 3}
+
+
+class Header(NamedTuple):
+    """What a call header says: the tool name, the model's own call id (or None) and any problems."""
+
+    name: str
+    call_id: str | None = None
+    problems: tuple[tuple[str, str], ...] = ()
+
+
+class Grammar(NamedTuple):
+    """One family's markers. ``None`` means the format has no such marker."""
+
+    call_open: str
+    header_end: str
+    section_open: str | None = None
+    section_close: str | None = None
+    call_close: str | None = None
+    think_open: str | None = None     # the model may open reasoning itself, at the very start
+    think_close: str | None = None
+    trailer: str = ""                 # text the format writes between the JSON and call_close (R1: ```)
+
+
+def merge_status(current: str, new: str) -> str:
+    """The worse of two candidate statuses: truncated > rejected > repaired > proposed."""
+    return new if _STATUS_RANK.get(new, 0) > _STATUS_RANK.get(current, 0) else current
+
+
+def finish_streamed(call: CallBuilder, closed: ClosedArguments, status: str) -> ToolCallCandidate:
+    """Finish a call whose argument fragments were streamed raw by an :class:`ArgumentsStream`.
+
+    ``CallBuilder.finish`` would append its own closing ``}`` fragment; here the stream already completed
+    the fragments, so only the candidate and its ``ToolCallFinished`` event are made.
+    """
+    call.arguments = closed.arguments
+    call.raw_parts = [closed.raw]
+    call.status = status
+    cand = ToolCallCandidate(index=call.index, id=call.id, name=call.name, arguments=closed.arguments,
+                             raw_arguments=closed.raw, status=status, source=call.source,
+                             diagnostics=call.diagnostics)
+    call.parser._events.append(ToolCallFinished(call.index, cand))
+    call.parser._candidates.append(cand)
+    return cand
+
+
+class StreamedCall:
+    """One call whose arguments arrive as raw JSON: a :class:`CallBuilder` plus an :class:`ArgumentsStream`."""
+
+    __slots__ = ("call", "stream")
+
+    def __init__(self, call: CallBuilder):
+        self.call = call
+        self.stream = ArgumentsStream(call._fragment)
+
+    def feed(self, text: str) -> int:
+        """Raw argument text; returns the index just past the JSON value's end in ``text``, or -1."""
+        return self.stream.feed(text)
+
+    def close(self, *, truncated: bool = False) -> ToolCallCandidate:
+        """Decode through the repair ladder, complete the fragments and emit the candidate."""
+        closed = self.stream.close(truncated=truncated)
+        call = self.call
+        for code, message in closed.diagnostics:
+            call.diag(code, message, severity="warning" if code.startswith("repaired_") else "error")
+        if truncated:
+            call.diag("truncated", "the output ended inside this call", severity="error")
+        return finish_streamed(call, closed, merge_status(call.status, closed.status))
+
+
+# parser states
+_START, _TEXT, _SECTION, _HEADER, _BODY, _AFTER_BODY, _BETWEEN = range(7)
+
+
+class JsonCallParser(StreamParser):
+    """Stream parser for a :class:`Grammar`. Subclasses set ``grammar`` and implement :meth:`parse_header`.
+
+    ``prompt_opens_reasoning``: with ``thinking=True`` the family's generation prompt already opened the
+    reasoning block, so output starts as reasoning (DeepSeek). Calls written inside reasoning are reported
+    with ``source="reasoning"`` (rejected unless ``promote_reasoning_calls=True``).
+    """
+
+    grammar: ClassVar[Grammar]
+    prompt_opens_reasoning: ClassVar[bool] = False
+    _scanner_cache: ClassVar[dict] = {}
+
+    def __init__(self, tools: Sequence | None = None, *, thinking: bool = False, **options):
+        super().__init__(tools, thinking=thinking, **options)
+        g = self.grammar
+        self._in_reasoning = bool(thinking and self.prompt_opens_reasoning)
+        self._state = _START if g.think_open else _TEXT
+        self._in_section = False
+        self._source = "content"          # where the current section's calls come from
+        self._header: list[str] = []
+        self._header_len = 0
+        self._junk: list[str] = []        # unexpected text inside a section, reported once
+        self._pending_ws = ""             # whitespace after a section-less call, until we know what follows
+        self._call: StreamedCall | None = None
+        self._scanners = self._make_scanners(g)
+        self._steps: dict[int, Callable[[str, int, bool], int | None]] = {
+            _START: self._start, _TEXT: self._text, _SECTION: self._section, _HEADER: self._header_text,
+            _BODY: self._body, _AFTER_BODY: self._after_body, _BETWEEN: self._between,
+        }
+
+    # ---- subclass hooks
+    def parse_header(self, header: str) -> Header:
+        """Tool name and call id from the text between the call marker and the arguments."""
+        raise NotImplementedError
+
+    @classmethod
+    def _make_scanners(cls, g: Grammar) -> dict[str, MarkerScanner]:
+        cached = cls._scanner_cache.get(g)
+        if cached is None:
+            opener = g.section_open or g.call_open
+            ends = [m for m in (g.call_close, g.section_close, g.call_open) if m]
+            cached = {
+                "content": MarkerScanner([opener]),
+                "reasoning": MarkerScanner([m for m in (g.think_close, opener) if m]),
+                "section": MarkerScanner([m for m in (g.call_open, g.section_close) if m]),
+                "header": MarkerScanner([g.header_end] + ends),
+                "body": MarkerScanner(ends),
+                "between": MarkerScanner([g.call_open]),
+            }
+            cls._scanner_cache[g] = cached
+        return cached
+
+    # ---- the state machine
+    def _advance(self, final: bool) -> None:
+        buf, pos = self._buf, 0
+        step = self._steps
+        while True:
+            new_pos = step[self._state](buf, pos, final)
+            if new_pos is None:
+                break
+            pos = new_pos
+        self._buf = buf[pos:]
+        if final:
+            self._at_end()
+
+    def _start(self, buf: str, pos: int, final: bool) -> int | None:
+        """The model may open reasoning itself, as the very first thing it writes."""
+        opener = self.grammar.think_open
+        head = buf[pos:pos + len(opener)]
+        if head == opener:
+            self._in_reasoning = True
+            self._state = _TEXT
+            return pos + len(opener)
+        if opener.startswith(head) and not final:
+            return None
+        self._state = _TEXT
+        return pos
+
+    def _text(self, buf: str, pos: int, final: bool) -> int | None:
+        """Content or reasoning until the next call (section) opens, or reasoning closes."""
+        g = self.grammar
+        hit = self._scanners["reasoning" if self._in_reasoning else "content"].scan(buf, pos, final=final)
+        (self._emit_reasoning if self._in_reasoning else self._emit_content)(buf[pos:hit.start])
+        if hit.marker is None:
+            return None if hit.start == pos else hit.start
+        if hit.marker == g.think_close:
+            self._in_reasoning = False
+            return hit.end
+        self._source = "reasoning" if self._in_reasoning else "content"
+        if hit.marker == g.section_open:
+            self._in_section = True
+            self._state = _SECTION
+        else:
+            self._open_header()
+        return hit.end
+
+    def _section(self, buf: str, pos: int, final: bool) -> int | None:
+        """Inside a tool-call section, between calls."""
+        hit = self._scanners["section"].scan(buf, pos, final=final)
+        self._junk_text(buf[pos:hit.start])
+        if hit.marker is None:
+            return None if hit.start == pos else hit.start
+        self._flush_junk()
+        if hit.marker == self.grammar.call_open:
+            self._open_header()
+        else:
+            self._close_section()
+        return hit.end
+
+    def _header_text(self, buf: str, pos: int, final: bool) -> int | None:
+        """The call header, up to ``header_end``; bounded, and kept as a diagnostic when malformed."""
+        g = self.grammar
+        hit = self._scanners["header"].scan(buf, pos, final=final)
+        piece = buf[pos:hit.start]
+        if piece:
+            self._header.append(piece)
+            self._header_len += len(piece)
+            if self._header_len > MAX_HEADER_CHARS:
+                self._drop_header("call_header_too_long", f"a call header longer than {MAX_HEADER_CHARS} "
+                                  "characters; the text is kept here")
+                self._after_call()
+                return hit.start
+        if hit.marker is None:
+            return None if hit.start == pos else hit.start
+        if hit.marker == g.header_end:
+            self._begin()
+            return hit.end
+        self._drop_header("malformed_call", f"a call header ended by {hit.marker!r} before {g.header_end!r}")
+        self._after_call()
+        return hit.start  # the marker is read again in the state we returned to
+
+    def _body(self, buf: str, pos: int, final: bool) -> int | None:
+        """Raw JSON arguments; the scanner finds their end. Markers inside a JSON string are text."""
+        call = self._call
+        hit = self._scanners["body"].scan(buf, pos, final=final)
+        end = call.feed(buf[pos:hit.start])
+        if end >= 0:
+            self._end_body(truncated=False)
+            return pos + end
+        if hit.marker is None:
+            return None if hit.start == pos else hit.start
+        scanner = call.stream.scanner
+        if scanner.strict and scanner.in_string:  # a marker spelled inside a string value
+            end = call.feed(hit.marker)
+            if end >= 0:
+                self._end_body(truncated=False)
+                return hit.start + end
+            return hit.end
+        self._end_body(truncated=False)  # malformed JSON: the marker ends the body
+        return hit.start
+
+    def _after_body(self, buf: str, pos: int, final: bool) -> int | None:
+        """After the JSON value, up to ``call_close`` (only blanks and the format's trailer belong here)."""
+        g = self.grammar
+        hit = self._scanners["body"].scan(buf, pos, final=final)
+        self._junk_text(buf[pos:hit.start])
+        if hit.marker is None:
+            return None if hit.start == pos else hit.start
+        self._flush_junk(allowed=g.trailer)
+        if hit.marker == g.call_close:
+            self._state = _SECTION
+            return hit.end
+        self._diag("call_not_closed", f"a call was not closed with {g.call_close!r}", severity="info")
+        self._state = _SECTION
+        return hit.start
+
+    def _between(self, buf: str, pos: int, final: bool) -> int | None:
+        """After a section-less call (Mistral): blanks, then another call or content."""
+        i, n = pos, len(buf)
+        while i < n and buf[i] in " \t\r\n":
+            i += 1
+        self._pending_ws += buf[pos:i]
+        if i == n:
+            return None if i == pos else i
+        hit = self._scanners["between"].scan(buf, i, final=final)
+        if hit.start == i and hit.marker is not None:
+            self._pending_ws = ""
+            self._open_header()
+            return hit.end
+        if hit.start == i and not final:
+            return None if i == pos else i  # a possible marker prefix: wait
+        self._state = _TEXT  # anything else: back to content, blanks included
+        text, self._pending_ws = self._pending_ws, ""
+        (self._emit_reasoning if self._source == "reasoning" else self._emit_content)(text)
+        return i
+
+    # ---- transitions
+    def _open_header(self) -> None:
+        self._header, self._header_len = [], 0
+        self._state = _HEADER
+
+    def _begin(self) -> None:
+        header = self.parse_header("".join(self._header))
+        call = self._begin_call(header.name, source=self._source, call_id=header.call_id)
+        for code, message in header.problems:
+            call.diag(code, message, severity="warning")
+        self._call = StreamedCall(call)
+        self._state = _BODY
+
+    def _end_body(self, *, truncated: bool) -> None:
+        self._call.close(truncated=truncated)
+        self._call = None
+        if self.grammar.call_close:
+            self._state = _AFTER_BODY
+        else:
+            self._state = _BETWEEN
+
+    def _after_call(self) -> None:
+        """Where a call that did not happen returns to: its section, or the text it interrupted."""
+        self._state = _SECTION if self._in_section else _TEXT
+
+    def _close_section(self) -> None:
+        self._in_section = False
+        self._state = _TEXT
+
+    def _drop_header(self, code: str, message: str) -> None:
+        raw = self.grammar.call_open + "".join(self._header)
+        self._diag(code, message, severity="error", raw=raw)
+        self._header, self._header_len = [], 0
+
+    def _junk_text(self, text: str) -> None:
+        if text:
+            self._junk.append(text)
+
+    def _flush_junk(self, allowed: str = "") -> None:
+        if not self._junk:
+            return
+        text = "".join(self._junk)
+        self._junk = []
+        rest = text.strip()
+        if allowed and rest.startswith(allowed):
+            rest = rest[len(allowed):].strip()
+        if rest:
+            self._diag("unexpected_text", "text the format does not allow between tool calls; kept here",
+                       raw=text)
+
+    def _at_end(self) -> None:
+        """End of output: close whatever is open, report what was left unfinished."""
+        g = self.grammar
+        state = self._state
+        if state == _HEADER:
+            header = "".join(self._header)
+            self._header = []
+            call = self._begin_call(self.parse_header(header).name, source=self._source)
+            self._call = StreamedCall(call)
+            self._call.close(truncated=True)
+            self._call = None
+            self._truncated = True
+        elif state == _BODY:
+            self._end_body(truncated=True)
+            self._truncated = True
+        elif state == _BETWEEN and self._pending_ws:
+            self._pending_ws = ""  # blanks after the last call: framing, not content
+        self._flush_junk(allowed=g.trailer if state == _AFTER_BODY else "")
+        if state == _AFTER_BODY and g.call_close:
+            self._diag("call_not_closed", f"the output ended before {g.call_close!r}", severity="info")
+        if self._in_section:
+            self._diag("section_not_closed", f"the output ended before {g.section_close!r}", severity="info")
+            self._truncated = True
+        if self._in_reasoning:
+            self._diag("reasoning_not_closed", f"the output ended inside the reasoning block (no {g.think_close!r})",
+                       severity="info")
