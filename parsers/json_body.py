@@ -21,9 +21,13 @@ import json
 import re
 from typing import Any, Callable, NamedTuple
 
+from toolwire.output import ToolCallCandidate, ToolCallFinished
+
+from .base import CallBuilder
 from .safe_json import JsonTooDeep, loads
 
-__all__ = ["JsonValueScanner", "DecodedArguments", "decode_arguments", "ArgumentsStream", "ClosedArguments"]
+__all__ = ["JsonValueScanner", "DecodedArguments", "decode_arguments", "ArgumentsStream", "ClosedArguments",
+           "stream_arguments", "finish_call", "worse_status"]
 
 _STRING_STOP = re.compile(r'["\\\x00-\x1f]')   # what ends a run of plain string characters (strict mode)
 _STRING_STOP_LAX = re.compile(r'["\\]')         # the same once the text is known not to be strict JSON
@@ -610,14 +614,15 @@ class ArgumentsStream:
         raw = self.raw
         if decoded is None:
             decoded = _decode(raw, truncated)
+        reported = raw[self.scanner.start:] if self.scanner.started else raw.lstrip(_WS)
         diags = list(decoded.diagnostics)
         sent = self.sent
         if not sent:
             if decoded.value is not None:
                 self._send(json.dumps(decoded.value, ensure_ascii=False))
-                return ClosedArguments(decoded.value, decoded.status, diags, raw)
+                return ClosedArguments(decoded.value, decoded.status, diags, reported)
             self._send("{}")
-            return ClosedArguments({}, decoded.status, diags, raw)
+            return ClosedArguments({}, decoded.status, diags, reported)
         start = self.scanner.start
         if decoded.value is not None and decoded.text is not None:
             text = decoded.text
@@ -626,7 +631,7 @@ class ArgumentsStream:
                 rest = text[len(prefix):]
                 if decoded.status == "proposed" or _loads_or_none(sent + rest) == decoded.value:
                     self._send(rest)
-                    return ClosedArguments(decoded.value, decoded.status, diags, raw)
+                    return ClosedArguments(decoded.value, decoded.status, diags, reported)
         # no value consistent with what was sent: close the streamed prefix
         closing = self.scanner.closers()
         self._send(closing)
@@ -634,9 +639,10 @@ class ArgumentsStream:
         if not isinstance(partial, dict):  # cannot happen for a strict prefix; keep the contract anyway
             partial = {}
         status = decoded.status if decoded.status in ("rejected", "truncated") else "rejected"
-        diags.append(("partial_arguments", "arguments hold only the part streamed before the output "
-                      + ("ended" if truncated else "became unusable")))
-        return ClosedArguments(partial, status, diags, raw)
+        if not (self.scanner.done and self.scanner.strict):
+            diags.append(("partial_arguments", "arguments hold only the part streamed before the output "
+                          + ("ended" if status == "truncated" else "became unusable")))
+        return ClosedArguments(partial, status, diags, reported)
 
 
 def _loads_or_none(text: str) -> Any:
@@ -644,3 +650,43 @@ def _loads_or_none(text: str) -> Any:
         return loads(text)
     except ValueError:
         return None
+
+
+# ---------------------------------------------------------------------------------------------------
+# CallBuilder glue: raw-streamed arguments instead of CallBuilder's key/value fragments
+
+_STATUS_RANK = {"proposed": 0, "repaired": 1, "truncated": 2, "rejected": 3}
+
+
+def worse_status(*statuses: str) -> str:
+    """The most severe of candidate statuses: rejected > truncated > repaired > proposed."""
+    return max(statuses, key=_STATUS_RANK.__getitem__)
+
+
+def stream_arguments(call: CallBuilder) -> ArgumentsStream:
+    """An :class:`ArgumentsStream` whose fragments become the call's ``ArgumentsDelta`` events."""
+    return ArgumentsStream(call._fragment)
+
+
+def diagnostic_severity(code: str) -> str:
+    """Severity of a ladder diagnostic: repairs and partial values warn, unusable JSON is an error."""
+    return "warning" if code.startswith("repaired_") or code == "partial_arguments" else "error"
+
+
+def finish_call(call: CallBuilder, closed: ClosedArguments, *, raw: str | None = None) -> ToolCallCandidate:
+    """Finish a call whose arguments went through :meth:`ArgumentsStream.close` (use this instead of
+    ``CallBuilder.finish``, which would add its own closing fragment). The status is the worse of the
+    call's (``rejected`` for an unknown tool or a call in reasoning) and the arguments'; ``raw``
+    overrides the raw argument text kept on the candidate."""
+    for code, message in closed.diagnostics:
+        call.diag(code, message, severity=diagnostic_severity(code))
+    status = worse_status(call.status, closed.status)
+    call.status = status
+    cand = ToolCallCandidate(
+        index=call.index, id=call.id, name=call.name, arguments=closed.arguments,
+        raw_arguments=closed.raw if raw is None else raw, status=status, source=call.source,
+        diagnostics=call.diagnostics,
+    )
+    call.parser._events.append(ToolCallFinished(call.index, cand))
+    call.parser._candidates.append(cand)
+    return cand

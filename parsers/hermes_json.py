@@ -1,0 +1,355 @@
+"""Stream parser for the Qwen/Hermes JSON family: ``<tool_call>\\n{"name": ..., "arguments": {...}}\\n</tool_call>``.
+
+Used by ``qwen25``, ``qwen3``, ``qwen3_instruct_2507`` and ``qwen3_thinking_2507``; the subclasses only
+say how reasoning starts (never, an optional leading ``<think>`` written by the model, or already opened
+by the prompt).
+
+How a call body is read:
+
+* The body is scanned as JSON (:class:`~toolwire.parsers.json_body.JsonValueScanner`), so a
+  ``</tool_call>`` or ``<tool_call>`` inside a JSON string is data. The body ends with its object;
+  what follows up to ``</tool_call>`` must be blank.
+* When the body opens the canonical way (``{"name": "NAME", "arguments":``), the call starts at once
+  and its argument text streams raw as ``ArgumentsDelta`` fragments while it arrives (the
+  :class:`~toolwire.parsers.json_body.ArgumentsStream` rule: only up to the last strict-JSON safe point).
+  Any other body (keys in another order, Python-style JSON, a code fence ...) is decoded when it ends.
+* At the first character that cannot continue strict JSON the body is scanned for the next
+  ``</tool_call>`` (or ``<tool_call>``, or ``</think>`` for a call inside reasoning) instead, and the
+  whole body goes through the repair ladder (:func:`~toolwire.parsers.json_body.decode_arguments`).
+* An output that ends inside a call gives a ``truncated`` candidate; an unknown tool name or a call
+  written inside ``<think>`` is ``rejected`` with a diagnostic (``promote_reasoning_calls=True``
+  accepts the latter).
+
+Framing whitespace is not content: one ``\\n`` after ``<think>`` and before ``</think>``, the newlines
+after ``</think>`` and the ``\\n`` before each ``<tool_call>``. Option ``bare_json_calls=True`` (off by
+default) accepts a Qwen2.5-style answer whose whole content is one JSON object
+``{"name": <declared tool>, "arguments": {...}}`` as a call, with a ``bare_json_call`` diagnostic.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Sequence
+
+import regex
+
+from .base import CallBuilder, StreamParser
+from .json_body import (
+    ArgumentsStream, JsonValueScanner, _decode, _Decoded, finish_call, stream_arguments,
+)
+from .lexer import MarkerScanner
+
+# One marker table shared by the renderer (toolwire.templates.hermes_json) and this parser.
+MARKERS = {
+    "im_start": "<|im_start|>",
+    "im_end": "<|im_end|>",
+    "call_open": "<tool_call>",
+    "call_close": "</tool_call>",
+    "response_open": "<tool_response>",
+    "response_close": "</tool_response>",
+    "think_open": "<think>",
+    "think_close": "</think>",
+}
+M = MARKERS
+
+_CALL_OPENERS = (M["call_open"], "\n" + M["call_open"])
+_THINK_CLOSERS = (M["think_close"], "\n" + M["think_close"])
+_CONTENT_SCAN = MarkerScanner(_CALL_OPENERS)
+_REASONING_SCAN = MarkerScanner(_CALL_OPENERS + _THINK_CLOSERS)
+_BODY_END_SCAN = MarkerScanner((M["call_close"], M["call_open"]))
+_REASONING_BODY_END_SCAN = MarkerScanner((M["call_close"], M["call_open"], M["think_close"]))
+_THINK_START = (M["think_open"] + "\n", M["think_open"])
+
+# the canonical body opening; the match must end at the ':' so where it ends never depends on chunking
+_HEAD = regex.compile(r'[ \t\n\r]*\{[ \t\n\r]*"name"[ \t\n\r]*:[ \t\n\r]*"((?:[^"\\\x00-\x1f]|\\.)*)"'
+                      r'[ \t\n\r]*,[ \t\n\r]*"arguments"[ \t\n\r]*:')
+_HEAD_LIMIT = 512  # longer openings are decoded when the body ends instead of streamed
+_JSON_WS = " \t\n\r"
+
+_START, _CONTENT, _REASONING, _CALL, _BARE = range(5)
+
+
+class _CallBody:
+    """One ``<tool_call>`` body while it streams in."""
+
+    __slots__ = ("source", "parts", "length", "scanner", "head", "call", "args", "args_offset", "tail")
+
+    def __init__(self, source: str):
+        self.source = source
+        self.parts: list[str] = []        # the body's JSON phase text
+        self.length = 0
+        self.scanner = JsonValueScanner()
+        self.head: str | None = ""        # opening text while it may still be canonical; None once decided
+        self.call: CallBuilder | None = None
+        self.args: ArgumentsStream | None = None
+        self.args_offset = -1             # body position where the argument text starts
+        self.tail: list[str] | None = None  # text after the JSON ended (or after a grammar error)
+
+    def text(self) -> str:
+        return "".join(self.parts) + "".join(self.tail or ())
+
+
+class HermesJsonParser(StreamParser):
+    """Qwen2.5 / Qwen3-Instruct-2507: no reasoning block; content and ``<tool_call>`` JSON calls."""
+
+    think_tag_at_start = False   # the model may open <think> itself as the first thing it writes (Qwen3)
+    prompt_opens_reasoning = False  # the prompt already opened <think> (Qwen3-Thinking-2507)
+
+    def __init__(self, tools: Sequence[Any] | None = None, *, thinking: bool = False,
+                 promote_reasoning_calls: bool = False, bare_json_calls: bool = False):
+        super().__init__(tools, thinking=thinking, promote_reasoning_calls=promote_reasoning_calls)
+        self.bare_json_calls = bool(bare_json_calls)
+        self._mode = _REASONING if self.prompt_opens_reasoning else _START if self.think_tag_at_start else _CONTENT
+        self._after_think = False        # drop the newlines that follow </think>
+        self._bare_open = self.bare_json_calls  # a bare JSON answer is still possible
+        self._bare: JsonValueScanner | None = None
+        self._bare_parts: list[str] = []
+        self._body: _CallBody | None = None
+        self._return_mode = _CONTENT
+
+    # ---- the state machine
+    def _advance(self, final: bool) -> None:
+        step = {_START: self._at_start, _CONTENT: self._in_content, _REASONING: self._in_reasoning, _CALL: self._in_call,
+                _BARE: self._in_bare}
+        while step[self._mode](final):
+            pass
+
+    def _at_start(self, final: bool) -> bool:
+        buf = self._buf
+        for opener in _THINK_START:
+            if buf.startswith(opener) and (len(buf) > len(opener) or final or opener != M["think_open"]):
+                self._buf = buf[len(opener):]
+                self._mode = _REASONING
+                return True
+        if not final and _THINK_START[0].startswith(buf):
+            return False
+        self._mode = _CONTENT
+        return True
+
+    def _in_content(self, final: bool) -> bool:
+        buf = self._buf
+        if self._after_think:
+            buf = buf.lstrip("\n")
+            self._buf = buf
+            if not buf:
+                return False
+            self._after_think = False
+        if self._bare_open:
+            blank = len(buf) - len(buf.lstrip(_JSON_WS))
+            if blank == len(buf) and not final:
+                return False
+            self._bare_open = False
+            if buf[blank:blank + 1] == "{":
+                self._mode = _BARE
+                self._bare = JsonValueScanner()
+                return True
+        hit = _CONTENT_SCAN.scan(buf, final=final)
+        self._emit_content(buf[:hit.start])
+        if hit.marker is None:
+            self._buf = buf[hit.start:]
+            return False
+        self._buf = buf[hit.end:]
+        self._open_call("content", _CONTENT)
+        return True
+
+    def _in_reasoning(self, final: bool) -> bool:
+        buf = self._buf
+        hit = _REASONING_SCAN.scan(buf, final=final)
+        self._emit_reasoning(buf[:hit.start])
+        if hit.marker is None:
+            self._buf = buf[hit.start:]
+            if final:
+                self._diag("reasoning_not_closed", "the output ended inside the reasoning block (no </think>)",
+                           severity="info")
+            return False
+        self._buf = buf[hit.end:]
+        if hit.marker in _THINK_CLOSERS:
+            self._mode = _CONTENT
+            self._after_think = True
+        else:
+            self._open_call("reasoning", _REASONING)
+        return True
+
+    # ---- calls
+    def _open_call(self, source: str, return_mode: int) -> None:
+        self._body = _CallBody(source)
+        self._return_mode = return_mode
+        self._mode = _CALL
+        self._bare_open = False
+
+    def _in_call(self, final: bool) -> bool:
+        body = self._body
+        buf = self._buf
+        if body.tail is None:  # JSON phase
+            scanner = body.scanner
+            before = scanner.pos
+            end = scanner.feed(buf)
+            upto = scanner.error_pos - before if not scanner.strict else end if end >= 0 else len(buf)
+            self._body_text(body, buf[:upto])
+            self._buf = buf = buf[upto:]
+            if scanner.strict and end < 0:
+                if final:
+                    self._end_call(truncated=True)
+                    return True
+                return False
+            body.tail = []
+        scan = _REASONING_BODY_END_SCAN if body.source == "reasoning" else _BODY_END_SCAN
+        hit = scan.scan(buf, final=final)
+        if buf[:hit.start]:
+            body.tail.append(buf[:hit.start])
+        if hit.marker is None:
+            self._buf = buf[hit.start:]
+            if final:
+                self._end_call(truncated=True)
+                return True
+            return False
+        if hit.marker == M["call_close"]:
+            self._buf = buf[hit.end:]
+            self._end_call(truncated=False)
+        else:  # a new <tool_call> or </think> before this call was closed: end it here
+            self._buf = buf[hit.start:]
+            self._end_call(truncated=False, unclosed=hit.marker)
+        return True
+
+    def _body_text(self, body: _CallBody, text: str) -> None:
+        """Add JSON-phase body text: detect the canonical opening, then stream the argument text."""
+        if not text:
+            return
+        body.parts.append(text)
+        body.length += len(text)
+        if body.args is not None:
+            body.args.feed(text)
+            return
+        if body.head is None:
+            return
+        body.head += text
+        m = _HEAD.match(body.head, partial=True)
+        if m is not None and m.partial and len(body.head) <= _HEAD_LIMIT:
+            return
+        head, body.head = body.head, None
+        if m is None or m.partial:
+            return
+        try:
+            name = json.loads('"' + m.group(1) + '"')
+        except ValueError:
+            return
+        body.call = self._begin_call(name, source=body.source)
+        body.args = stream_arguments(body.call)
+        body.args_offset = m.end()
+        body.args.feed(head[m.end():])
+
+    def _end_call(self, *, truncated: bool, unclosed: str | None = None) -> None:
+        """Decode the finished (or cut-off) body and emit the candidate."""
+        body, self._body = self._body, None
+        self._mode = self._return_mode
+        if truncated:
+            self._truncated = True
+        text = body.text()
+        decoded = _decode(text, truncated)
+        value = decoded.value
+        name = value.get("name") if value is not None else None
+        args = value.get("arguments") if value is not None else None
+        diags = list(decoded.diagnostics)
+        if unclosed is not None:
+            diags.append(("call_not_closed", f"the call has no </tool_call>; it ends at {unclosed}"))
+        if value is not None:
+            diags += _extra_key_diags(value)
+        call, stream = body.call, body.args
+        if call is None:
+            call = self._begin_call(name if isinstance(name, str) else "", source=body.source)
+            stream = stream_arguments(call)
+        if not isinstance(name, str) or name != call.name:
+            if value is not None or not call.name:
+                diags.append(("malformed_tool_call", "the <tool_call> body is not a JSON object with the "
+                                                     "call's string \"name\""))
+            args = None
+        elif not isinstance(args, dict):
+            diags.append(("arguments_not_object", "\"arguments\" is missing or not a JSON object"))
+        if isinstance(args, dict):
+            args_text = None
+            if body.args is not None:  # align the repaired text with what was streamed
+                args_text = body.args.raw if decoded.status == "proposed" else _value_text(
+                    decoded.text, body.args_offset)
+            closed = stream.close(decoded=_Decoded(args, decoded.status, [], args_text))
+        else:
+            status = decoded.status if decoded.status != "proposed" else "rejected"
+            closed = stream.close(decoded=_Decoded(None, status, [], None))
+        status = closed.status
+        if body.args is None:
+            raw = text.strip(_JSON_WS)   # not streamed: the whole body is the raw text
+        else:  # the argument value as written (found brace- and string-aware even when malformed)
+            raw = (_value_text(text, body.args_offset) or text[body.args_offset:]).strip(_JSON_WS)
+            if decoded.status != "proposed" or unclosed is not None:
+                call.diag("call_body", "the whole <tool_call> body, as written", severity="info", raw=text)
+        finish_call(call, closed._replace(status=status, diagnostics=closed.diagnostics + diags, raw=raw))
+
+    # ---- bare JSON answers (option)
+    def _in_bare(self, final: bool) -> bool:
+        scanner = self._bare
+        buf = self._buf
+        if not scanner.done:
+            end = scanner.feed(buf)
+            if not scanner.strict:
+                return self._replay_bare()
+            piece = buf if end < 0 else buf[:end]
+            self._bare_parts.append(piece)
+            self._buf = buf = buf[len(piece):]
+            if not scanner.done:
+                if final:
+                    return self._replay_bare()
+                return False
+        if buf.strip(_JSON_WS):
+            return self._replay_bare()
+        if not final:
+            return False
+        text = "".join(self._bare_parts) + buf
+        decoded = _decode(text, False)
+        value = decoded.value
+        name = value.get("name") if isinstance(value, dict) else None
+        args = value.get("arguments") if isinstance(value, dict) else None
+        if not (isinstance(name, str) and self._names and name in self._names and isinstance(args, dict)):
+            return self._replay_bare()
+        self._buf = ""
+        call = self._begin_call(name, source="content")
+        closed = stream_arguments(call).close(decoded=_Decoded(args, decoded.status, [], None))
+        diags = list(decoded.diagnostics) + _extra_key_diags(value) + [
+            ("bare_json_call", "the whole answer is one JSON object naming a declared tool, without "
+                               "<tool_call>; accepted because bare_json_calls=True")]
+        finish_call(call, closed._replace(diagnostics=diags, raw=text.strip(_JSON_WS)))
+        self._mode = _CONTENT
+        return False
+
+    def _replay_bare(self) -> bool:
+        """Not a bare call after all: parse the held text as ordinary content."""
+        self._buf = "".join(self._bare_parts) + self._buf
+        self._bare_parts = []
+        self._bare = None
+        self._mode = _CONTENT
+        return True
+
+
+def _extra_key_diags(value: dict) -> list[tuple[str, str]]:
+    extra = sorted(set(value) - {"name", "arguments"})
+    if extra:
+        return [("extra_call_fields", f"ignored key(s) {extra} next to \"name\" and \"arguments\"")]
+    return []
+
+
+def _value_text(text: str | None, offset: int) -> str | None:
+    """The JSON value starting at ``offset`` of ``text`` (None when it does not end there)."""
+    if text is None:
+        return None
+    end = JsonValueScanner().feed(text[offset:])
+    return text[offset:offset + end] if end >= 0 else None
+
+
+class Qwen3Parser(HermesJsonParser):
+    """Qwen3: the model opens ``<think>`` itself when thinking (the very first thing it writes)."""
+
+    think_tag_at_start = True
+
+
+class Qwen3ThinkingParser(HermesJsonParser):
+    """Qwen3-Thinking-2507: the prompt already opened ``<think>\\n``; the output starts in reasoning."""
+
+    prompt_opens_reasoning = True
