@@ -1,0 +1,26 @@
+"""MiniMax-M2 golden vectors: byte-exact render, parse one-shot and streamed (every split point for
+short outputs, 1-char feeds, random splits; stream events consistent with the result)."""
+
+from __future__ import annotations
+
+import pytest
+
+from support import golden_params
+from glm_minimax_support import check_golden_parse_oneshot, check_golden_parse_streamed, check_golden_render
+
+FAMILIES = ("minimax_m2",)
+
+
+@pytest.mark.parametrize("row", [p for f in FAMILIES for p in golden_params("render", f)])
+def test_golden_render(row):
+    check_golden_render(row)
+
+
+@pytest.mark.parametrize("row", [p for f in FAMILIES for p in golden_params("parse", f)])
+def test_golden_parse_oneshot(row):
+    check_golden_parse_oneshot(row)
+
+
+@pytest.mark.parametrize("row", [p for f in FAMILIES for p in golden_params("parse", f)])
+def test_golden_parse_streamed(row):
+    check_golden_parse_streamed(row)
