@@ -17,6 +17,12 @@ from .output import (
 )
 from .prompt import RenderedPrompt, Segment
 from .registry import formats, get_format
+from .output import CallError
+from .limits import DEFAULT_LIMITS, Limits
+from .specs import ToolSpec, tool_specs
+from .canonical import canonical_json, canonical_value, fingerprint
+from .validation import MissingExtra, ToolSet
+from .openai_compat import ChatCompletionsStream, accumulate_deltas, error_result, to_openai_message
 
 __version__ = "0.1.0"
 
@@ -25,4 +31,7 @@ __all__ = [
     "Message", "Tool", "ToolCall", "FunctionCall", "FunctionDef", "ContentPart",
     "ParsedOutput", "ToolCallCandidate", "Diagnostic", "Event", "ContentDelta", "ReasoningDelta",
     "ToolCallStarted", "ArgumentsDelta", "ToolCallFinished", "ToolwireError", "UnknownFormat", "InvalidRequest",
+    "CallError", "Limits", "DEFAULT_LIMITS", "ToolSpec", "tool_specs", "canonical_json", "canonical_value",
+    "fingerprint", "MissingExtra", "ToolSet", "ChatCompletionsStream", "accumulate_deltas", "error_result",
+    "to_openai_message",
 ]

@@ -9,6 +9,9 @@ from typing import Any, Literal, Optional, Union
 from pydantic import BaseModel, ConfigDict, Field
 
 CandidateStatus = Literal["proposed", "repaired", "rejected", "truncated", "validated"]
+ErrorCode = Literal["unknown_tool", "missing_required", "unexpected_field", "type_mismatch", "enum_mismatch",
+                    "out_of_range", "pattern_mismatch", "invalid_json", "truncated", "too_large",
+                    "tool_choice_violation", "call_in_reasoning"]
 CandidateSource = Literal["content", "reasoning"]
 Severity = Literal["info", "warning", "error"]
 
@@ -25,6 +28,23 @@ class Diagnostic(BaseModel):
     call_index: Optional[int] = None
 
 
+class CallError(BaseModel):
+    """Why a candidate was rejected, in terms the model can act on (see :mod:`toolwire.validation`).
+
+    ``pointer`` is a JSON Pointer into the arguments (``""`` is the whole object); ``expected`` and ``got``
+    say what the schema wanted and what came (``got`` is abbreviated when large); ``message`` tells the
+    model what to change; ``retryable`` is true when re-emitting the call can fix it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    code: ErrorCode
+    pointer: str = ""
+    expected: Any = None
+    got: Any = None
+    message: str
+    retryable: bool = True
+
+
 class ToolCallCandidate(BaseModel):
     """A tool call the model proposed. It is a request, never an execution.
 
@@ -32,6 +52,9 @@ class ToolCallCandidate(BaseModel):
     text the model wrote for them. ``status`` is ``proposed`` (well formed), ``repaired`` (well formed
     after a repair that a diagnostic describes), ``rejected`` (unusable, e.g. unknown tool), ``truncated``
     (the output ended inside the call) or ``validated`` (after schema validation).
+
+    :meth:`validate` fills ``errors`` (why it was rejected), ``canonical_arguments`` (the schema-checked
+    canonical value, only when validated) and ``tool_version``.
     """
 
     index: int
@@ -42,10 +65,39 @@ class ToolCallCandidate(BaseModel):
     status: CandidateStatus = "proposed"
     source: CandidateSource = "content"
     diagnostics: list[Diagnostic] = Field(default_factory=list)
+    errors: list[CallError] = Field(default_factory=list)
+    canonical_arguments: Optional[dict[str, Any]] = None
+    tool_version: Optional[str] = None
 
     def arguments_json(self) -> str:
         """The arguments as a JSON string (non-ASCII kept), as OpenAI's ``function.arguments``."""
         return json.dumps(self.arguments, ensure_ascii=False)
+
+    def validate(self, tools: Any, **options: Any) -> "ToolCallCandidate":  # type: ignore[override]
+        """This call checked against ``tools`` (definitions in any vocabulary, ToolSpecs or a ToolSet).
+        Returns a new candidate, ``validated`` or ``rejected`` with ``errors``; this one is unchanged.
+        Options: ``tool_choice``, ``limits``, ``fill_defaults``, ``promote_reasoning_calls``, ``formats``."""
+        from .validation import validate_candidate
+
+        return validate_candidate(self, tools, **options)
+
+    def fingerprint(self, scope: Any = None) -> str:
+        """Stable SHA-256 over (tool name, tool version, canonical arguments, ``scope``): the base of an
+        idempotency key. Only a validated candidate has one (its arguments were checked)."""
+        from .canonical import fingerprint
+        from .errors import ToolwireError
+
+        if self.status != "validated" or self.canonical_arguments is None:
+            raise ToolwireError(f"call {self.index} ({self.name!r}) is {self.status}, not validated: "
+                                "validate it before fingerprinting")
+        return fingerprint(self.name, self.canonical_arguments, version=self.tool_version, scope=scope)
+
+    def to_error_result(self) -> dict[str, Any]:
+        """The uniform error envelope ``{"ok": false, "error": {"type", "retryable", "details"}, "meta":
+        {"tool", "call_id"}}`` to send back to the model as this call's tool message."""
+        from .openai_compat import error_result
+
+        return error_result(self)
 
 
 class ParsedOutput(BaseModel):
@@ -57,6 +109,27 @@ class ParsedOutput(BaseModel):
     tool_calls: list[ToolCallCandidate] = Field(default_factory=list)
     diagnostics: list[Diagnostic] = Field(default_factory=list)
     truncated: bool = False
+
+    def validate(self, tools: Any, *, tool_choice: Any = "auto", **options: Any) -> "ParsedOutput":  # type: ignore[override]
+        """Every call checked against ``tools`` and ``tool_choice`` (``auto``, ``none``, ``required`` or a
+        named tool); returns a new ParsedOutput whose calls are ``validated`` or ``rejected``. Options:
+        ``limits``, ``fill_defaults``, ``promote_reasoning_calls``, ``formats`` (see toolwire.validation)."""
+        from .validation import validate_output
+
+        return validate_output(self, tools, tool_choice=tool_choice, **options)
+
+    def to_openai_message(self, **options: Any) -> dict[str, Any]:
+        """The Chat Completions assistant message: ``content``, ``reasoning_content`` and ``tool_calls``
+        (``arguments`` as a JSON string). See :func:`toolwire.openai_compat.to_openai_message`."""
+        from .openai_compat import to_openai_message
+
+        return to_openai_message(self, **options)
+
+    def finish_reason(self, **options: Any) -> str:
+        """``length`` when the output was truncated, ``tool_calls`` when it holds a complete call, else ``stop``."""
+        from .openai_compat import finish_reason
+
+        return finish_reason(self, **options)
 
     def codes(self) -> list[str]:
         """All diagnostic codes, output-level then per call, in order (handy in tests and logs)."""
