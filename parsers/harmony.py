@@ -22,18 +22,16 @@ so marker text spelled with ordinary tokens stays text.
 
 from __future__ import annotations
 
-import codecs
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any, Sequence
 
 from toolwire.errors import StreamClosed
 from toolwire.limits import DEFAULT_LIMITS, Limits, size_problem
-from toolwire.output import Diagnostic, Event, ToolCallCandidate, ToolCallFinished
+from toolwire.output import Diagnostic, Event
 
 from .base import CallBuilder, StreamParser
-from .json_body import ArgumentsStream, ClosedArguments
+from .json_body import ArgumentsStream, finish_call, stream_arguments, worse_status
 from .lexer import MarkerScanner
 
 MARKERS: dict[str, str] = {
@@ -51,6 +49,7 @@ START, END, MESSAGE, CHANNEL = MARKERS["start"], MARKERS["end"], MARKERS["messag
 CONSTRAIN, CALL, RETURN = MARKERS["constrain"], MARKERS["call"], MARKERS["return"]
 ROLES = frozenset({"assistant", "user", "system", "developer", "tool"})
 _SCANNER = MarkerScanner(MARKERS.values())
+_MARKER_SET = frozenset(MARKERS.values())
 _CHANNEL_VALUE = re.compile(r"[^\s<]*")
 _ASCII_WS = re.compile(r"[ \t\n\r\x0c]+")
 MAX_HEADER_CHARS = 256
@@ -132,55 +131,23 @@ def parse_header(text: str, role: str | None) -> Header:
 
 # ------------------------------------------------------------------------------------------- the parser
 
-class _JsonCall(CallBuilder):
-    """A call whose fragments are its raw JSON (from ArgumentsStream), so closing adds no brace."""
-
-    __slots__ = ()
-
-    def close_json(self, closed: ClosedArguments, status: str, raw: str) -> ToolCallCandidate:
-        if self.status != "rejected" or status == "truncated":
-            self.status = status
-        self.arguments = closed.arguments
-        self.raw(raw)
-        cand = ToolCallCandidate(index=self.index, id=self.id, name=self.name, arguments=self.arguments,
-                                 raw_arguments="".join(self.raw_parts), status=self.status, source=self.source,
-                                 diagnostics=self.diagnostics)
-        self.parser._events.append(ToolCallFinished(self.index, cand))
-        self.parser._candidates.append(cand)
-        return cand
-
-
 @dataclass
 class _Body:
     """The message being read: where its text goes, and a call's argument state."""
 
     kind: str                                 # "content" | "reasoning" | "call" | "foreign"
     header: Header | None
-    call: _JsonCall | None = None
+    call: CallBuilder | None = None
     args: ArgumentsStream | None = None
     trailing: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class _TokenTable:
-    markers: dict[int, str]
-    specials: dict[int, str]
-    encoding: Any
-
-
-@lru_cache(maxsize=8)
-def _token_table(encoding: Any) -> _TokenTable:
-    """Special ids of a tiktoken-like encoding (``encode_single_token``, ``special_tokens_set``)."""
-    markers = {encoding.encode_single_token(m): m for m in MARKERS.values()}
-    specials = {encoding.encode_single_token(s): s for s in getattr(encoding, "special_tokens_set", ())}
-    return _TokenTable(markers, specials, encoding)
-
-
 class HarmonyStreamParser(StreamParser):
     """Streaming parser for gpt-oss output (text, or token ids with ``encoding=``).
 
-    Options: ``promote_reasoning_calls`` (accept analysis-channel calls), ``encoding`` (for ``feed(ids=...)``),
+    Options: ``promote_reasoning_calls`` (accept analysis-channel calls), ``encoding`` (for ``feed(ids=...)``:
+    the o200k_harmony tiktoken encoding, or any tokenizer :mod:`toolwire.tokenize` accepts),
     ``limits`` (:class:`toolwire.limits.Limits`: call count, argument size and depth), ``max_header_chars``.
     ``thinking`` is accepted for the common interface; gpt-oss always reasons.
     """
@@ -191,9 +158,12 @@ class HarmonyStreamParser(StreamParser):
         super().__init__(tools, thinking=thinking, promote_reasoning_calls=promote_reasoning_calls)
         self.limits = limits or DEFAULT_LIMITS
         self.max_header_chars = max_header_chars
-        self._tokens = _token_table(encoding) if encoding is not None else None
+        self._decoder = None
+        if encoding is not None:
+            from toolwire.tokenize import TokenDecoder
+
+            self._decoder = TokenDecoder(encoding)
         self._ids_mode = False
-        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self._body: _Body | None = None
         self._new_header(role="assistant", started=True, explicit=False)
 
@@ -208,7 +178,7 @@ class HarmonyStreamParser(StreamParser):
             raise ValueError("pass text or ids, not both")
         if self._flushed:
             raise StreamClosed("feed() after flush() or finish()")
-        if self._tokens is None:
+        if self._decoder is None:
             raise ValueError("feeding token ids needs stream(..., encoding=<o200k_harmony encoding>)")
         if self._buf:
             raise ValueError("this stream is being fed text; feed(text) only")
@@ -217,40 +187,32 @@ class HarmonyStreamParser(StreamParser):
         return self._drain()
 
     def _feed_ids(self, ids: Sequence[int]) -> None:
-        table = self._tokens
-        pending = bytearray()
-        for tid in ids:
-            special = table.specials.get(tid)
-            if special is None:
+        try:
+            pieces = self._decoder.feed(ids)
+        except (KeyError, ValueError, TypeError, OverflowError):
+            pieces = []  # an id outside the vocabulary: go one by one to find it
+            for tid in ids:
                 try:
-                    pending += table.encoding.decode_single_token_bytes(tid)
+                    pieces += self._decoder.feed([tid])
                 except (KeyError, ValueError, TypeError, OverflowError):
-                    self._flush_bytes(pending)
-                    pending = bytearray()
                     self._diag("invalid_token_id", f"token id {tid!r} is not in the vocabulary", raw=str(tid))
-                continue
-            self._flush_bytes(pending, final=True)
-            pending = bytearray()
-            marker = table.markers.get(tid)
-            if marker is not None:
-                self._on_marker(marker)
-            else:
-                self._diag("unexpected_special_token", f"special token {special} is not part of the harmony "
-                           "format; ignored", raw=special)
-        self._flush_bytes(pending)
+        self._on_pieces(pieces)
 
-    def _flush_bytes(self, data: bytes, final: bool = False) -> None:
-        text = self._decoder.decode(bytes(data), final)
-        if final:
-            self._decoder.reset()
-        if text:
-            self._on_text(text)
+    def _on_pieces(self, pieces) -> None:
+        for text, special in pieces:
+            if not special:
+                self._on_text(text)
+            elif text in _MARKER_SET:
+                self._on_marker(text)
+            else:
+                self._diag("unexpected_special_token", f"control token {text} is not part of the harmony format; "
+                           "ignored", raw=text)
 
     # ---- the base's hook
     def _advance(self, final: bool) -> None:
         if self._ids_mode:
             if final:
-                self._flush_bytes(b"", final=True)
+                self._on_pieces(self._decoder.flush())
         else:
             buf, pos = self._buf, 0
             while True:
@@ -328,7 +290,6 @@ class HarmonyStreamParser(StreamParser):
         name = recipient[len("functions."):] if recipient.startswith("functions.") else recipient
         source = "reasoning" if header.channel == "analysis" else "content"
         call = self._begin_call(name, source=source)
-        call.__class__ = _JsonCall
         if source == "reasoning":
             if self.promote_reasoning_calls:
                 call.diag("call_in_reasoning_promoted", "a call on the analysis channel, promoted as asked "
@@ -341,7 +302,7 @@ class HarmonyStreamParser(StreamParser):
             call.status = "rejected"
             call.diag("too_large", f"more than {self.limits.max_calls} calls in one output", severity="error")
         self._body.call = call
-        self._body.args = ArgumentsStream(call._fragment)
+        self._body.args = stream_arguments(call)
 
     # ---- routing
     def _on_text(self, text: str) -> None:
@@ -413,24 +374,20 @@ class HarmonyStreamParser(StreamParser):
         complete = stream.scanner.done
         truncated = eof and not complete
         closed = stream.close(truncated=truncated)
-        status = closed.status
-        for code, message in closed.diagnostics:
-            call.diag(code, message, severity="error" if status in ("rejected", "truncated") else "warning")
-        if cut and not complete and status != "rejected":
-            status = "rejected"
+        if cut and not complete:
+            call.status = "rejected"
             call.diag("incomplete_arguments", "the call's message ended before its JSON did", severity="error")
         trailing = "".join(body.trailing)
         if trailing.strip():
             call.diag("trailing_text", "text after the arguments' JSON object was ignored", raw=trailing)
-            if status == "proposed":
-                status = "repaired"
+            call.status = worse_status(call.status, "repaired")
         problem = size_problem(closed.arguments, closed.raw, self.limits)
         if problem:
-            status = "rejected"
+            call.status = "rejected"
             call.diag("too_large", problem, severity="error")
         if truncated:
             self._truncated = True
-        call.close_json(closed, status, closed.raw + trailing)
+        finish_call(call, closed, raw=stream.raw + trailing)
 
     def _at_end(self) -> None:
         if self._body is not None:
