@@ -177,6 +177,8 @@ class XmlToolParser(StreamParser):
         message = "text outside the call structure was kept here, not in any argument"
         if self._call is not None:
             self._call.diag(code, message, raw=text)
+            if self._call.status == "proposed":
+                self._call.status = "repaired"
         else:
             self._diag(code, message, raw=text)
 
@@ -282,6 +284,8 @@ class XmlToolParser(StreamParser):
             self._state = "func_name"
             return True
         if hit.marker == g.call_close:
+            if not "".join(self._junk).strip(WHITESPACE):
+                self._diag("empty_tool_call", "a tool-call block without a function", severity="info")
             self._flush_junk("malformed_tool_call")
             self._skip(len(hit.marker))
             self._after_block()

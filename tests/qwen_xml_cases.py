@@ -80,6 +80,11 @@ def load_corpus(family_dir: str) -> list:
     return [pytest.param(r, id=r["name"]) for r in rows]
 
 
+def corpus_tools(family_dir: str) -> list[dict]:
+    """The tools the corpus outputs were written against (fixtures/<family_dir>/tools.json)."""
+    return json.loads((FIXTURES / family_dir / "tools.json").read_text(encoding="utf-8"))
+
+
 def check_corpus_row(row: dict, tools: list[dict]) -> None:
     """A malformed output gives exactly the expected result, the same for every split, and loses no text."""
     fmt = toolwire.get_format(row["format"])
