@@ -98,20 +98,21 @@ def check_chunking(fmt, text: str, tools=None, *, seed: int = 0, **kw):
 
 def reference_render(family: str, messages: list, tools: list | None = None, *, thinking: bool | None = None,
                      add_generation_prompt: bool = True, **variables) -> str:
-    """The real template's output through transformers' ``render_jinja_template``."""
+    """The real template's output through transformers, fed as ``apply_chat_template`` feeds it
+    (top-level None-valued keys dropped, arguments decoded to objects)."""
     require_shared()
     path = REAL / "templates" / f"{TEMPLATE_FILES[family]}.jinja"
     if not path.exists():
         pytest.skip(f"{path} is absent")
-    render = pytest.importorskip("transformers.utils.chat_template_utils").render_jinja_template
-    msgs = json.loads(json.dumps(messages))
+    hf = pytest.importorskip("transformers.utils.chat_template_utils")
+    msgs = [{k: v for k, v in m.items() if v is not None} for m in json.loads(json.dumps(messages))]
     for m in msgs:
         for call in m.get("tool_calls") or []:
             if isinstance(call["function"].get("arguments"), str):
                 call["function"]["arguments"] = json.loads(call["function"]["arguments"])
     if thinking is not None and family != "minimax_m2":
         variables["enable_thinking"] = thinking
-    out, _ = render(conversations=[msgs], tools=tools, chat_template=path.read_text(encoding="utf-8"),
+    out, _ = hf.render_jinja_template(conversations=[msgs], tools=tools, chat_template=path.read_text(encoding="utf-8"),
                     add_generation_prompt=add_generation_prompt, **variables)
     return out[0]
 
@@ -219,3 +220,44 @@ def visible_chars(text: str, markers) -> Counter:
 
 def family(name: str):
     return toolwire.get_format(name)
+
+
+# ---- conversations for differential tests against the real templates
+
+_texts = strings
+_parts = st.lists(st.builds(lambda t: {"type": "text", "text": t}, _texts), min_size=1, max_size=2)
+
+
+@st.composite
+def conversations(draw, *, tool_names=("get_weather", "run_code")) -> list[dict]:
+    """Random OpenAI conversations: system/user/assistant (content, reasoning under any alias, calls with
+    JSON-string or object arguments)/tool messages (string, parts or no content), in any order."""
+    msgs: list[dict] = []
+    for _ in range(draw(st.integers(1, 6))):
+        role = draw(st.sampled_from(["system", "user", "user", "assistant", "assistant", "tool"]))
+        if role in ("system", "user"):
+            msgs.append({"role": role, "content": draw(st.one_of(_texts, _parts))})
+        elif role == "tool":
+            msgs.append({"role": "tool", "tool_call_id": "c0",
+                         "content": draw(st.one_of(_texts, _parts, st.none()))})
+        else:
+            msg = {"role": "assistant", "content": draw(st.one_of(st.none(), _texts, _parts))}
+            alias = draw(st.sampled_from([None, "reasoning_content", "reasoning_content", "reasoning"]))
+            if alias:
+                msg[alias] = draw(_texts)
+            calls = draw(st.lists(st.tuples(st.sampled_from(tool_names), argument_sets, st.booleans()), max_size=2))
+            if calls:
+                msg["tool_calls"] = [
+                    {"id": f"c{i}", "type": "function",
+                     "function": {"name": n, "arguments": json.dumps(a) if as_text else a}}
+                    for i, (n, a, as_text) in enumerate(calls)]
+            msgs.append(msg)
+    return msgs
+
+
+DIFF_TOOLS = [
+    {"type": "function", "function": {"name": "get_weather", "description": "Weather <b>now</b> & \u00e9t\u00e9.",
+                                      "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}},
+    {"type": "function", "function": {"name": "run_code", "parameters": {"type": "object", "properties": {
+        "code": {"type": "string"}, "timeout": {"type": ["integer", "null"]}}}}},
+]
