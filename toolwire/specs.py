@@ -53,7 +53,7 @@ class ToolSpec(BaseModel):
             head, _, rest = field.partition(".")
             return InvalidToolDefinition(detail, tool=tool, field=names.get(head, head) + (f".{rest}" if rest else ""))
 
-        tool = name if isinstance(name, str) else None
+        tool = name if isinstance(name, str) and name.strip() else None
         if not isinstance(name, str) or not name.strip():
             raise fail("name", f"must be a non-empty string, got {name!r}")
         if description is not None and not isinstance(description, str):
@@ -117,7 +117,8 @@ class ToolSpec(BaseModel):
         name = _name_of(data)
         if "inputSchema" not in data:
             raise InvalidToolDefinition("is required for an MCP tool", tool=name, field="inputSchema")
-        annotations = data.get("annotations") or {}
+        annotations = data.get("annotations")
+        annotations = {} if annotations is None else annotations
         if not isinstance(annotations, dict):
             raise InvalidToolDefinition("must be an object", tool=name, field="annotations")
         for hint in ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"):
@@ -170,8 +171,10 @@ class ToolSpec(BaseModel):
                 schema["description"] = param_docs[param.name]
             if param.default is param.empty:
                 required.append(param.name)
-            elif _is_json(param.default):
-                schema["default"] = param.default
+            else:
+                default = _json_default(hints[param.name], param.default)
+                if default is not _NO_DEFAULT:
+                    schema["default"] = default
             properties[param.name] = schema
         input_schema: dict[str, Any] = {"type": "object", "properties": properties}
         if required:
@@ -311,18 +314,23 @@ def _type_schema(hint: Any, defs: dict[str, Any], tool: str, field: str) -> dict
     return schema
 
 
-def _is_json(value: Any) -> bool:
+_NO_DEFAULT = object()
+
+
+def _json_default(hint: Any, default: Any) -> Any:
+    """The default as JSON (an Enum member becomes its value, a model its dict), or ``_NO_DEFAULT``."""
     try:
+        value = TypeAdapter(hint).dump_python(default, mode="json")
         json.dumps(value, allow_nan=False)
-    except (TypeError, ValueError):
-        return False
-    return True
+    except Exception:  # not representable: the schema simply has no default
+        return _NO_DEFAULT
+    return value
 
 
 _SECTION = re.compile(r"^(Args|Arguments|Parameters|Params|Keyword Args|Keyword Arguments)\s*:?\s*$")
 _OTHER_SECTION = re.compile(r"^(Returns?|Yields?|Raises?|Examples?|Notes?|See Also|Warnings?|Attributes)\s*:?\s*$")
-_GOOGLE_ITEM = re.compile(r"^(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
-_NUMPY_ITEM = re.compile(r"^(\w+)\s*(?::\s*.*)?$")
+_GOOGLE_ITEM = re.compile(r"^(\w+)(?:\s*\([^)]*\))?:\s*(.*)$")  # "name: text", "name (type): text"
+_NUMPY_ITEM = re.compile(r"^(\w+)(?:\s+:.*)?$")  # "name : type" (the text follows, indented)
 _SPHINX_ITEM = re.compile(r"^:param\s+(?:[^:]*\s)?(\w+)\s*:\s*(.*)$")
 
 

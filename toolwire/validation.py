@@ -415,17 +415,26 @@ def _map_error(error: Any, reported_missing: dict[str, set[str]]) -> list[CallEr
         return [_err("pattern_mismatch", f"{_where(pointer)} must be a valid {value}; got {_show(instance)}.",
                      pointer=pointer, expected=f"format {value}", got=preview(instance))]
     if keyword in ("anyOf", "oneOf") and error.context:
-        branch_types = [c for c in error.context if c.validator == "type" and not c.relative_path]
-        if len(branch_types) == len(error.context):
-            types = []
-            for c in branch_types:
-                types.extend(c.validator_value if isinstance(c.validator_value, list) else [c.validator_value])
-            return [_err("type_mismatch", f"{_where(pointer)} must be {_article(_type_words({'type': types}))}, "
-                         f"not {_article(json_type(instance))} ({_show(instance)}).",
-                         pointer=pointer, expected=types, got=json_type(instance))]
-        best = _jsonschema().exceptions.best_match(error.context)
-        if best is not None:
-            return _map_error(best, reported_missing)
+        branches: dict[Any, list[Any]] = {}
+        for sub in error.context:
+            branches.setdefault(sub.relative_schema_path[0], []).append(sub)
+        wrong_type = {k for k, subs in branches.items()
+                      if all(e.validator == "type" and not e.relative_path for e in subs)}
+        fitting = [k for k in branches if k not in wrong_type]
+        if fitting:  # the value has the right type for a branch: say what is wrong inside it
+            out: list[CallError] = []
+            for sub in branches[fitting[0]]:
+                out.extend(_map_error(sub, reported_missing))
+            return out
+        types: list[str] = []
+        for k in sorted(wrong_type, key=str):
+            for sub in branches[k]:
+                for t in sub.validator_value if isinstance(sub.validator_value, list) else [sub.validator_value]:
+                    if t not in types:
+                        types.append(t)
+        return [_err("type_mismatch", f"{_where(pointer)} must be {_article(_type_words({'type': types}))}, "
+                     f"not {_article(json_type(instance))} ({_show(instance)}).",
+                     pointer=pointer, expected=types, got=json_type(instance))]
     return [_err("type_mismatch", f"{_where(pointer)} does not match the schema: {error.message}.",
                  pointer=pointer, expected=preview(value), got=preview(instance))]
 
@@ -459,7 +468,7 @@ def _type_words(schema: dict) -> str | None:
 def _article(words: str | None) -> str:
     if not words:
         return "a value"
-    if words.startswith("one of"):
+    if words.startswith("one of") or words.startswith("null"):
         return words
     return ("an " if words[0] in "aeiou" else "a ") + words
 
