@@ -46,6 +46,7 @@ _RANK = {"proposed": 0, "repaired": 1, "rejected": 2}
 
 # parser states
 _REASONING, _CONTENT, _BLOCK, _INVOKE_HEADER, _INVOKE, _PARAM_HEADER, _VALUE, _AFTER_BLOCK = range(8)
+_TEXT_STATES = (_REASONING, _CONTENT, _AFTER_BLOCK)
 
 
 @dataclass(frozen=True)
@@ -172,17 +173,19 @@ class DsmlStreamParser(StreamParser):
             self._diag("junk_in_block", "text between invokes was ignored", raw=junk)
 
     def _unmatched(self, hit, final: bool, emit) -> bool:
-        """No marker found: ``emit`` the safe text; at the end of output an unfinished marker (``<`` and at
-        least one more character) is reported instead of emitted. Returns False (wait for more text)."""
+        """No marker found: ``emit`` the safe text. At the end of output an unfinished marker is reported
+        instead of emitted: inside the block any tag prefix; in free text ``<`` plus at least one more
+        character (a lone ``<`` there is text). Returns False (wait for more text)."""
         text, pos, end = self._text, self._pos, hit.start
+        in_text = self._state in _TEXT_STATES
         if final:
             held = self.grammar.scanner(self._state, self._in_reasoning).scan(text, pos).start
             tail = text[held:].lstrip("\n")
-            if len(tail) >= 2 and tail[0] == "<":
+            if tail[:1] == "<" and (len(tail) >= 2 or not in_text):
                 end = held
         emit(text[pos:end])
         if end < len(text) and final:
-            if self._state not in (_REASONING, _CONTENT, _AFTER_BLOCK):
+            if not in_text:
                 self._structure(text[end:])
             self._diag("truncated_marker", "the output ended inside a marker", raw=text[end:])
             self._truncated = True
