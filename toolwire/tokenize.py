@@ -1,0 +1,399 @@
+"""Injection-safe token ids for rendered prompts, and token ids back to (text, is_special) pieces.
+
+:func:`encode_segments` turns a :class:`~toolwire.prompt.RenderedPrompt`'s segments into token ids in
+which only the control tokens the format itself wrote can appear as control ids:
+
+* in a ``special`` segment every control token of the tokenizer (``<|im_start|>``, DeepSeek V4's
+  ``｜DSML｜`` inside ``<｜DSML｜tool_calls>``) becomes its single id; a special segment that holds no control
+  token of this tokenizer is an error (:class:`MarkerNotInVocabulary`: wrong tokenizer for the format) when
+  it is shaped like one control token (``<|name|>``, ``<｜name｜>``, ``[NAME]``, ``<name>``); other marker
+  fragments (DSML's ``" string="true">`` closing a parameter tag) are plain text to every tokenizer;
+* all other text (``template`` and ``content`` segments, and the plain text around control tokens inside a
+  special segment) is joined into runs and encoded as plain text: the tokenizer's model and pre-tokenizer
+  only, never its added-token matcher, so user text that spells ``<|im_end|>`` stays ordinary tokens.
+
+Because a tokenizer also splits its input at control tokens before encoding the text between them, the ids
+equal ``tokenizer(prompt.text, add_special_tokens=False)`` whenever no content spells a control token
+(no BOS is ever added: a format that wants BOS writes it as a special segment).
+
+:class:`TokenDecoder` is the inverse, for stream parsers fed token ids: ``feed(ids)`` returns
+:class:`TokenPiece` items whose ``special`` flag says whether the text came from a control-token id (a real
+marker) or from ordinary tokens (text, even when it spells a marker). UTF-8 sequences split across tokens
+are held back until complete; the work per id is bounded (linear in the output).
+
+Accepted tokenizers: a ``transformers`` tokenizer, a ``tokenizers.Tokenizer``, any object with
+``encode_ordinary(text)`` and ``encode_single_token(text)`` (``tiktoken.Encoding``), and mistral-common
+tokenizers (``MistralTokenizer``, an instruct tokenizer, ``Tekkenizer`` or ``SentencePieceTokenizer``).
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from collections import OrderedDict
+from typing import Any, Callable, Iterable, NamedTuple, Sequence
+
+from .errors import ToolwireError
+
+
+class MarkerNotInVocabulary(ToolwireError, ValueError):
+    """A ``special`` segment holds no control token of this tokenizer (the tokenizer does not match the format)."""
+
+    code = "marker_not_in_vocabulary"
+
+    def __init__(self, marker: str, tokenizer: str):
+        self.marker = marker
+        super().__init__(f"special segment {marker!r} is not a control token of {tokenizer}")
+
+
+class UnsupportedTokenizer(ToolwireError, TypeError):
+    """The object is none of the accepted tokenizer kinds."""
+
+    code = "unsupported_tokenizer"
+
+
+class TokenPiece(NamedTuple):
+    """Decoded text and whether it came from a control-token id (``special``) or from ordinary tokens."""
+
+    text: str
+    special: bool
+
+
+# ---------------------------------------------------------------- vocabularies (one adapter per tokenizer kind)
+
+class Vocabulary:
+    """What toolwire needs from a tokenizer. Subclasses fill ``control`` (text -> id) and implement
+    :meth:`encode_plain` plus one of :meth:`token_bytes` / :meth:`decode_plain`."""
+
+    kind = "tokenizer"
+
+    def __init__(self, control: dict[str, int]):
+        self.control = control
+        self.control_ids = {i: t for t, i in control.items()}
+        ordered = sorted(control, key=len, reverse=True)
+        self._finder = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+
+    def encode_plain(self, text: str) -> list[int]:
+        """``text`` as ordinary tokens: no control token can come out of it."""
+        raise NotImplementedError
+
+    def encode(self, text: str) -> list[int]:
+        """``text`` with every control token recognised: what the tokenizer itself does with a string."""
+        ids: list[int] = []
+        pos = 0
+        for m in self.find_controls(text):
+            if m.start() > pos:
+                ids.extend(self.encode_plain(text[pos:m.start()]))
+            ids.append(self.control[m.group()])
+            pos = m.end()
+        if pos < len(text):
+            ids.extend(self.encode_plain(text[pos:]))
+        return ids
+
+    def find_controls(self, text: str) -> Iterable[re.Match]:
+        """Control-token occurrences in ``text``, leftmost, longest first."""
+        return self._finder.finditer(text) if self._finder is not None else ()
+
+    token_bytes: Callable[[int], bytes] | None = None
+    """The exact bytes of an ordinary token, where the tokenizer exposes them (byte-level vocabularies)."""
+
+    def decode_plain(self, ids: Sequence[int]) -> str:
+        """Text of a run of ordinary ids (used where :attr:`token_bytes` is not available)."""
+        raise NotImplementedError
+
+
+def _whitespace_only(text: str) -> bool:
+    return text.isspace()
+
+
+class _TokenizersVocab(Vocabulary):
+    """``tokenizers.Tokenizer`` (also the backend of ``transformers`` fast tokenizers)."""
+
+    kind = "tokenizers.Tokenizer"
+
+    def __init__(self, tok: Any, reference: Callable[[str], list[int]] | None = None):
+        added = {i: a.content for i, a in tok.get_added_tokens_decoder().items()}
+        # whitespace-only added tokens (Gemma's "\n\n" runs) are ordinary text the template also writes
+        super().__init__({t: i for i, t in added.items() if not _whitespace_only(t)})
+        self._tok = tok
+        self._model = tok.model
+        self._normalizer = tok.normalizer
+        self._pre = tok.pre_tokenizer
+        ordinary = sorted((t for t in added.values() if _whitespace_only(t)), key=len, reverse=True)
+        self._ordinary_added = {t: i for i, t in added.items() if _whitespace_only(t)}
+        self._ordinary_re = re.compile("|".join(map(re.escape, ordinary))) if ordinary else None
+        self._reference = reference
+
+    def _model_encode(self, text: str) -> list[int]:
+        if not text:
+            return []
+        if self._normalizer is not None:
+            text = self._normalizer.normalize_str(text)
+        pieces = self._pre.pre_tokenize_str(text) if self._pre is not None else [(text, None)]
+        return [t.id for piece, _ in pieces for t in self._model.tokenize(piece)]
+
+    def encode_plain(self, text: str) -> list[int]:
+        if self._ordinary_re is None:
+            return self._model_encode(text)
+        ids: list[int] = []
+        pos = 0
+        for m in self._ordinary_re.finditer(text):
+            ids.extend(self._model_encode(text[pos:m.start()]))
+            ids.append(self._ordinary_added[m.group()])
+            pos = m.end()
+        ids.extend(self._model_encode(text[pos:]))
+        return ids
+
+    def encode(self, text: str) -> list[int]:
+        if self._reference is not None:
+            return self._reference(text)
+        return self._tok.encode(text, add_special_tokens=False).ids
+
+    def decode_plain(self, ids: Sequence[int]) -> str:
+        return self._tok.decode(list(ids), skip_special_tokens=False)
+
+
+class _TransformersSlowVocab(Vocabulary):
+    """A ``transformers`` tokenizer without a ``tokenizers`` backend."""
+
+    kind = "transformers tokenizer"
+
+    def __init__(self, tok: Any):
+        super().__init__({t: i for t, i in tok.added_tokens_encoder.items() if not _whitespace_only(t)})
+        self._tok = tok
+
+    def encode_plain(self, text: str) -> list[int]:
+        plain = getattr(self._tok, "_encode_without_added_tokens", None)
+        if plain is not None:
+            return plain(text)
+        return self._tok.encode(text, add_special_tokens=False, split_special_tokens=True)
+
+    def encode(self, text: str) -> list[int]:
+        return self._tok.encode(text, add_special_tokens=False)
+
+    def decode_plain(self, ids: Sequence[int]) -> str:
+        return self._tok.decode(list(ids), skip_special_tokens=False, clean_up_tokenization_spaces=False)
+
+
+class _TiktokenVocab(Vocabulary):
+    """``tiktoken.Encoding`` or anything with ``encode_ordinary`` and ``encode_single_token``."""
+
+    kind = "tiktoken encoding"
+
+    def __init__(self, enc: Any):
+        specials = getattr(enc, "_special_tokens", None)
+        if not isinstance(specials, dict):
+            single = getattr(enc, "encode_single_token", None) or getattr(enc, "encode_special")
+            specials = {t: single(t) for t in getattr(enc, "special_tokens_set", ())}
+        super().__init__(dict(specials))
+        self._enc = enc
+        if hasattr(enc, "decode_single_token_bytes"):
+            self.token_bytes = enc.decode_single_token_bytes
+
+    def encode_plain(self, text: str) -> list[int]:
+        return list(self._enc.encode_ordinary(text)) if text else []
+
+    def decode_plain(self, ids: Sequence[int]) -> str:
+        return self._enc.decode(list(ids))
+
+
+class _MistralVocab(Vocabulary):
+    """mistral-common ``Tekkenizer`` / ``SentencePieceTokenizer`` (reached through ``MistralTokenizer``)."""
+
+    kind = "mistral-common tokenizer"
+
+    def __init__(self, raw: Any):
+        super().__init__({raw.id_to_piece(i): i for i in sorted(raw.special_ids)})
+        self._raw = raw
+        if hasattr(raw, "id_to_byte_piece"):  # Tekken: exact bytes of every ordinary token
+            self.token_bytes = raw.id_to_byte_piece
+
+    def encode_plain(self, text: str) -> list[int]:
+        return self._raw.encode(text, bos=False, eos=False) if text else []
+
+    def decode_plain(self, ids: Sequence[int]) -> str:
+        return self._raw.decode(list(ids))
+
+
+def _mistral_raw(obj: Any) -> Any | None:
+    for _ in range(3):
+        if hasattr(obj, "special_ids") and hasattr(obj, "id_to_piece") and hasattr(obj, "num_special_tokens"):
+            return obj
+        inner = getattr(obj, "instruct_tokenizer", None) or getattr(obj, "tokenizer", None)
+        if inner is None or inner is obj:
+            return None
+        obj = inner
+    return None
+
+
+_CACHE: "OrderedDict[int, tuple[Any, Vocabulary]]" = OrderedDict()
+
+
+def vocabulary(tokenizer: Any) -> Vocabulary:
+    """The :class:`Vocabulary` adapter for ``tokenizer`` (cached per tokenizer object)."""
+    if isinstance(tokenizer, Vocabulary):
+        return tokenizer
+    hit = _CACHE.get(id(tokenizer))
+    if hit is not None and hit[0] is tokenizer:
+        _CACHE.move_to_end(id(tokenizer))
+        return hit[1]
+    vocab = _make_vocabulary(tokenizer)
+    _CACHE[id(tokenizer)] = (tokenizer, vocab)
+    while len(_CACHE) > 16:
+        _CACHE.popitem(last=False)
+    return vocab
+
+
+def _make_vocabulary(tok: Any) -> Vocabulary:
+    if hasattr(tok, "get_added_tokens_decoder") and hasattr(tok, "pre_tokenizer") and hasattr(tok, "model"):
+        return _TokenizersVocab(tok)
+    if hasattr(tok, "encode_ordinary") and (hasattr(tok, "encode_single_token") or hasattr(tok, "encode_special")):
+        return _TiktokenVocab(tok)
+    if hasattr(tok, "added_tokens_encoder") and hasattr(tok, "encode"):
+        backend = getattr(tok, "backend_tokenizer", None)
+        if backend is not None:
+            vocab = _TokenizersVocab(backend, reference=lambda text: tok.encode(text, add_special_tokens=False))
+            vocab.kind = type(tok).__name__
+            return vocab
+        return _TransformersSlowVocab(tok)
+    raw = _mistral_raw(tok)
+    if raw is not None:
+        return _MistralVocab(raw)
+    raise UnsupportedTokenizer(
+        f"{type(tok).__name__} is not a supported tokenizer (transformers, tokenizers.Tokenizer, an object with "
+        "encode_ordinary/encode_single_token such as tiktoken.Encoding, or a mistral-common tokenizer)")
+
+
+# ---------------------------------------------------------------- prompt segments -> ids
+
+_TOKEN_SHAPED = re.compile(r"\s*(<[|｜][^<>\s]*[|｜]>|\[/?[A-Za-z_]+\]|</?[A-Za-z_][\w.-]*>)\s*\Z")
+
+def encode_segments(segments: Iterable[Any], tokenizer: Any, *, strict: bool = True) -> list[int]:
+    """Token ids of a rendered prompt's segments in which only ``special`` segments yield control ids.
+
+    ``segments`` are ``(kind, text, message_index)`` items (:class:`toolwire.prompt.Segment`). Raises
+    :class:`MarkerNotInVocabulary` when a special segment shaped like one control token is not a control
+    token of ``tokenizer``; ``strict=False`` encodes such a segment as plain text instead.
+    """
+    vocab = vocabulary(tokenizer)
+    ids: list[int] = []
+    run: list[str] = []
+
+    def flush() -> None:
+        if run:
+            text = "".join(run)
+            run.clear()
+            if text:
+                ids.extend(vocab.encode_plain(text))
+
+    for kind, text, _index in segments:
+        if kind != "special":
+            run.append(text)
+            continue
+        exact = vocab.control.get(text)
+        if exact is not None:
+            flush()
+            ids.append(exact)
+            continue
+        pos = 0
+        for m in vocab.find_controls(text):
+            run.append(text[pos:m.start()])
+            flush()
+            ids.append(vocab.control[m.group()])
+            pos = m.end()
+        if pos == 0 and strict and _TOKEN_SHAPED.match(text):
+            raise MarkerNotInVocabulary(text, vocab.kind)
+        run.append(text[pos:])
+    flush()
+    return ids
+
+
+def control_token_count(segments: Iterable[Any], tokenizer: Any) -> int:
+    """How many control ids :func:`encode_segments` emits for these segments (all from special segments)."""
+    vocab = vocabulary(tokenizer)
+    return sum(1 if seg[1] in vocab.control else sum(1 for _ in vocab.find_controls(seg[1]))
+               for seg in segments if seg[0] == "special")
+
+
+# ---------------------------------------------------------------- ids -> (text, is_special) pieces
+
+class TokenDecoder:
+    """Incremental ids -> :class:`TokenPiece` decoding for stream parsers fed token ids.
+
+    ``feed(ids)`` returns the pieces those ids complete: a control-token id is one ``special`` piece holding
+    its marker text; ordinary ids become ``special=False`` text, with an incomplete UTF-8 sequence held
+    back until its last byte arrives. ``flush()`` releases what is held back at the end of output.
+    A parser recognises a marker only in ``special`` pieces; marker text inside ordinary pieces is text.
+    """
+
+    def __init__(self, tokenizer: Any):
+        self.vocab = vocabulary(tokenizer)
+        self._utf8 = codecs.getincrementaldecoder("utf-8")("replace") if self.vocab.token_bytes else None
+        self._ids: list[int] = []   # left context (already emitted) + ids not yet emitted
+        self._read = 0               # ids[:read] are the emitted context
+
+    def feed(self, ids: Iterable[int]) -> list[TokenPiece]:
+        out: list[TokenPiece] = []
+        for tid in ids:
+            tid = int(tid)
+            marker = self.vocab.control_ids.get(tid)
+            if marker is not None:
+                self._release(out)
+                _append(out, TokenPiece(marker, True))
+            elif self._utf8 is not None:
+                _append(out, TokenPiece(self._utf8.decode(self.vocab.token_bytes(tid)), False))
+            else:
+                self._ids.append(tid)
+                self._step(out)
+        return [p for p in out if p.text]
+
+    def flush(self) -> list[TokenPiece]:
+        out: list[TokenPiece] = []
+        self._release(out)
+        return [p for p in out if p.text]
+
+    def _step(self, out: list[TokenPiece]) -> None:
+        # decode the new ids together with the previously emitted chunk as left context (tokenizers that
+        # decode text, like SentencePiece, need it for spaces); only the context and new ids are decoded
+        decode = self.vocab.decode_plain
+        before = decode(self._ids[:self._read]) if self._read else ""
+        after = decode(self._ids)
+        if after.endswith("\ufffd"):
+            return  # an incomplete character: wait for its next byte
+        _append(out, TokenPiece(after[len(before):] if after.startswith(before) else after, False))
+        del self._ids[:self._read]
+        self._read = len(self._ids)
+
+    def _release(self, out: list[TokenPiece]) -> None:
+        if self._utf8 is not None:
+            _append(out, TokenPiece(self._utf8.decode(b"", final=True), False))
+            self._utf8.reset()
+            return
+        if self._read < len(self._ids):
+            decode = self.vocab.decode_plain
+            before = decode(self._ids[:self._read]) if self._read else ""
+            _append(out, TokenPiece(decode(self._ids)[len(before):], False))
+        self._ids.clear()
+        self._read = 0
+
+
+def _append(out: list[TokenPiece], piece: TokenPiece) -> None:
+    if out and out[-1].special is False and piece.special is False:
+        out[-1] = TokenPiece(out[-1].text + piece.text, False)
+    else:
+        out.append(piece)
+
+
+def token_pieces(ids: Iterable[int], tokenizer: Any) -> list[TokenPiece]:
+    """All of ``ids`` as pieces (one-shot :class:`TokenDecoder`)."""
+    decoder = TokenDecoder(tokenizer)
+    pieces = decoder.feed(ids)
+    for piece in decoder.flush():
+        _append(pieces, piece)
+    return pieces
+
+
+__all__ = [
+    "encode_segments", "control_token_count", "vocabulary", "Vocabulary", "TokenDecoder", "TokenPiece",
+    "token_pieces", "MarkerNotInVocabulary", "UnsupportedTokenizer",
+]
