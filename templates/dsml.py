@@ -398,9 +398,14 @@ def parameter_value(version: DsmlVersion, value: Any) -> tuple[bool, str]:
     return False, text
 
 
+_NAME_BREAKERS = re.compile(r'["<>\n]')
+
+
 def _check_name(name: str, message_index: int | None, field: str) -> None:
-    if '"' in name:
-        raise UnrepresentableValue(f'{name!r} contains \'"\', which ends a DSML name attribute',
+    """Tool and parameter names are written raw inside a tag: ``"``, ``<``, ``>`` or a newline would end it."""
+    bad = _NAME_BREAKERS.search(name)
+    if bad:
+        raise UnrepresentableValue(f"{name!r} contains {bad.group()!r}, which would end the DSML tag",
                                    message_index=message_index, field=field)
 
 
