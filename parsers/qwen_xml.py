@@ -132,6 +132,8 @@ class XmlToolParser(StreamParser):
         self._pieces: list[str] = []       # a non-string value's text
         self._pending = ("", "")           # (framing newline, candidate closing tag) while undecided
         self._gap: list[str] = []          # whitespace held after a candidate tag or after a call block
+        self._carry = ""                   # a newline held after a rejected tag: value text or framing
+        self._skip_after = 0
         self._junk: list[str] = []         # unexpected text inside a call block
 
     # ------------------------------------------------------------------ driver
@@ -388,6 +390,7 @@ class XmlToolParser(StreamParser):
             self._call.begin_string(self._key)
         else:
             self._pieces = []
+        self._carry = ""
         self._state = "value"
         return True
 
@@ -395,14 +398,22 @@ class XmlToolParser(StreamParser):
         buf, g = self._buf, self.grammar
         framing = g.value_framing
         hit = g.value_scan.scan(buf, self._pos, final=self._final)
+        carry, self._carry = self._carry, ""
         if hit.marker:
             end = hit.start
             newline = ""
             if framing and end > self._pos and buf.startswith(framing, end - len(framing)):
                 end -= len(framing)
                 newline = framing
+                self._skip_after = len(framing)
+            elif end == self._pos and carry:
+                newline, carry = carry, ""  # the held newline was the framing of this tag
+                self._skip_after = 0
+            else:
+                self._skip_after = 0
+            self._carried(carry)
             self._value_piece(self._take(end))
-            self._skip(len(newline) + len(hit.marker))
+            self._skip(self._skip_after + len(hit.marker))
             self._pending = (newline, hit.marker)
             self._gap = []
             self._state = "closing"
@@ -410,8 +421,18 @@ class XmlToolParser(StreamParser):
         end = hit.start
         if not self._final and framing:
             end = _back_off_newlines(buf, self._pos, end, 1)
-        self._value_piece(self._take(end))
+        if end > self._pos or self._final:
+            self._carried(carry)
+            self._value_piece(self._take(end))
+        else:
+            self._carry = carry
         return False
+
+    def _carried(self, text: str) -> None:
+        """A held framing newline that turned out to be value text."""
+        if text:
+            self._call.raw(text)
+            self._value_piece(text)
 
     def _closing(self) -> bool:
         """A candidate closing tag was seen: decide from what follows it whether it closes the value."""
@@ -426,6 +447,9 @@ class XmlToolParser(StreamParser):
             if any(f and self._can_become(f) for f in followers):
                 return False
             text = newline + tag + "".join(self._gap)  # it was value text after all
+            framing = self.grammar.value_framing
+            if framing and text.endswith(framing):  # ...but its last newline may frame the next closing tag
+                text, self._carry = text[:-len(framing)], framing
             self._call.raw(text)
             self._value_piece(text)
             self._gap = []

@@ -111,3 +111,99 @@ def check_corpus_row(row: dict, tools: list[dict]) -> None:
     result, events = stream_parse(fmt, row["output"], tools=use_tools, **opts)
     assert full_state(result) == one_shot
     assert_events_consistent(result, events)
+
+
+# ---------------------------------------------------------------- round trip (hypothesis)
+
+from hypothesis import assume, strategies as st  # noqa: E402
+
+from toolwire.errors import UnrepresentableValue  # noqa: E402
+
+RT_TOOLS = [
+    {"type": "function", "function": {"name": "do_it", "description": "Every JSON type.", "parameters": {
+        "type": "object", "properties": {
+            "s": {"type": "string"}, "i": {"type": "integer"}, "n": {"type": "number"}, "b": {"type": "boolean"},
+            "z": {"type": "null"}, "a": {"type": "array"}, "o": {"type": "object"},
+            "ns": {"type": ["string", "null"]}, "e": {"enum": ["red", "green"]}}}}},
+    {"type": "function", "function": {"name": "other_tool", "description": "Strings only.", "parameters": {
+        "type": "object", "properties": {"path": {"type": "string"}, "body": {"type": "string"}}}}},
+]
+"""Round-trip tools: one typed parameter per JSON type (``u`` is undeclared, so it stays a string)."""
+
+_MARKUP = st.sampled_from(["</parameter>", "<parameter=x>", "</function>", "<function=y>", "</tool_call>",
+                           "<tool_call>", "<seed:tool_call>", "</seed:tool_call>", "</think>", "\n", " ", "\t",
+                           "\r\n", "<", ">", "&amp;", "\"'\\"])
+texts = st.lists(st.text(max_size=6) | _MARKUP, max_size=6).map("".join)
+"""Strings with unicode, whitespace-only runs and markup that spells the format's own tags."""
+
+plain_texts = st.text(st.characters(blacklist_characters="<", blacklist_categories=("Cs",)), max_size=30).map(str.strip)
+"""Content and reasoning: no ``<`` (a marker spelled in free text is ambiguous by nature)."""
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(min_value=-10**30, max_value=10**30)
+    | st.floats(allow_nan=False, allow_infinity=False) | texts,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=8,
+)
+_NULL_SPELLINGS = ("null", "None")
+
+typed_args = st.fixed_dictionaries({}, optional={
+    "s": texts, "u": texts, "i": st.integers(min_value=-10**30, max_value=10**30),
+    "n": st.floats(allow_nan=False, allow_infinity=False) | st.integers(min_value=-10**20, max_value=10**20),
+    "b": st.booleans(), "z": st.none(), "a": st.lists(json_values, max_size=4),
+    "o": st.dictionaries(st.text(max_size=5), json_values, max_size=4),
+    "ns": st.none() | texts.filter(lambda t: t.strip() not in _NULL_SPELLINGS), "e": st.sampled_from(["red", "green"]),
+})
+calls = st.lists(st.one_of(
+    typed_args.map(lambda a: ("do_it", a)),
+    st.fixed_dictionaries({}, optional={"path": texts, "body": texts}).map(lambda a: ("other_tool", a)),
+), max_size=3)
+
+END_OF_TURN = {"qwen3_coder": "<|im_end|>\n", "qwen35": "<|im_end|>\n", "qwen36": "<|im_end|>\n",
+               "seed_oss": "<seed:eos>"}
+
+
+def model_output(family: str, turn: dict, thinking: bool, **options) -> str:
+    """What the model generates for ``turn``: the render with it minus the generation prompt, minus the stop."""
+    fmt = toolwire.get_format(family)
+    history = [{"role": "user", "content": "go"}]
+    prefix = fmt.render(history, RT_TOOLS, thinking=thinking, **options).text
+    full = fmt.render(history + [turn], RT_TOOLS, thinking=thinking, add_generation_prompt=False, **options).text
+    assert full.startswith(prefix)
+    out = full[len(prefix):]
+    return out[:-len(END_OF_TURN[family])] if out.endswith(END_OF_TURN[family]) else out
+
+
+def typed(value) -> str:
+    """JSON with types visible (1 vs 1.0 vs true), for exact comparisons."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def check_round_trip(family: str, thinking: bool, content: str, reasoning: str, turn_calls, rng_seed: int) -> None:
+    """parse(render(assistant turn)) == the turn, one-shot and in random chunks; unsafe values are refused."""
+    turn = {"role": "assistant", "content": content,
+            "tool_calls": [{"id": f"c{i}", "type": "function",
+                            "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)}}
+                           for i, (name, args) in enumerate(turn_calls)]}
+    if reasoning:
+        turn["reasoning_content"] = reasoning
+    if not turn["tool_calls"]:
+        del turn["tool_calls"]
+    if family == "seed_oss":
+        assume(content or reasoning or turn_calls)  # an empty Seed turn renders without the prompt's "\n"
+    try:
+        text = model_output(family, turn, thinking)
+    except UnrepresentableValue as exc:
+        assert exc.message_index == 1 and ".function.arguments." in exc.field
+        assume(False)
+    fmt = toolwire.get_format(family)
+    out = fmt.parse(text, RT_TOOLS, thinking=thinking)
+    assert out.content == content
+    assert out.reasoning == reasoning
+    assert [(c.name, typed(c.arguments)) for c in out.tool_calls] == [(n, typed(a)) for n, a in turn_calls]
+    assert all(c.status == "proposed" and not c.diagnostics for c in out.tool_calls)
+    assert out.diagnostics == [] and not out.truncated
+    chunks = random_chunks(text, random.Random(rng_seed), 7)
+    result, events = stream_parse(fmt, text, chunks, tools=RT_TOOLS, thinking=thinking)
+    assert full_state(result) == full_state(out)
+    assert_events_consistent(result, events)
