@@ -256,10 +256,10 @@ class HermesJsonParser(StreamParser):
             diags += _extra_key_diags(value)
         call, stream = body.call, body.args
         if call is None:
-            call = self._begin_call(name if isinstance(name, str) else "", source=body.source)
+            call = self._begin_call(name, source=body.source) if isinstance(name, str) else self._nameless(body)
             stream = stream_arguments(call)
         if not isinstance(name, str) or name != call.name:
-            if value is not None or not call.name:
+            if value is not None or body.call is None:
                 diags.append(("malformed_tool_call", "the <tool_call> body is not a JSON object with the "
                                                      "call's string \"name\""))
             args = None
@@ -282,6 +282,14 @@ class HermesJsonParser(StreamParser):
             if decoded.status != "proposed" or unclosed is not None:
                 call.diag("call_body", "the whole <tool_call> body, as written", severity="info", raw=text)
         finish_call(call, closed._replace(status=status, diagnostics=closed.diagnostics + diags, raw=raw))
+
+    def _nameless(self, body: _CallBody) -> CallBuilder:
+        """A candidate for a body with no readable name (so no unknown-tool check): kept, never usable
+        (its status is ``rejected``, or ``truncated`` when the output ended inside it)."""
+        call = CallBuilder(self, self._call_count, "", body.source, None)
+        self._call_count += 1
+        call.start()
+        return call
 
     # ---- bare JSON answers (option)
     def _in_bare(self, final: bool) -> bool:
