@@ -44,19 +44,13 @@ def tiktoken_encoding():
     return load_o200k_harmony(o200k_dir())
 
 
-def segment_ids(prompt, enc) -> list[int]:
-    """Ids of a RenderedPrompt with only ``special`` segments as control tokens (runs of other segments
-    encoded together as plain text). A stand-in used until ``toolwire.tokenize`` is importable."""
-    ids: list[int] = []
-    run: list[str] = []
-    for seg in prompt.segments:
-        if seg.kind == "special":
-            ids += enc.encode_ordinary("".join(run))
-            run = []
-            ids.append(enc.encode_single_token(seg.text))
-        else:
-            run.append(seg.text)
-    return ids + enc.encode_ordinary("".join(run))
+def prompt_ids(prompt, enc) -> list[int]:
+    """``prompt.token_ids(enc)``; an expected failure (not a pass) while ``toolwire.tokenize`` is missing."""
+    try:
+        import toolwire.tokenize  # noqa: F401
+    except ImportError:
+        pytest.xfail("toolwire.tokenize (encode_segments) is not in this build yet")
+    return prompt.token_ids(enc)
 
 
 @lru_cache(maxsize=4)
