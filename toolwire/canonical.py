@@ -84,8 +84,17 @@ def canonical_number(value: Any, pointer: str = "") -> Any:
         as_float = float(value)
         if math.isfinite(as_float) and decimal.Decimal(repr(as_float)) == value:
             return as_float
-        return value.normalize()
+        return _strip_zeros(value)
     raise NotCanonicalizable(f"{type(value).__name__} is not a JSON number", pointer)
+
+
+def _strip_zeros(value: decimal.Decimal) -> decimal.Decimal:
+    """``value`` without trailing zeros, every digit kept (``Decimal.normalize`` would round to 28 digits)."""
+    sign, digits, exponent = value.as_tuple()
+    end = len(digits)
+    while end > 1 and digits[end - 1] == 0:
+        end -= 1
+    return decimal.Decimal((sign, digits[:end], exponent + len(digits) - end))
 
 
 def canonical_value(value: Any, pointer: str = "") -> Any:
@@ -132,7 +141,7 @@ def canonical_json(value: Any, *, canonicalize: bool = True) -> str:
 
 def _write(value: Any):
     if isinstance(value, decimal.Decimal):
-        yield str(value)
+        yield str(value).replace("E", "e")
     elif isinstance(value, dict):
         yield "{"
         for i, (key, item) in enumerate(value.items()):
