@@ -278,7 +278,11 @@ class HermesJsonParser(StreamParser):
         if body.args is None:
             raw = text.strip(_JSON_WS)   # not streamed: the whole body is the raw text
         else:  # the argument value as written (found brace- and string-aware even when malformed)
-            raw = (_value_text(text, body.args_offset) or text[body.args_offset:]).strip(_JSON_WS)
+            raw = _value_text(text, body.args_offset)
+            if raw is None:  # not an object or array: the rest of the body without the outer brace
+                raw = text[body.args_offset:].rstrip(_JSON_WS)
+                raw = raw[:-1] if raw.endswith("}") else raw
+            raw = raw.strip(_JSON_WS)
             if decoded.status != "proposed" or unclosed is not None:
                 call.diag("call_body", "the whole <tool_call> body, as written", severity="info", raw=text)
         finish_call(call, closed._replace(status=status, diagnostics=closed.diagnostics + diags, raw=raw))
