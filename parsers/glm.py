@@ -9,7 +9,7 @@ Output grammar (what follows the generation prompt):
   inside reasoning and ``</think>`` ends it.
 
 Only the framing newlines are removed; values are byte-exact. A value ends at ``</arg_value>`` followed by
-``<arg_key>`` / ``</tool_call>`` / the end of output; a value left unclosed ends at ``</tool_call>`` followed
+``<arg_key>`` / ``</tool_call>`` / ``<tool_call>`` / the end of output; a value left unclosed ends at ``</tool_call>`` followed
 by ``<tool_call>`` / the end (diagnosed repair). A newline ends the call name: framing in 4.5 / 4.6, a
 diagnosed repair in 4.7. Names are matched exactly against the declared tools.
 """
@@ -58,7 +58,7 @@ class GlmParser(TaggedCallParser):
     framed = frozenset({("content", CALL_OPEN)})
     after_think = "\n"
     value_closers = {
-        VALUE_CLOSE: Closer(VALUE_CLOSE, (KEY_OPEN, CALL_CLOSE)),
+        VALUE_CLOSE: Closer(VALUE_CLOSE, (KEY_OPEN, CALL_CLOSE, CALL_OPEN)),
         CALL_CLOSE: Closer(CALL_CLOSE, (CALL_OPEN,), ends_call=True),
     }
     states = {"start": "_start", "head": "_head", "args": "_args", "key": "_key_state", "after_key": "_after_key"}
@@ -93,10 +93,10 @@ class GlmParser(TaggedCallParser):
     # ---- calls
     def _head(self, final: bool) -> bool:
         marker = self._collect(_HEAD, final)
+        if self._head_too_long():
+            self._not_a_call(self._take_overlong_head(marker))
+            return True
         if marker is None:
-            if self._head_too_long():
-                self._not_a_call()
-                return True
             return False
         self._open_call(self._take())
         if marker == "\n":
@@ -110,8 +110,8 @@ class GlmParser(TaggedCallParser):
             self._end_call()
         return True
 
-    def _not_a_call(self) -> None:
-        text = CALL_OPEN + self._take()
+    def _not_a_call(self, head: str) -> None:
+        text = CALL_OPEN + head
         self._diag("not_a_tool_call", f"{CALL_OPEN} was not followed by a tool name; kept as text")
         self._emit(text)
         self._state = "text"

@@ -246,6 +246,13 @@ class TaggedCallParser(StreamParser):
     def _head_too_long(self) -> bool:
         return sum(map(len, self._parts)) > MAX_HEAD_CHARS
 
+    def _take_overlong_head(self, marker: str | None) -> str:
+        """The first ``MAX_HEAD_CHARS + 1`` collected characters; the rest (and ``marker``) is read again.
+        Cutting at a fixed length keeps the result independent of how the output was chunked."""
+        text = self._take()
+        self._pos -= len(text) - (MAX_HEAD_CHARS + 1) + len(marker or "")
+        return text[:MAX_HEAD_CHARS + 1]
+
     # ---- calls
     def _open_call(self, name: str) -> CallBuilder:
         self.call = self._begin_call(name, source=self._mode)

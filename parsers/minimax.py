@@ -6,7 +6,8 @@ name="f">\\n<parameter name="k">v</parameter>\\n</invoke>\\n</minimax:tool_call>
 
 Framing removed, nothing more: one ``\\n`` before ``</think>``, up to two ``\\n`` after it, one ``\\n`` before
 ``<minimax:tool_call>`` in content, and whitespace between structural elements. A value ends at
-``</parameter>`` followed by ``<parameter name="`` / ``</invoke>`` / the end of output; a value left unclosed
+``</parameter>`` followed by ``<parameter name="`` / ``</invoke>`` (or, when ``</invoke>`` is missing,
+``<invoke name="`` / ``</minimax:tool_call>``) / the end of output; a value left unclosed
 ends at ``</invoke>`` followed by ``<invoke name="`` / ``</minimax:tool_call>`` / the end, or at
 ``</minimax:tool_call>`` at the end (diagnosed repairs).
 """
@@ -53,7 +54,7 @@ class MiniMaxParser(TaggedCallParser):
     framed = frozenset({("content", BLOCK_OPEN), ("reasoning", M["think_close"])})
     after_think = "\n\n"
     value_closers = {
-        PARAM_CLOSE: Closer(PARAM_CLOSE, (PARAM_OPEN, INVOKE_CLOSE)),
+        PARAM_CLOSE: Closer(PARAM_CLOSE, (PARAM_OPEN, INVOKE_CLOSE, INVOKE_OPEN, BLOCK_CLOSE)),
         INVOKE_CLOSE: Closer(INVOKE_CLOSE, (INVOKE_OPEN, BLOCK_CLOSE), ends_call=True),
         BLOCK_CLOSE: Closer(BLOCK_CLOSE, (), ends_call=True),
     }
@@ -78,12 +79,12 @@ class MiniMaxParser(TaggedCallParser):
 
     def _head(self, final: bool) -> bool:
         marker = self._collect(_HEAD, final)
+        if self._head_too_long():
+            self._diag("stray_text", f"{INVOKE_OPEN} was not followed by a tool name; ignored",
+                       raw=INVOKE_OPEN + self._take_overlong_head(marker))
+            self._state = "block"
+            return True
         if marker is None:
-            if self._head_too_long():
-                self._diag("stray_text", f"{INVOKE_OPEN} was not followed by a tool name; ignored",
-                           raw=INVOKE_OPEN + self._take())
-                self._state = "block"
-                return True
             return False
         self._open_call(self._take())
         self._state = "invoke"

@@ -80,13 +80,14 @@ def check_golden_parse_streamed(row: dict) -> None:
     assert summary(result) == row["expected"]
 
 
-def check_chunking(fmt, text: str, tools=None, *, seed: int = 0, **kw):
-    """Asserts 1-char feeds, every split (short outputs) and random splits equal one-shot; returns it."""
+def check_chunking(fmt, text: str, tools=None, *, seed: int = 0, exhaustive: bool = True, **kw):
+    """Asserts 1-char feeds, every two-piece split (short outputs, when ``exhaustive``) and random splits
+    give the one-shot result, with consistent events; returns the one-shot result."""
     ref = fmt.parse(text, tools, **kw)
     want = full_state(ref)
-    pieces = [list(text)] + (list(every_split(text)) if len(text) <= 300 else [])
+    pieces = [list(text)] + (list(every_split(text)) if exhaustive and len(text) <= 300 else [])
     rng = random.Random(seed)
-    pieces += [random_chunks(text, rng, rng.choice([2, 7, 64])) for _ in range(8)]
+    pieces += [random_chunks(text, rng, rng.choice([2, 7, 64])) for _ in range(8 if exhaustive else 2)]
     for chunks in pieces:
         result, events = stream_parse(fmt, text, chunks, tools, **kw)
         assert full_state(result) == want, chunks
@@ -184,11 +185,13 @@ calls = st.lists(st.tuples(names, argument_sets), max_size=3)
 
 
 def merged_tools(call_list: list[tuple[str, dict]]) -> list[dict] | None:
-    """One tool per distinct name, typed by its first call (use with :func:`consistent_types`)."""
-    tools: dict[str, dict] = {}
+    """One tool per distinct name whose schema types every argument any of its calls uses (use with
+    :func:`consistent_types`)."""
+    props: dict[str, dict] = {}
     for name, args in call_list:
-        tools.setdefault(name, tool_for(name, args))
-    return list(tools.values()) or None
+        props.setdefault(name, {}).update(schema_for(args)["properties"])
+    return [{"type": "function", "function": {"name": n, "parameters": {"type": "object", "properties": p}}}
+            for n, p in props.items()] or None
 
 
 def consistent_types(call_list: list[tuple[str, dict]]) -> bool:
@@ -261,3 +264,34 @@ DIFF_TOOLS = [
     {"type": "function", "function": {"name": "run_code", "parameters": {"type": "object", "properties": {
         "code": {"type": "string"}, "timeout": {"type": ["integer", "null"]}}}}},
 ]
+
+
+# ---- malformed-output corpora (fixtures/glm, fixtures/minimax)
+
+FIXTURES = __import__("pathlib").Path(__file__).resolve().parents[1] / "fixtures"
+
+
+def load_corpus(directory: str) -> list:
+    """pytest params for ``fixtures/<directory>/malformed.jsonl``; ``"tools": "tools"`` names the
+    directory's ``tools.json``."""
+    base = FIXTURES / directory
+    tools = json.loads((base / "tools.json").read_text("utf-8"))
+    rows = [json.loads(line) for line in (base / "malformed.jsonl").read_text("utf-8").splitlines() if line.strip()]
+    for row in rows:
+        if row["tools"] == "tools":
+            row["tools"] = tools
+    return [pytest.param(row, id=row["id"]) for row in rows]
+
+
+def check_corpus_case(row: dict) -> None:
+    """The case's expectations hold one-shot and under every chunking, and nothing of the output is lost."""
+    fmt = toolwire.get_format(row["family"])
+    out = check_chunking(fmt, row["model_output"], row["tools"], **row["options"])
+    want = row["expect"]
+    got_calls = [{"name": c.name, "arguments": c.arguments, "status": c.status, "source": c.source,
+                  "codes": [d.code for d in c.diagnostics]} for c in out.tool_calls]
+    assert got_calls == want["calls"]
+    assert (out.content, out.reasoning, out.truncated) == (want["content"], want["reasoning"], want["truncated"])
+    assert [d.code for d in out.diagnostics] == want["codes"]
+    markers = set(fmt.markers.values())
+    assert not visible_chars(row["model_output"], markers) - accounted_chars(out, markers), "output text was lost"

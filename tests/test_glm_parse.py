@@ -1,0 +1,159 @@
+"""GLM stream parsers: round trip (hypothesis), the closing-tag rule, streaming of values, names, reasoning
+calls, truncation, the malformed-output corpus (fixtures/glm) and linear-time streaming."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
+
+import toolwire
+from toolwire.errors import UnrepresentableValue
+from toolwire.output import ArgumentsDelta
+from support import summary
+from glm_minimax_support import (
+    calls, check_chunking, check_corpus_case, consistent_types, load_corpus, merged_tools, strings, turn_output,
+    without,
+)
+
+FAMILIES = ("glm45", "glm46", "glm47")
+# independent statement of when a GLM value cannot be written as is (see docs/xml-values.md)
+AMBIGUOUS = re.compile(r"</arg_value>[ \t\r\n]*(<arg_key>|</tool_call>|<tool_call>)|</tool_call>[ \t\r\n]*<tool_call>")
+MARKUP_FREE = without("<tool_call>", "<think>", "</think>")
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(data=st.data())
+def test_round_trip(family, data):
+    """parse(render(assistant turn)) == the turn, for every JSON type, typed by the tool schema."""
+    fmt = toolwire.get_format(family)
+    thinking = data.draw(st.booleans(), label="thinking")
+    call_list = data.draw(calls, label="calls")
+    assume(consistent_types(call_list))
+    content = data.draw(strings.filter(MARKUP_FREE), label="content")
+    if not thinking:
+        reasoning = ""
+    elif family == "glm47":
+        reasoning = data.draw(strings.filter(MARKUP_FREE).filter(bool), label="reasoning")
+    else:
+        reasoning = data.draw(strings.filter(MARKUP_FREE), label="reasoning")
+    turn = {"role": "assistant", "content": content, "reasoning_content": reasoning,
+            "tool_calls": [{"id": f"c{i}", "type": "function", "function": {"name": n, "arguments": a}}
+                           for i, (n, a) in enumerate(call_list)]}
+    tools = merged_tools(call_list)
+    try:
+        output = turn_output(fmt, [{"role": "user", "content": "go"}], turn, tools, thinking=thinking)
+    except UnrepresentableValue as exc:
+        _, _, key = exc.field.partition(".arguments.")
+        call = int(exc.field.split("[")[1].split("]")[0])
+        value = call_list[call][1][key]
+        assert AMBIGUOUS.search(value if isinstance(value, str) else __import__("json").dumps(value, ensure_ascii=False))
+        assume(False)
+    out = check_chunking(fmt, output, tools, thinking=thinking, exhaustive=False)
+    assert summary(out) == {"content": content.strip(), "reasoning": reasoning.strip(),
+                            "tool_calls": [{"name": n, "arguments": a} for n, a in call_list]}
+    assert all(c.status == "proposed" and not c.diagnostics for c in out.tool_calls)
+    assert not out.diagnostics and not out.truncated
+
+
+@pytest.mark.parametrize("row", load_corpus("glm"))
+def test_malformed_corpus(row):
+    check_corpus_case(row)
+
+
+WRITE = [{"type": "function", "function": {"name": "write_file", "parameters": {"type": "object", "properties": {
+    "content": {"type": "string"}, "mode": {"type": "integer"}, "meta": {"type": "object"}}}}}]
+
+
+def test_string_values_stream_as_they_arrive_holding_back_only_a_closer_prefix():
+    parser = toolwire.get_format("glm47").stream(WRITE)
+    opened = parser.feed("<tool_call>write_file<arg_key>content</arg_key><arg_value>")
+    assert "".join(e.fragment for e in opened if isinstance(e, ArgumentsDelta)) == '{"content": "'
+    first = parser.feed("line one\nline two</arg_")
+    assert "".join(e.fragment for e in first if isinstance(e, ArgumentsDelta)) == "line one\\nline two"
+    held = parser.feed("value> still text")  # not followed by a structural marker: value text
+    assert "".join(e.fragment for e in held if isinstance(e, ArgumentsDelta)) == "</arg_value> still text"
+    undecided = parser.feed("</arg_value>  ")  # a follower may still come: held back
+    assert [e for e in undecided if isinstance(e, ArgumentsDelta)] == []
+    closing = parser.feed("<arg_key>mode</arg_key><arg_value>4")
+    assert "".join(e.fragment for e in closing if isinstance(e, ArgumentsDelta)) == '"'  # typed values wait
+    done = parser.feed("2</arg_value><arg_key>meta</arg_key><arg_value>{\"a\": [1]}</arg_value></tool_call>")
+    assert "".join(e.fragment for e in done if isinstance(e, ArgumentsDelta)) == ', "mode": 42, "meta": {"a": [1]}}'
+    out = parser.finish()
+    assert out.tool_calls[0].arguments == {"content": "line one\nline two</arg_value> still text", "mode": 42,
+                                           "meta": {"a": [1]}}
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_closing_tag_rule_table(family):
+    fmt = toolwire.get_format(family)
+    nl = "" if family == "glm47" else "\n"
+    for value in ["</arg_value>", "a</arg_value>b", "a</arg_value> </arg_value>", "</arg_value>x<arg_key", "</tool_call>",
+                  "x</tool_call>y", "</arg_key><arg_value>", "<tool_call>", "  "]:
+        text = (f"{nl}<tool_call>write_file{nl}<arg_key>content</arg_key>{nl}<arg_value>{value}</arg_value>{nl}"
+                "</tool_call>")
+        out = check_chunking(fmt, text, WRITE)
+        assert out.tool_calls[0].arguments == {"content": value}, value
+        assert out.tool_calls[0].status == "proposed"
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_calls_in_reasoning_are_reported_not_promoted_unless_asked(family):
+    fmt = toolwire.get_format(family)
+    call = "<tool_call>write_file<arg_key>mode</arg_key><arg_value>1</arg_value></tool_call>"
+    text = f"thinking {call}</think>answer" if family == "glm47" else f"\n<think>thinking {call}</think>\nanswer"
+    out = check_chunking(fmt, text, WRITE, thinking=True)
+    (cand,) = out.tool_calls
+    assert (cand.source, cand.status, cand.arguments) == ("reasoning", "rejected", {"mode": 1})
+    assert [d.code for d in cand.diagnostics] == ["call_in_reasoning"]
+    assert (out.reasoning, out.content) == ("thinking ", "answer")
+    promoted = fmt.parse(text, WRITE, thinking=True, promote_reasoning_calls=True)
+    assert promoted.tool_calls[0].status == "proposed" and promoted.tool_calls[0].source == "reasoning"
+
+
+def test_glm45_newline_after_name_is_framing_and_glm47_newline_is_a_repair():
+    text45 = "\n<tool_call>write_file\n<arg_key>mode</arg_key>\n<arg_value>1</arg_value>\n</tool_call>"
+    out = toolwire.get_format("glm45").parse(text45, WRITE)
+    assert out.tool_calls[0].status == "proposed" and out.tool_calls[0].name == "write_file"
+    out = toolwire.get_format("glm47").parse(text45.lstrip("\n"), WRITE)
+    assert out.tool_calls[0].status == "repaired" and out.tool_calls[0].name == "write_file"
+    assert "tool_name_newline" in out.codes()
+
+
+def test_glm45_think_is_reasoning_only_at_the_start():
+    out = toolwire.get_format("glm45").parse("\nSee <think>this</think> tag.", thinking=True)
+    assert (out.content, out.reasoning) == ("See <think>this</think> tag.", "")
+    out = toolwire.get_format("glm45").parse("\n<think>a\nb</think>\n\nc")
+    assert (out.content, out.reasoning) == ("\nc", "a\nb")
+
+
+# ---- linear time: bounded scanning and buffering while one value grows to 64k characters
+
+def test_streaming_cost_is_linear_in_output(monkeypatch):
+    from toolwire.parsers.lexer import MarkerScanner
+
+    scanned = [0]
+    original = MarkerScanner.scan
+
+    def counting(self, text, pos=0, *, final=False):
+        scanned[0] += len(text) - pos
+        return original(self, text, pos, final=final)
+
+    monkeypatch.setattr(MarkerScanner, "scan", counting)
+    for family in FAMILIES:
+        fmt = toolwire.get_format(family)
+        head = "<tool_call>write_file<arg_key>content</arg_key><arg_value>"
+        body = ("x = '</arg_value>' if a < b else </arg_\n" * 1700)[:65536]
+        text = head + body + "</arg_value></tool_call>"
+        parser = fmt.stream(WRITE)
+        scanned[0] = 0
+        biggest = 0
+        for i in range(0, len(text), 7):
+            parser.feed(text[i:i + 7])
+            biggest = max(biggest, len(parser._buf))
+        out = parser.finish()
+        assert out.tool_calls[0].arguments["content"] == body
+        assert biggest <= 32, "the parser keeps only a bounded tail"
+        assert scanned[0] <= 4 * len(text), f"scanned {scanned[0]} characters for a {len(text)}-character output"
