@@ -1,0 +1,274 @@
+"""gpt_oss parsing: golden vectors (one-shot, streamed, as token ids, and as openai-harmony reads them),
+header variants, analysis-channel calls, several messages, truncation, unknown tools, streaming."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+import toolwire
+from toolwire.limits import Limits
+from toolwire.output import ArgumentsDelta
+from support import (
+    assert_events_consistent, every_split, full_state, golden_params, random_chunks, require_shared, stream_parse,
+    summary,
+)
+from harmony_oracles import harmony_encoding, tiktoken_encoding
+
+FMT = toolwire.get_format("gpt_oss")
+WEATHER = [{"type": "function", "function": {"name": "get_weather", "description": "Weather.", "parameters": {
+    "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
+
+# The HF template loses data when it renders these turns, so their model_output cannot hold what `expected`
+# says (docs/harmony.md, "Golden parse vectors the output cannot satisfy"). The exact comparison is an
+# expected failure; _adjusted() applies the template rule that lost the data to `expected`.
+LOSSY = {
+    "gpt_oss/parallel_results_out_of_order@1/thinking=True":
+        ("first_call_only", "the template renders only tool_calls[0]; the output holds one of the two calls"),
+    "gpt_oss/content_and_calls@1/thinking=True":
+        ("content_as_analysis", "the template writes a tool-call message's content on the analysis channel"),
+}
+
+
+def _golden(strict_marks: bool):
+    out = []
+    for p in golden_params("parse", "gpt_oss"):
+        if p.id in LOSSY and strict_marks:
+            out.append(pytest.param(*p.values, id=p.id, marks=pytest.mark.xfail(strict=True, reason=LOSSY[p.id][1])))
+        else:
+            out.append(p)
+    return out
+
+
+def _adjusted(row: dict) -> dict:
+    expected = json.loads(json.dumps(row["expected"]))
+    rule = LOSSY.get(row["id"], (None,))[0]
+    if rule == "first_call_only":
+        expected["tool_calls"] = expected["tool_calls"][:1]
+    elif rule == "content_as_analysis":
+        assert expected["reasoning"] == ""
+        expected["reasoning"], expected["content"] = expected["content"], ""
+    return expected
+
+
+def _parse(row: dict, **kw):
+    return FMT.parse(row["model_output"], row["tools"], thinking=row["options"].get("thinking", True), **kw)
+
+
+# ---------------------------------------------------------------------------------------------- golden
+
+@pytest.mark.parametrize("row", _golden(strict_marks=True))
+def test_golden_parse_one_shot(row):
+    require_shared()
+    out = _parse(row)
+    assert summary(out) == row["expected"]
+    assert all(c.status == "proposed" for c in out.tool_calls)
+    assert not out.truncated and out.diagnostics == []
+
+
+@pytest.mark.parametrize("row", [p for p in golden_params("parse", "gpt_oss") if p.id in LOSSY])
+def test_golden_lossy_vectors_give_what_the_output_holds(row):
+    require_shared()
+    assert summary(_parse(row)) == _adjusted(row)
+
+
+@pytest.mark.parametrize("row", _golden(strict_marks=False))
+def test_golden_parse_streamed(row):
+    """Every split point (short outputs), 1-char feeds and random chunkings give the one-shot result."""
+    require_shared()
+    text, tools = row["model_output"], row["tools"]
+    one_shot = full_state(_parse(row))
+    assert summary(_parse(row)) == _adjusted(row)
+    result, events = stream_parse(FMT, text, tools=tools, thinking=True)
+    assert full_state(result) == one_shot
+    assert_events_consistent(result, events)
+    splits = every_split(text) if len(text) <= 600 else []
+    for chunks in splits:
+        result, events = stream_parse(FMT, text, chunks, tools=tools, thinking=True)
+        assert full_state(result) == one_shot
+    rng = random.Random(row["id"])
+    for _ in range(20):
+        result, events = stream_parse(FMT, text, random_chunks(text, rng, 64), tools=tools, thinking=True)
+        assert full_state(result) == one_shot
+        assert_events_consistent(result, events)
+
+
+@pytest.mark.parametrize("row", _golden(strict_marks=False))
+def test_golden_parse_as_token_ids(row):
+    """The same output as o200k_harmony ids: all at once and one id at a time."""
+    require_shared()
+    enc = tiktoken_encoding()
+    ids = enc.encode(row["model_output"], allowed_special="all")
+    expected = full_state(_parse(row))
+    for pieces in ([ids], [[t] for t in ids]):
+        parser = FMT.stream(row["tools"], thinking=True, encoding=enc)
+        events = []
+        for piece in pieces:
+            events += parser.feed(ids=piece)
+        events += parser.flush()
+        result = parser.finish()
+        assert full_state(result) == expected
+        assert_events_consistent(result, events)
+
+
+@pytest.mark.parametrize("row", _golden(strict_marks=False))
+def test_golden_parse_agrees_with_openai_harmony_parser(row):
+    """openai-harmony's own parser splits the output into the same channels, recipients and bodies."""
+    require_shared()
+    oh = pytest.importorskip("openai_harmony")
+    enc = harmony_encoding()
+    tokens = enc.encode(row["model_output"], allowed_special="all")
+    messages = enc.parse_messages_from_completion_tokens(tokens, oh.Role.ASSISTANT)
+    reasoning, content, calls = [], [], []
+    for m in messages:
+        text = "".join(c.text for c in m.content)
+        if m.recipient:
+            calls.append({"name": m.recipient.removeprefix("functions."), "arguments": json.loads(text)})
+        elif m.channel == "analysis":
+            reasoning.append(text)
+        else:
+            content.append(text)
+    assert summary(_parse(row)) == {"content": "".join(content), "reasoning": "".join(reasoning),
+                                    "tool_calls": calls}
+
+
+# -------------------------------------------------------------------------------------- header variants
+
+CALL = '{"city": "Paris"}'
+
+
+@pytest.mark.parametrize("output", [
+    " to=functions.get_weather<|channel|>commentary json<|message|>" + CALL,
+    " to=functions.get_weather<|channel|>commentary <|constrain|>json<|message|>" + CALL,
+    " to=functions.get_weather<|channel|>commentary<|message|>" + CALL,
+    "<|channel|>commentary to=functions.get_weather json<|message|>" + CALL,
+    "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>" + CALL,
+    "<|channel|>commentary to=functions.get_weather<|constrain|>json<|message|>" + CALL,
+    "<|channel|>commentary to=functions.get_weather<|message|>" + CALL,
+    "<|start|>assistant to=functions.get_weather<|channel|>commentary json<|message|>" + CALL,
+    " to=functions.get_weather<|channel|>commentary json<|message|>" + CALL + "<|call|>",
+])
+def test_recipient_in_either_place_constrain_optional(output):
+    out = FMT.parse(output, WEATHER)
+    assert summary(out) == {"content": "", "reasoning": "", "tool_calls": [
+        {"name": "get_weather", "arguments": {"city": "Paris"}}]}
+    assert out.tool_calls[0].status == "proposed" and out.tool_calls[0].raw_arguments == CALL
+    assert out.diagnostics == [] and not out.truncated
+
+
+def test_call_on_the_analysis_channel_is_reported_not_promoted():
+    output = "<|channel|>analysis to=functions.get_weather code<|message|>" + CALL
+    out = FMT.parse(output, WEATHER)
+    call = out.tool_calls[0]
+    assert (call.source, call.status, call.arguments) == ("reasoning", "rejected", {"city": "Paris"})
+    assert [d.code for d in call.diagnostics] == ["call_in_reasoning"]
+    assert "about half the time" in call.diagnostics[0].message
+    assert "promote_reasoning_calls=True" in call.diagnostics[0].message
+    assert summary(out)["tool_calls"] == []
+    promoted = FMT.parse(output, WEATHER, promote_reasoning_calls=True).tool_calls[0]
+    assert (promoted.source, promoted.status) == ("reasoning", "proposed")
+    assert [(d.code, d.severity) for d in promoted.diagnostics] == [("call_in_reasoning_promoted", "info")]
+
+
+def test_new_message_after_end_is_read():
+    output = ("<|channel|>analysis<|message|>think<|end|><|start|>assistant<|channel|>commentary<|message|>"
+              "Checking.<|end|><|start|>assistant<|channel|>final<|message|>Done.<|return|>")
+    out = FMT.parse(output)
+    assert (out.reasoning, out.content, out.diagnostics) == ("think", "Checking.Done.", [])
+
+
+def test_several_calls_and_their_order():
+    output = ("<|channel|>analysis<|message|>two<|end|><|start|>assistant to=functions.get_weather<|channel|>"
+              'commentary json<|message|>{"city": "Oslo"}<|call|><|start|>assistant to=functions.get_weather'
+              '<|channel|>commentary json<|message|>{"city": "Lima"}')
+    out = FMT.parse(output, WEATHER)
+    assert [(c.index, c.arguments["city"], c.status) for c in out.tool_calls] == [
+        (0, "Oslo", "proposed"), (1, "Lima", "proposed")]
+    assert out.reasoning == "two"
+
+
+@pytest.mark.parametrize("output,partial", [
+    (' to=functions.get_weather<|channel|>commentary json<|message|>{"city": "Par', {"city": "Par"}),
+    (' to=functions.get_weather<|channel|>commentary json<|message|>{"city": "Paris", "da', {"city": "Paris"}),
+    (" to=functions.get_weather<|channel|>commentary json<|message|>", {}),
+    (" to=functions.get_weather<|channel|>comm", {}),
+    (" to=functions.get_weather", {}),
+])
+def test_truncated_call_is_truncated(output, partial):
+    for out in (FMT.parse(output, WEATHER), stream_parse(FMT, output, tools=WEATHER)[0]):
+        assert out.truncated
+        assert len(out.tool_calls) == 1
+        call = out.tool_calls[0]
+        assert (call.name, call.status, call.arguments) == ("get_weather", "truncated", partial)
+
+
+def test_unknown_tool_is_rejected_not_dropped():
+    out = FMT.parse(' to=functions.delete_all<|channel|>commentary json<|message|>{"x": 1}', WEATHER)
+    call = out.tool_calls[0]
+    assert (call.name, call.status, call.arguments) == ("delete_all", "rejected", {"x": 1})
+    assert [d.code for d in call.diagnostics] == ["unknown_tool"]
+
+
+def test_builtin_tool_recipient_keeps_its_name():
+    out = FMT.parse('<|channel|>analysis to=browser.search code<|message|>{"query": "x"}', WEATHER,
+                    promote_reasoning_calls=True)
+    call = out.tool_calls[0]
+    assert (call.name, call.status, call.arguments) == ("browser.search", "rejected", {"query": "x"})
+    assert "unknown_tool" in [d.code for d in call.diagnostics]
+
+
+def test_invalid_arguments_are_rejected_with_the_raw_text():
+    out = FMT.parse(" to=functions.get_weather<|channel|>commentary json<|message|>city=Paris<|call|>", WEATHER)
+    call = out.tool_calls[0]
+    assert (call.status, call.raw_arguments) == ("rejected", "city=Paris")
+    assert "invalid_json" in [d.code for d in call.diagnostics]
+
+
+def test_trailing_text_after_the_arguments():
+    out = FMT.parse(' to=functions.get_weather<|channel|>commentary json<|message|>{"city": "Rome"} ok', WEATHER)
+    call = out.tool_calls[0]
+    assert (call.status, call.arguments, call.raw_arguments) == ("repaired", {"city": "Rome"}, '{"city": "Rome"} ok')
+    assert [(d.code, d.raw) for d in call.diagnostics] == [("trailing_text", " ok")]
+
+
+def test_call_limit():
+    one = ' to=functions.get_weather<|channel|>commentary json<|message|>{"city": "A"}<|call|>'
+    out = FMT.parse(one + "<|start|>assistant" + one, WEATHER, limits=Limits(max_calls=1))
+    assert [c.status for c in out.tool_calls] == ["proposed", "rejected"]
+    assert "too_large" in [d.code for d in out.tool_calls[1].diagnostics]
+
+
+def test_long_string_arguments_stream_before_the_call_ends():
+    parser = FMT.stream(WEATHER)
+    parser.feed(' to=functions.get_weather<|channel|>commentary json<|message|>{"city": "')
+    events = parser.feed("x" * 1000)
+    streamed = "".join(e.fragment for e in events if isinstance(e, ArgumentsDelta))
+    assert streamed.endswith("x" * 1000)
+    parser.feed('"}')
+    out = parser.finish()
+    assert out.tool_calls[0].arguments == {"city": "x" * 1000}
+
+
+def test_content_and_reasoning_stream_as_they_arrive():
+    parser = FMT.stream()
+    first = parser.feed("<|channel|>analysis<|message|>thinking about")
+    assert [e.text for e in first if e.type == "reasoning"] == ["thinking about"]
+    second = parser.feed(" it<|e")  # a possible marker prefix is held back, nothing else
+    assert [e.text for e in second if e.type == "reasoning"] == [" it"]
+    third = parser.feed("nd|><|start|>assistant<|channel|>final<|message|>Hi")
+    assert [e.text for e in third if e.type == "content"] == ["Hi"]
+    assert parser.finish().content == "Hi"
+
+
+def test_feed_after_finish_raises_and_modes_do_not_mix():
+    from toolwire.errors import StreamClosed
+
+    parser = FMT.stream()
+    parser.feed("<|channel|>final<|message|>x")
+    with pytest.raises(ValueError):
+        parser.feed(ids=[1])  # no encoding given
+    parser.finish()
+    with pytest.raises(StreamClosed):
+        parser.feed("y")
