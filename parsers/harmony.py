@@ -131,6 +131,17 @@ def parse_header(text: str, role: str | None) -> Header:
 
 # ------------------------------------------------------------------------------------------- the parser
 
+def _known(vocab: Any, tid: int) -> bool:
+    """Whether an ordinary id decodes (checked where the vocabulary exposes token bytes)."""
+    if vocab.token_bytes is None:
+        return tid >= 0
+    try:
+        vocab.token_bytes(tid)
+    except (KeyError, ValueError, TypeError, OverflowError):
+        return False
+    return True
+
+
 @dataclass
 class _Body:
     """The message being read: where its text goes, and a call's argument state."""
@@ -187,16 +198,16 @@ class HarmonyStreamParser(StreamParser):
         return self._drain()
 
     def _feed_ids(self, ids: Sequence[int]) -> None:
-        try:
-            pieces = self._decoder.feed(ids)
-        except (KeyError, ValueError, TypeError, OverflowError):
-            pieces = []  # an id outside the vocabulary: go one by one to find it
-            for tid in ids:
-                try:
-                    pieces += self._decoder.feed([tid])
-                except (KeyError, ValueError, TypeError, OverflowError):
-                    self._diag("invalid_token_id", f"token id {tid!r} is not in the vocabulary", raw=str(tid))
-        self._on_pieces(pieces)
+        vocab = self._decoder.vocab
+        run: list[int] = []
+        for tid in ids:
+            if isinstance(tid, int) and (tid in vocab.control_ids or _known(vocab, tid)):
+                run.append(tid)
+                continue
+            self._on_pieces(self._decoder.feed(run))
+            run = []
+            self._diag("invalid_token_id", f"token id {tid!r} is not in the vocabulary", raw=str(tid))
+        self._on_pieces(self._decoder.feed(run))
 
     def _on_pieces(self, pieces) -> None:
         for text, special in pieces:
