@@ -295,3 +295,23 @@ def check_corpus_case(row: dict) -> None:
     assert [d.code for d in out.diagnostics] == want["codes"]
     markers = set(fmt.markers.values())
     assert not visible_chars(row["model_output"], markers) - accounted_chars(out, markers), "output text was lost"
+
+
+# ---- fuzzing: marker soup never crashes a parser
+
+def marker_soup(markers) -> st.SearchStrategy[str]:
+    """Outputs made of the family's markers, their prefixes, whitespace and short text, in any order."""
+    pieces = sorted(set(markers))
+    return st.lists(st.one_of(
+        st.sampled_from(pieces), st.sampled_from(pieces).map(lambda m: m[:max(1, len(m) // 2)]),
+        st.sampled_from(["\n", " ", "\n\n", "get_weather", "city", "Oslo", "7", "true", '"', ">", "x" * 40]),
+        st.text(max_size=8)), max_size=30).map("".join)
+
+
+def check_fuzz(fmt, text: str, tools, **kw) -> None:
+    """No exception; 1-char and random chunkings agree with one-shot; nothing lost; truncation consistent."""
+    out = check_chunking(fmt, text, tools, exhaustive=False, **kw)
+    markers = set(fmt.markers.values())
+    assert not visible_chars(text, markers) - accounted_chars(out, markers), "output text was lost"
+    if any(c.status == "truncated" for c in out.tool_calls):
+        assert out.truncated

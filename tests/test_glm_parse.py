@@ -13,8 +13,8 @@ from toolwire.errors import UnrepresentableValue
 from toolwire.output import ArgumentsDelta
 from support import summary
 from glm_minimax_support import (
-    calls, check_chunking, check_corpus_case, consistent_types, load_corpus, merged_tools, strings, turn_output,
-    without,
+    calls, check_chunking, check_corpus_case, check_fuzz, consistent_types, load_corpus, marker_soup, merged_tools,
+    strings, turn_output, without,
 )
 
 FAMILIES = ("glm45", "glm46", "glm47")
@@ -157,3 +157,17 @@ def test_streaming_cost_is_linear_in_output(monkeypatch):
         assert out.tool_calls[0].arguments["content"] == body
         assert biggest <= 32, "the parser keeps only a bounded tail"
         assert scanned[0] <= 4 * len(text), f"scanned {scanned[0]} characters for a {len(text)}-character output"
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_marker_soup_never_crashes_and_loses_nothing(family, data):
+    fmt = toolwire.get_format(family)
+    text = data.draw(marker_soup(fmt.markers.values()), label="output")
+    tools = data.draw(st.sampled_from([None, WRITE, GET_WEATHER]), label="tools")
+    check_fuzz(fmt, text, tools, thinking=data.draw(st.booleans(), label="thinking"))
+
+
+GET_WEATHER = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {
+    "city": {"type": "string"}, "days": {"type": "integer"}}}}}]

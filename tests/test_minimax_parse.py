@@ -14,8 +14,8 @@ from toolwire.errors import UnrepresentableValue
 from toolwire.output import ArgumentsDelta
 from support import summary
 from glm_minimax_support import (
-    calls, check_chunking, check_corpus_case, consistent_types, load_corpus, merged_tools, strings, turn_output,
-    without,
+    calls, check_chunking, check_corpus_case, check_fuzz, consistent_types, load_corpus, marker_soup, merged_tools,
+    strings, turn_output, without,
 )
 
 MM = toolwire.get_format("minimax_m2")
@@ -115,3 +115,13 @@ def test_streaming_cost_is_linear_in_output(monkeypatch):
     assert parser.finish().tool_calls[0].arguments["content"] == body
     assert biggest <= 32
     assert scanned[0] <= 4 * len(text)
+
+
+GET_WEATHER = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {
+    "city": {"type": "string"}, "days": {"type": "integer"}}}}}]
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=marker_soup(MM.markers.values()), tools=st.sampled_from([None, WRITE, GET_WEATHER]))
+def test_marker_soup_never_crashes_and_loses_nothing(text, tools):
+    check_fuzz(MM, text, tools)
