@@ -12,7 +12,9 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable
 
+from .canonical import MAX_CANONICAL_DEPTH
 from .errors import ToolwireError
+from .limits import value_depth
 from .output import (
     ArgumentsDelta, ContentDelta, Event, ParsedOutput, ReasoningDelta, ToolCallCandidate, ToolCallStarted,
 )
@@ -32,6 +34,17 @@ def listed_calls(output: ParsedOutput, *, include_rejected: bool = True,
             and (include_rejected or c.status != "rejected")]
 
 
+def arguments_text(call: ToolCallCandidate) -> str:
+    """``function.arguments`` for a call: the JSON of its arguments, or its raw text when they cannot be
+    written as JSON (nested past ``MAX_CANONICAL_DEPTH``, or holding a non-JSON value)."""
+    if value_depth(call.arguments, MAX_CANONICAL_DEPTH) > MAX_CANONICAL_DEPTH:
+        return call.raw_arguments
+    try:
+        return call.arguments_json()
+    except (TypeError, ValueError):
+        return call.raw_arguments
+
+
 def to_openai_message(output: ParsedOutput, *, include_rejected: bool = True,
                       promote_reasoning_calls: bool = False) -> dict[str, Any]:
     """``{"role": "assistant", "content", "reasoning_content"?, "tool_calls"?}``. ``content`` is None when
@@ -43,7 +56,7 @@ def to_openai_message(output: ParsedOutput, *, include_rejected: bool = True,
     calls = listed_calls(output, include_rejected=include_rejected, promote_reasoning_calls=promote_reasoning_calls)
     if calls:
         message["tool_calls"] = [{"id": c.id, "type": "function",
-                                  "function": {"name": c.name, "arguments": c.arguments_json()}} for c in calls]
+                                  "function": {"name": c.name, "arguments": arguments_text(c)}} for c in calls]
     return message
 
 
