@@ -1,0 +1,326 @@
+"""``toolwire fidelity``: byte, token and round-trip checks, drift detection, reports and exit codes.
+
+Verdicts are checked against an independent oracle: transformers' own ``render_jinja_template`` (fed as
+``apply_chat_template`` feeds it) decides which scenarios a template renders differently.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from lxml import html as lxml_html
+
+import toolwire
+from support import REAL, require_shared
+from toolwire import cli
+from toolwire.fidelity import (
+    Comparer, Scenario, builtin_corpus_path, describe_difference, first_difference, load_scenarios,
+)
+from toolwire.templates.jinja import ChatTemplate, decode_arguments, options_to_variables, template_variables
+
+TEMPLATES = REAL / "templates"
+TOKENIZERS = REAL / "tokenizers"
+DATE = "2025-03-14"
+SCENARIOS = load_scenarios(builtin_corpus_path())
+
+
+def need(fmt: str) -> None:
+    require_shared()
+    if fmt not in toolwire.formats():
+        pytest.skip(f"format {fmt} is not built yet")
+
+
+def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
+    code = cli.main(["fidelity", "--date", DATE, *argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def run_json(tmp_path, capsys, *argv: str) -> tuple[int, dict]:
+    target = tmp_path / "result.json"
+    code, _, _ = run_cli(capsys, *argv, "--json", str(target))
+    return code, json.loads(target.read_text("utf-8"))
+
+
+def differing(report: dict, check: str | None = None) -> set[str]:
+    return {s["id"] for s in report["scenarios"]
+            if (not s["matches"] if check is None else s[check]["status"] == "differ")}
+
+
+# ---------------------------------------------------------------- the oracle
+
+def oracle_render(source: str, scenario: Scenario, special: dict, arguments: str = "object"):
+    """transformers' render of a scenario, or None when the template refuses it."""
+    utils = pytest.importorskip("transformers.utils.chat_template_utils")
+    opts = dict(scenario.options)
+    add_gen = opts.pop("add_generation_prompt", True)
+    variables = options_to_variables(template_variables(source), **opts)
+    messages = utils._normalize_chat_messages(decode_arguments(scenario.messages, arguments=arguments))
+    try:
+        out, _ = utils.render_jinja_template(conversations=[messages], tools=scenario.tools, chat_template=source,
+                                             add_generation_prompt=add_gen, **{**special, **variables})
+    except Exception:
+        return None
+    return out[0]
+
+
+def native_render(fmt: str, scenario: Scenario):
+    try:
+        return toolwire.get_format(fmt).render(scenario.messages, scenario.tools, **scenario.options).text
+    except toolwire.ToolwireError:
+        return None
+
+
+PAIRS = [
+    ("qwen3", "Qwen3-8B.jinja", {}),
+    ("qwen35", "Qwen3.5-4B.jinja", {}),
+    ("deepseek_v4", "DeepSeek-V4-llamacpp.jinja", {"bos_token": "<｜begin▁of▁sentence｜>"}),
+    ("deepseek_v31", "DeepSeek-V3.1.jinja", {"bos_token": "<｜begin▁of▁sentence｜>"}),
+    ("llama31", "Llama-3.1-8B-Instruct.jinja", {"bos_token": "<|begin_of_text|>"}),
+    ("glm45", "GLM-4.5.jinja", {}),
+]
+
+
+@pytest.mark.parametrize("fmt, template, special", PAIRS, ids=[p[0] for p in PAIRS])
+def test_byte_verdicts_agree_with_transformers(fmt, template, special, tmp_path, capsys):
+    """Every scenario's bytes verdict is what transformers' own render says (equal, or both refuse)."""
+    need(fmt)
+    source = (TEMPLATES / template).read_text("utf-8")
+    code, report = run_json(tmp_path, capsys, "--format", fmt, "--template", str(TEMPLATES / template))
+    expected = set()
+    for sc in SCENARIOS:
+        ours, theirs = native_render(fmt, sc), oracle_render(source, sc, special)
+        if ours != theirs:
+            expected.add(sc.id)
+    assert differing(report, "bytes") == expected
+    assert len(report["scenarios"]) == len(SCENARIOS) == 26
+    assert code == (0 if not differing(report) else 1)
+
+
+# ---------------------------------------------------------------- drift detection
+
+DRIFTS = [
+    # (what changes, original text, altered text): each occurs exactly once in Qwen3.5-4B.jinja
+    ("tool response opening", "{{- '\\n<tool_response>\\n' }}", "{{- '\\n<tool_response>\\n\\n' }}"),
+    ("reasoning close in history", "'\\n</think>\\n\\n' + content", "'\\n</think>\\n' + content"),
+    ("tool call close", "{{- '</function>\\n</tool_call>' }}", "{{- '</function>\\n</tool_call> ' }}"),
+    ("generation prompt without thinking", "{{- '<think>\\n\\n</think>\\n\\n' }}", "{{- '<think>\\n</think>\\n\\n' }}"),
+]
+
+
+@pytest.mark.parametrize("what, original, altered", DRIFTS, ids=[d[0] for d in DRIFTS])
+def test_drift_names_exactly_the_affected_scenarios(what, original, altered, tmp_path, capsys):
+    need("qwen35")
+    source = (TEMPLATES / "Qwen3.5-4B.jinja").read_text("utf-8")
+    assert source.count(original) == 1, what
+    drifted = tmp_path / "Qwen3.5-4B-drifted.jinja"
+    drifted.write_text(source.replace(original, altered), encoding="utf-8")
+
+    base_code, base = run_json(tmp_path, capsys, "--format", "qwen35", "--template", str(TEMPLATES / "Qwen3.5-4B.jinja"))
+    assert base_code == 0 and differing(base) == set()  # the baseline matches everywhere
+
+    affected = {sc.id for sc in SCENARIOS
+                if oracle_render(source, sc, {}) != oracle_render(drifted.read_text("utf-8"), sc, {})}
+    assert affected and len(affected) < len(SCENARIOS)  # one place: some scenarios, not all
+    code, out, _ = run_cli(capsys, "--format", "qwen35", "--template", str(drifted))
+    assert code == 1
+    verdict = next(line for line in out.splitlines() if line.startswith("result:"))
+    named = set(verdict.split(": ", 2)[2].split(", "))
+    assert named == affected
+
+
+# ---------------------------------------------------------------- tokens
+
+def test_token_equality_with_the_real_tokenizer(tmp_path, capsys):
+    need("qwen35")
+    code, report = run_json(tmp_path, capsys, "--format", "qwen35", "--template", str(TEMPLATES / "Qwen3.5-4B.jinja"),
+                            "--tokenizer", str(TOKENIZERS / "Qwen3"))
+    assert code == 0
+    statuses = {s["id"]: s["tokens"]["status"] for s in report["scenarios"]}
+    assert set(statuses.values()) == {"match"}
+    # user and tool text spelling <|im_end|> is plain text on both sides, not a control token
+    assert statuses["special_tokens_in_user"] == statuses["special_tokens_in_tool_result"] == "match"
+
+
+def test_token_check_uses_only_the_templates_own_control_tokens():
+    """Without the request-text marking, the template prompt's naive ids would differ where users spell markers."""
+    need("qwen35")
+    transformers = pytest.importorskip("transformers")
+    tok = transformers.AutoTokenizer.from_pretrained(str(TOKENIZERS / "Qwen3"))
+    source = (TEMPLATES / "Qwen3.5-4B.jinja").read_text("utf-8")
+    comparer = Comparer("qwen35", ChatTemplate(source, now=DATE), tokenizer=tok, on_date=DATE)
+    sc = next(s for s in SCENARIOS if s.id == "special_tokens_in_user")
+    result = comparer.compare(sc)
+    assert result.tokens.status == "match"
+    naive = tok(result.template_text, add_special_tokens=False)["input_ids"]
+    assert naive != result.template_ids
+    assert naive.count(151645) > result.template_ids.count(151645)  # <|im_end|> injected by plain tokenizing
+
+
+def test_token_difference_is_reported_with_its_position(tmp_path, capsys):
+    """A template that spells a marker differently in its own text gives equal bytes nowhere near, and a token
+    difference with the position and the tokens around it."""
+    need("qwen35")
+    source = (TEMPLATES / "Qwen3.5-4B.jinja").read_text("utf-8")
+    drifted = tmp_path / "q.jinja"
+    drifted.write_text(source.replace("{{- '<|im_start|>assistant\\n' }}", "{{- '<|im_start|>assistant \\n' }}"), "utf-8")
+    code, report = run_json(tmp_path, capsys, "--format", "qwen35", "--template", str(drifted),
+                            "--tokenizer", str(TOKENIZERS / "Qwen3"))
+    assert code == 1
+    row = next(s for s in report["scenarios"] if s["id"] == "plain_chat")
+    assert row["bytes"]["status"] == row["tokens"]["status"] == "differ"
+    assert row["tokens"]["detail"].startswith("first difference at token ")
+
+
+@pytest.mark.parametrize("fmt, template, tokenizer", [
+    ("deepseek_v4", "DeepSeek-V4-llamacpp.jinja", "DeepSeek-V4"),
+    ("deepseek_v31", "DeepSeek-V3.1.jinja", "DeepSeek-V3"),
+    ("llama31", "Llama-3.1-8B-Instruct.jinja", "Llama-3"),
+])
+def test_tokens_equal_wherever_bytes_are_equal(fmt, template, tokenizer, tmp_path, capsys):
+    """DSML (｜DSML｜ is one token of the V4 vocabulary), DeepSeek V3.1 and Llama 3.1 with their real tokenizers."""
+    need(fmt)
+    _, report = run_json(tmp_path, capsys, "--format", fmt, "--template", str(TEMPLATES / template),
+                         "--tokenizer", str(TOKENIZERS / tokenizer))
+    equal_bytes = [s for s in report["scenarios"] if s["bytes"]["status"] == "match" and s["native"] is not None]
+    assert len(equal_bytes) >= 10
+    assert all(s["tokens"]["status"] == "match" for s in equal_bytes), [
+        (s["id"], s["tokens"]["detail"]) for s in equal_bytes if s["tokens"]["status"] != "match"]
+
+
+# ---------------------------------------------------------------- round trip
+
+def test_round_trip_reads_every_final_assistant_turn_back():
+    need("qwen35")
+    comparer = Comparer("qwen35", ChatTemplate((TEMPLATES / "Qwen3.5-4B.jinja").read_text("utf-8")), on_date=DATE)
+    finals = [sc for sc in SCENARIOS if sc.messages[-1]["role"] == "assistant"]
+    assert len(finals) >= 5
+    for sc in finals:
+        assert comparer.compare(sc).round_trip.status == "match", sc.id
+
+
+def test_round_trip_difference_is_reported(monkeypatch):
+    """A parser that loses a character is caught by the round trip, with the output that failed."""
+    need("qwen35")
+    comparer = Comparer("qwen35", ChatTemplate((TEMPLATES / "Qwen3.5-4B.jinja").read_text("utf-8")), on_date=DATE)
+    real_parse = comparer.fmt.parse
+
+    class Lossy:
+        name = comparer.fmt.name
+
+        def __getattr__(self, attr):
+            return getattr(real_parse.__self__, attr)
+
+        def parse(self, text, tools=None, **kw):
+            return real_parse(text[:-1] if text else text, tools, **kw)
+
+    comparer.fmt = Lossy()
+    sc = next(s for s in SCENARIOS if s.id == "final_assistant_text")
+    check = comparer.compare(sc).round_trip
+    assert check.status == "differ" and "parses back differently" in check.detail
+
+
+# ---------------------------------------------------------------- output: summary, progress, HTML, corpus, exit codes
+
+def test_summary_table_names_every_scenario_and_the_verdict(capsys):
+    need("qwen35")
+    code, out, err = run_cli(capsys, "--format", "qwen35", "--template", str(TEMPLATES / "Qwen3.5-4B.jinja"))
+    assert code == 0 and err == ""  # stderr is not a TTY here: no progress bar
+    for sc in SCENARIOS:
+        assert f"  {sc.id} " in out
+    assert "bytes 26/26 equal" in out and "round trip 5/5 ok" in out
+    assert out.rstrip().endswith("result: ALL MATCH")
+
+
+def test_first_difference_is_shown_in_context(tmp_path, capsys):
+    need("qwen3")
+    code, out, _ = run_cli(capsys, "--format", "qwen3", "--template", str(TEMPLATES / "Qwen3-8B.jinja"))
+    assert code == 1  # Qwen3-8B renders list content as nothing; the native renderer joins its text parts
+    assert "- content_parts [bytes]: first difference at char" in out
+    assert "native   | <|im_start|>user\\n⟦Part one." in out
+
+
+def test_progress_bar_only_when_asked_or_on_a_tty(capsys):
+    need("qwen35")
+    _, _, err = run_cli(capsys, "--format", "qwen35", "--template", str(TEMPLATES / "Qwen3.5-4B.jinja"), "--progress")
+    assert err.startswith("\r[") and "26/26" in err and err.endswith("\n")
+
+
+def test_html_report_has_side_by_side_diffs_and_highlighted_special_tokens(tmp_path, capsys):
+    need("qwen35")
+    source = (TEMPLATES / "Qwen3.5-4B.jinja").read_text("utf-8")
+    drifted = tmp_path / "drifted.jinja"
+    drifted.write_text(source.replace(DRIFTS[0][1], DRIFTS[0][2]), "utf-8")
+    report = tmp_path / "report.html"
+    code, _, _ = run_cli(capsys, "--format", "qwen35", "--template", str(drifted), "--html", str(report),
+                         "--tokenizer", str(TOKENIZERS / "Qwen3"))
+    assert code == 1
+    doc = lxml_html.fromstring(report.read_bytes())
+    rows = doc.xpath("//table[@class='sum']//tr")
+    assert len(rows) == 1 + len(SCENARIOS)
+    section = doc.get_element_by_id("single_call_result")
+    native, template = section.xpath(".//table[@class='side']//td/pre")
+    assert "<|im_start|>" in [s.text for s in native.xpath(".//span[contains(@class,'sp')]")]
+    assert "<|im_start|>" in [s.text for s in template.xpath(".//span[contains(@class,'sp')]")]
+    marked = "".join(s.text_content() for s in template.xpath(".//span[contains(@class,'d')]"))
+    assert marked == "\n"  # the one inserted newline is the highlighted difference
+    assert template.text_content().replace("<tool_response>\n\n", "<tool_response>\n") == native.text_content()
+    clean = doc.get_element_by_id("plain_chat")
+    assert not clean.xpath(".//span[contains(@class,'d')]")
+
+
+def test_user_corpus_runs_alongside_or_alone(tmp_path, capsys):
+    need("qwen35")
+    corpus = tmp_path / "mine.jsonl"
+    corpus.write_text(json.dumps({"id": "mine_hello", "messages": [{"role": "user", "content": "Bonjour 🙂"}]}) + "\n",
+                      encoding="utf-8")
+    code, report = run_json(tmp_path, capsys, "--format", "qwen35", "--template", str(TEMPLATES / "Qwen3.5-4B.jinja"),
+                            "--corpus", str(corpus))
+    assert code == 0 and [s["id"] for s in report["scenarios"]][-1] == "mine_hello"
+    assert report["scenarios"][-1]["source"] == "mine.jsonl" and len(report["scenarios"]) == 27
+    code, report = run_json(tmp_path, capsys, "--format", "qwen35", "--template", str(TEMPLATES / "Qwen3.5-4B.jinja"),
+                            "--corpus", str(corpus), "--no-builtin")
+    assert code == 0 and [s["id"] for s in report["scenarios"]] == ["mine_hello"]
+
+
+def test_bad_inputs_exit_2_with_a_message(tmp_path, capsys):
+    need("qwen35")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "x", "messages": []}\n{not json\n', encoding="utf-8")
+    code, _, err = run_cli(capsys, "--format", "qwen35", "--template", str(TEMPLATES / "Qwen3.5-4B.jinja"),
+                           "--corpus", str(bad))
+    assert code == 2 and "bad.jsonl:2: not valid JSON" in err
+    code, _, err = run_cli(capsys, "--format", "qwen35", "--template", str(tmp_path / "missing.jinja"))
+    assert code == 2 and "missing.jinja" in err
+    code, _, err = run_cli(capsys, "--format", "qwen9", "--template", str(TEMPLATES / "Qwen3.5-4B.jinja"))
+    assert code == 2 and "unknown format 'qwen9'" in err
+
+
+def test_native_option_refusal_is_not_applicable_not_a_difference(tmp_path, capsys):
+    """A scenario option the native renderer does not take is skipped, and does not fail the run."""
+    need("qwen35")
+    corpus = tmp_path / "opt.jsonl"
+    corpus.write_text(json.dumps({"id": "odd_option", "messages": [{"role": "user", "content": "x"}],
+                                  "options": {"no_such_option": True}}) + "\n", encoding="utf-8")
+    code, report = run_json(tmp_path, capsys, "--format", "qwen35", "--template", str(TEMPLATES / "Qwen3.5-4B.jinja"),
+                            "--corpus", str(corpus), "--no-builtin")
+    assert code == 0 and report["scenarios"][0]["bytes"]["status"] == "skip"
+
+
+def test_describe_difference_locates_line_and_column():
+    a, b = "line one\nline two\nsame", "line one\nline 2wo\nsame"
+    assert first_difference(a, b) == 14
+    text = describe_difference(a, b)
+    assert text.startswith("first difference at char 14 (line 2, column 6); lengths 22 vs 22")
+    assert "native   | line one\\nline ⟦two" in text and "template | line one\\nline ⟦2wo" in text
+    assert first_difference("abc", "abcd") == 3 and "⟦(end)" in describe_difference("abc", "abcd")
+
+
+def test_builtin_corpus_covers_what_the_issue_lists():
+    tags = {t for sc in SCENARIOS for t in sc.tags}
+    assert {"chat", "system", "tools", "call", "parallel", "tool-result", "reasoning", "multi-turn", "unicode",
+            "markup", "special-text", "long", "round-trip"} <= tags
+    assert len({sc.id for sc in SCENARIOS}) == len(SCENARIOS)
+    assert Path(builtin_corpus_path()).name == "scenarios.jsonl"
