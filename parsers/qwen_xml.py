@@ -133,7 +133,6 @@ class XmlToolParser(StreamParser):
         self._pending = ("", "")           # (framing newline, candidate closing tag) while undecided
         self._gap: list[str] = []          # whitespace held after a candidate tag or after a call block
         self._carry = ""                   # a newline held after a rejected tag: value text or framing
-        self._skip_after = 0
         self._junk: list[str] = []         # unexpected text inside a call block
 
     # ------------------------------------------------------------------ driver
@@ -405,15 +404,11 @@ class XmlToolParser(StreamParser):
             if framing and end > self._pos and buf.startswith(framing, end - len(framing)):
                 end -= len(framing)
                 newline = framing
-                self._skip_after = len(framing)
             elif end == self._pos and carry:
                 newline, carry = carry, ""  # the held newline was the framing of this tag
-                self._skip_after = 0
-            else:
-                self._skip_after = 0
             self._carried(carry)
             self._value_piece(self._take(end))
-            self._skip(self._skip_after + len(hit.marker))
+            self._pos = hit.end
             self._pending = (newline, hit.marker)
             self._gap = []
             self._state = "closing"
