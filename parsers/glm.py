@@ -64,8 +64,8 @@ class GlmParser(TaggedCallParser):
     states = {"start": "_start", "head": "_head", "args": "_args", "key": "_key_state", "after_key": "_after_key"}
     newline_after_name = True
 
-    def __init__(self, tools=None, *, thinking: bool = False, promote_reasoning_calls: bool = False):
-        super().__init__(tools, thinking=thinking, promote_reasoning_calls=promote_reasoning_calls)
+    def __init__(self, tools=None, **options):
+        super().__init__(tools, **options)
         self._begin()
 
     def _begin(self) -> None:

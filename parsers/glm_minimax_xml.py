@@ -97,9 +97,8 @@ class TaggedCallParser(StreamParser):
     value_closers: dict[str, Closer] = {}
     states: dict[str, str] = {}
 
-    def __init__(self, tools: Sequence[Any] | None = None, *, thinking: bool = False,
-                 promote_reasoning_calls: bool = False):
-        super().__init__(tools, thinking=thinking, promote_reasoning_calls=promote_reasoning_calls)
+    def __init__(self, tools: Sequence[Any] | None = None, **options: Any):
+        super().__init__(tools, **options)
         self._schemas = tool_schemas(tools)
         self._text_scanners = {mode: MarkerScanner(m) for mode, m in self.text_markers.items()}
         self._value_scanner = MarkerScanner(self.value_closers)
@@ -140,7 +139,7 @@ class TaggedCallParser(StreamParser):
 
     def _at_end(self) -> None:
         if self._state == "text":
-            if self._mode == "reasoning" and self._expects_think_close():
+            if self._mode == "reasoning":
                 self._diag("unclosed_reasoning", "the output ended inside the reasoning block", severity="info")
             return
         if self.call is None and self._state in ("head",):
@@ -156,9 +155,6 @@ class TaggedCallParser(StreamParser):
         else:
             self._end_structure()
         self._state = "text"
-
-    def _expects_think_close(self) -> bool:
-        return True
 
     # ---- text
     def _emit(self, text: str) -> None:
@@ -255,7 +251,13 @@ class TaggedCallParser(StreamParser):
 
     # ---- calls
     def _open_call(self, name: str) -> CallBuilder:
+        """Start a candidate (ToolCallStarted). A trailing newline in the name is removed as a diagnosed
+        repair; otherwise the name is matched exactly."""
+        exact = name
+        name = name.rstrip("\n")
         self.call = self._begin_call(name, source=self._mode)
+        if name != exact:
+            self._repair("tool_name_newline", "a newline after the tool name was removed", raw=exact[len(name):])
         if not name:
             self.call.status = "rejected"
             self.call.diag("empty_tool_name", "the call has no tool name", severity="error")
