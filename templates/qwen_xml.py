@@ -14,6 +14,9 @@ Python, not a Jinja run. What differs between the three (data on one implementat
 * **generation prompt** - 3.5/3.6 open ``<think>\\n`` themselves when thinking is on (so the model's output
   starts inside reasoning) and write an empty closed block when it is off.
 
+Content given as a list of parts is joined without a separator (Qwen3.5/3.6 also render image and video
+parts as vision markers); ``None`` content renders as empty text.
+
 Rendering safety: a value that contains a closing sequence the parser would take as the end of the value
 (``</parameter>`` followed by ``<parameter=`` ...; see ``docs/xml-values.md``) has no escape in this format
 and raises :class:`~toolwire.errors.UnrepresentableValue` naming the argument.
@@ -353,7 +356,6 @@ class Qwen35(Format):
     extra_options = frozenset({"add_vision_id"})
     parser_class = Qwen35Parser
     value_text: Callable[[Any], str] = staticmethod(coder_value)
-    preserve_option = False
 
     def _keeps_reasoning(self, index: int, last_query: int, options: RenderOptions) -> bool:
         return index > last_query
