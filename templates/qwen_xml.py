@@ -33,6 +33,7 @@ from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool, call_arguments, function_to_dict, tool_to_dict
 from toolwire.parsers.qwen_xml import QWEN_GRAMMAR, Qwen3CoderParser, Qwen35Parser, XmlGrammar
 from toolwire.prompt import PromptBuilder
+from toolwire.templates.kimi import reasoning_of  # shared helper; belongs in toolwire.models (see report)
 
 # One marker table shared by the renderer and the parser (toolwire.parsers.qwen_xml).
 MARKERS = {
@@ -72,17 +73,6 @@ def fixed_text(out: PromptBuilder, text: str, index: int | None, specials: re.Pa
             out.special(piece, index)
         else:
             out.template(piece, index)
-
-
-def reasoning_of(message: Message) -> str | None:
-    """The message's reasoning, from ``reasoning_content`` or the aliases transformers accepts."""
-    if message.reasoning_content is not None:
-        return message.reasoning_content
-    extra = message.model_extra or {}
-    for key in ("thinking", "reasoning"):
-        if isinstance(extra.get(key), str):
-            return extra[key]
-    return None
 
 
 def jinja_str(value: Any) -> str:
@@ -460,5 +450,5 @@ class Qwen36(Qwen35):
 
 FORMATS: dict[str, Format] = {f.name: f for f in (Qwen3Coder(), Qwen35(), Qwen36())}
 
-__all__ = ["FORMATS", "MARKERS", "SPECIAL_TOKENS", "Qwen3Coder", "Qwen35", "Qwen36", "fixed_text", "reasoning_of",
+__all__ = ["FORMATS", "MARKERS", "SPECIAL_TOKENS", "Qwen3Coder", "Qwen35", "Qwen36", "fixed_text",
            "jinja_str", "jinja_json", "coder_value", "json_value", "check_name", "call_values", "write_call"]

@@ -27,7 +27,8 @@ from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool, function_to_dict, tool_to_dict
 from toolwire.parsers.seed_oss import SEED_GRAMMAR, SeedOssParser
 from toolwire.prompt import PromptBuilder
-from toolwire.templates.qwen_xml import call_values, fixed_text, jinja_json, jinja_str, reasoning_of, write_call
+from toolwire.templates.kimi import reasoning_of
+from toolwire.templates.qwen_xml import call_values, fixed_text, jinja_json, jinja_str, write_call
 
 MARKERS = {
     "bos": "<seed:bos>",
