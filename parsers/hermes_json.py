@@ -252,12 +252,11 @@ class HermesJsonParser(StreamParser):
         diags = list(decoded.diagnostics)
         if unclosed is not None:
             diags.append(("call_not_closed", f"the call has no </tool_call>; it ends at {unclosed}"))
-        if value is not None:
-            diags += _extra_key_diags(value)
         call, stream = body.call, body.args
         if call is None:
             call = self._begin_call(name, source=body.source) if isinstance(name, str) else self._nameless(body)
             stream = stream_arguments(call)
+        _note_extra_keys(call, value, text)
         if not isinstance(name, str) or name != call.name:
             if value is not None or body.call is None:
                 diags.append(("malformed_tool_call", "the <tool_call> body is not a JSON object with the "
@@ -283,7 +282,7 @@ class HermesJsonParser(StreamParser):
                 raw = text[body.args_offset:].rstrip(_JSON_WS)
                 raw = raw[:-1] if raw.endswith("}") else raw
             raw = raw.strip(_JSON_WS)
-            if decoded.status != "proposed" or unclosed is not None:
+            if decoded.diagnostics:  # the body was not clean JSON: keep all of it
                 call.diag("call_body", "the whole <tool_call> body, as written", severity="info", raw=text)
         finish_call(call, closed._replace(status=status, diagnostics=closed.diagnostics + diags, raw=raw))
 
@@ -324,7 +323,8 @@ class HermesJsonParser(StreamParser):
         self._buf = ""
         call = self._begin_call(name, source="content")
         closed = stream_arguments(call).close(decoded=_Decoded(args, decoded.status, [], None))
-        diags = list(decoded.diagnostics) + _extra_key_diags(value) + [
+        _note_extra_keys(call, value, text)
+        diags = list(decoded.diagnostics) + [
             ("bare_json_call", "the whole answer is one JSON object naming a declared tool, without "
                                "<tool_call>; accepted because bare_json_calls=True")]
         finish_call(call, closed._replace(diagnostics=diags, raw=text.strip(_JSON_WS)))
@@ -340,11 +340,12 @@ class HermesJsonParser(StreamParser):
         return True
 
 
-def _extra_key_diags(value: dict) -> list[tuple[str, str]]:
-    extra = sorted(set(value) - {"name", "arguments"})
+def _note_extra_keys(call: CallBuilder, value: Any, body: str) -> None:
+    """Keys next to "name" and "arguments" are ignored; the diagnostic keeps the body they came in."""
+    extra = sorted(set(value) - {"name", "arguments"}) if isinstance(value, dict) else []
     if extra:
-        return [("extra_call_fields", f"ignored key(s) {extra} next to \"name\" and \"arguments\"")]
-    return []
+        call.diag("extra_call_fields", f"ignored key(s) {extra} next to \"name\" and \"arguments\"",
+                  raw=body)
 
 
 def _value_text(text: str | None, offset: int) -> str | None:

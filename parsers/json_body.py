@@ -24,7 +24,7 @@ from typing import Any, Callable, NamedTuple
 from toolwire.output import ToolCallCandidate, ToolCallFinished
 
 from .base import CallBuilder
-from .safe_json import JsonTooDeep, loads
+from .safe_json import MAX_DEPTH, JsonTooDeep, loads
 
 __all__ = ["JsonValueScanner", "DecodedArguments", "decode_arguments", "ArgumentsStream", "ClosedArguments",
            "stream_arguments", "finish_call", "worse_status"]
@@ -52,7 +52,8 @@ class JsonValueScanner:
     characters are skipped with one regex search), so scanning is O(total length) however the text is
     split. After the value ended ``feed`` returns 0 and scans nothing.
 
-    The scanner also checks the JSON grammar. At the first character that cannot continue strict JSON,
+    The scanner also checks the JSON grammar (and the nesting bound of :mod:`~toolwire.parsers.safe_json`).
+    At the first character that cannot continue strict JSON,
     ``error`` is set (``error_pos`` is its absolute position) and scanning goes on brace- and
     string-aware only, so the end of a slightly malformed value is still found. A first non-blank
     character other than ``{``/``[`` is an error too; then ``feed`` never reports an end.
@@ -237,6 +238,9 @@ class JsonValueScanner:
                     self.opener = ch
                     self.start = base + i
                 if ch == "{" or ch == "[":
+                    if len(stack) >= MAX_DEPTH:
+                        self._fail(base + i, f"nesting deeper than {MAX_DEPTH} levels")
+                        return i
                     stack.append(ch)
                     self.depth += 1
                     self._expect = _KEY_OR_CLOSE if ch == "{" else _VALUE_OR_CLOSE
@@ -501,6 +505,8 @@ def _decode(raw: str, truncated: bool, require_object: bool = True) -> _Decoded:
             return _check_object(value, final or "repaired", diags + more, repaired, require_object)
     if suspicious:
         diags.append(("unescaped_quote", "a string seems to contain an unescaped '\"'; not guessed, raw text kept"))
+    elif truncated:
+        diags.append(("truncated_json", f"the output ended before the JSON did ({reason})"))
     else:
         diags.append(("invalid_json", f"arguments are not valid JSON ({reason})"))
     return _Decoded(None, final or "rejected", diags, None)
@@ -523,7 +529,7 @@ def decode_arguments(raw: str, *, truncated: bool = False) -> DecodedArguments:
     ``eval``); trailing commas are dropped; with ``truncated=True`` one missing final ``}`` is added. A
     value decoded that way is ``repaired``. Text still not JSON is ``rejected`` (a string followed by
     more text is reported as ``unescaped_quote``: never guessed). With ``truncated=True`` the status is
-    always ``truncated`` (the value, when recoverable, is still returned).
+    always ``truncated`` (the value, when recoverable, is still returned; ``truncated_json`` when not).
     """
     decoded = _decode(raw, truncated)
     return DecodedArguments(decoded.value, decoded.status, decoded.diagnostics)

@@ -1,0 +1,143 @@
+"""Qwen JSON streaming: per-delta cost while one ``<tool_call>`` string argument grows to 1k..64k characters.
+
+The output ``<tool_call>\\n{"name": "search", "arguments": {"q": "<N chars>", "limit": 3}}\\n</tool_call>`` is fed
+in 4-character deltas. Two numbers per parser and size:
+
+* **at N** - µs per delta for 256 deltas fed once the argument is already ~N characters long (what one
+  delta costs at that point of the stream; the earlier text is fed untimed in one piece);
+* **mean** - µs per delta averaged over the whole stream from the first character (toolwire only: for a
+  quadratic parser it is just a slower way to see the same growth).
+
+Peers run in the same process when importable: SGLang's ``Qwen25Detector`` (installed in ``.bench-venv`` by
+``bench/setup_peers.sh``). Run ``.bench-venv/bin/python -m bench qwen`` to include it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Callable
+
+import toolwire
+
+SIZES = (1_000, 4_000, 16_000, 64_000)
+DELTA = 4
+TIMED_DELTAS = 256
+TOOLS = [{"type": "function", "function": {"name": "search", "description": "Search.", "parameters": {
+    "type": "object", "properties": {"q": {"type": "string"}, "limit": {"type": "integer"}}}}}]
+
+
+def output(size: int) -> tuple[str, dict]:
+    """The model output whose string argument is ``size`` characters long, and its arguments."""
+    filler = ("lorem ipsum \u00e9t \\\"quoted\\\" {braces} [x] " * (size // 30 + 1))
+    value = json.loads('"' + filler + '"')[:size]
+    args = {"q": value, "limit": 3}
+    text = ('<tool_call>\n{"name": "search", "arguments": ' + json.dumps(args, ensure_ascii=False)
+            + "}\n</tool_call>")
+    return text, args
+
+
+# ---- parsers under test: make() -> feed(delta) -> None, and finish() -> arguments
+
+def toolwire_parser() -> tuple[Callable[[str], None], Callable[[], dict]]:
+    parser = toolwire.get_format("qwen25").stream(TOOLS)
+    frags: list[str] = []
+
+    def feed(delta: str) -> None:
+        for event in parser.feed(delta):
+            if event.type == "arguments":
+                frags.append(event.fragment)
+
+    def finish() -> dict:
+        out = parser.finish()
+        assert json.loads("".join(frags)) == out.tool_calls[0].arguments
+        return out.tool_calls[0].arguments
+
+    return feed, finish
+
+
+def sglang_parser():
+    """SGLang's Qwen25Detector, or None when SGLang is not importable here."""
+    try:
+        from sglang.srt.entrypoints.openai.protocol import Tool
+        from sglang.srt.function_call.qwen25_detector import Qwen25Detector
+    except Exception:  # noqa: BLE001 - any import failure means "peer missing"
+        return None
+    tools = [Tool.model_validate(t) for t in TOOLS]
+
+    def make():
+        detector = Qwen25Detector()
+        args: list[str] = []
+
+        def feed(delta: str) -> None:
+            for call in detector.parse_streaming_increment(delta, tools).calls:
+                if call.parameters:
+                    args.append(call.parameters)
+
+        def finish() -> dict:
+            return json.loads("".join(args))
+
+        return feed, finish
+
+    return make
+
+
+def per_delta_at(make, text: str, args: dict, size: int) -> float:
+    """µs per delta for TIMED_DELTAS deltas once ~``size`` argument characters were fed (best of 3)."""
+    head = text.index('"q": "') + len('"q": "')
+    start_at = min(head + size - DELTA * TIMED_DELTAS, len(text) - DELTA * TIMED_DELTAS)
+    best = float("inf")
+    for _ in range(3):
+        feed, finish = make()
+        feed(text[:start_at])
+        timed = [text[i:i + DELTA] for i in range(start_at, start_at + DELTA * TIMED_DELTAS, DELTA)]
+        t0 = time.perf_counter()
+        for delta in timed:
+            feed(delta)
+        best = min(best, (time.perf_counter() - t0) / len(timed) * 1e6)
+        feed(text[start_at + DELTA * TIMED_DELTAS:])
+        assert finish() == args, "the parser lost the arguments"
+    return best
+
+
+def mean_per_delta(make, text: str, args: dict) -> float:
+    """µs per delta over the whole stream, fed in DELTA-character pieces."""
+    feed, finish = make()
+    deltas = [text[i:i + DELTA] for i in range(0, len(text), DELTA)]
+    t0 = time.perf_counter()
+    for delta in deltas:
+        feed(delta)
+    elapsed = time.perf_counter() - t0
+    assert finish() == args
+    return elapsed / len(deltas) * 1e6
+
+
+def main() -> None:
+    """Print the table (µs per delta; speedup = SGLang / toolwire at the same size)."""
+    sglang = sglang_parser()
+    rows = []
+    for size in SIZES:
+        text, args = output(size)
+        tw_at = per_delta_at(toolwire_parser, text, args, size)
+        tw_mean = mean_per_delta(toolwire_parser, text, args)
+        sg_at = per_delta_at(sglang, text, args, size) if sglang else None
+        rows.append((size, tw_at, tw_mean, sg_at))
+    print(f"{DELTA}-char deltas into one <tool_call> string argument (µs per delta)")
+    print()
+    print("| argument size | toolwire at N | toolwire mean | SGLang Qwen25Detector at N | speedup |")
+    print("|---:|---:|---:|---:|---:|")
+    for size, tw_at, tw_mean, sg_at in rows:
+        sg = f"{sg_at:,.1f}" if sg_at is not None else "n/a (peer missing)"
+        speed = f"{sg_at / tw_at:,.0f}x" if sg_at is not None else "-"
+        print(f"| {size // 1000}k | {tw_at:.1f} | {tw_mean:.1f} | {sg} | {speed} |")
+    growth = rows[-1][1] / rows[0][1]
+    print()
+    print(f"toolwire 64k / 1k per-delta cost: {growth:.2f}x (target <= 2x)")
+    if sglang:
+        print(f"speedup at 64k: {rows[-1][3] / rows[-1][1]:,.0f}x (target >= 100x)")
+    else:
+        print("SGLang is not importable in this interpreter: run in .bench-venv to compare")
+
+
+if __name__ == "__main__":
+    main()
