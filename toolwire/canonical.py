@@ -49,8 +49,11 @@ class NotCanonicalizable(ToolwireError, ValueError):
 
     def __init__(self, detail: str, pointer: str = ""):
         self.detail = detail
-        self.pointer = pointer
-        super().__init__(f"{pointer or '/'}: {detail}")
+        self.pointer = pointer  # completed while the error unwinds (the success path builds no pointers)
+        super().__init__(detail)
+
+    def __str__(self) -> str:
+        return f"{self.pointer or '/'}: {self.detail}"
 
 
 def pointer_token(key: Any) -> str:
@@ -98,34 +101,54 @@ def _strip_zeros(value: decimal.Decimal) -> decimal.Decimal:
 
 
 def canonical_value(value: Any, pointer: str = "") -> Any:
-    """The canonical form of a JSON value (module rules). Raises :class:`NotCanonicalizable` with a pointer."""
-    return _canonical(value, pointer, 0)
+    """The canonical form of a JSON value (module rules). Raises :class:`NotCanonicalizable` with a pointer
+    (prefixed by ``pointer``)."""
+    try:
+        return _canonical(value, 0)
+    except NotCanonicalizable as exc:
+        exc.pointer = pointer + exc.pointer
+        raise
 
 
-def _canonical(value: Any, pointer: str, depth: int) -> Any:
-    if isinstance(value, str):
-        return _nfc(value)
-    if value is None or isinstance(value, bool):
+def _canonical(value: Any, depth: int) -> Any:
+    kind = type(value)
+    if kind is str:
+        return value if value.isascii() else _nfc(value)
+    if kind is int and value.bit_length() <= 14_000:
         return value
-    if isinstance(value, (int, float, decimal.Decimal)):
-        return canonical_number(value, pointer)
+    if value is None or kind is bool:
+        return value
+    if isinstance(value, (int, float, decimal.Decimal)) and not isinstance(value, bool):
+        return canonical_number(value)
+    if isinstance(value, str):  # a str subclass
+        return _nfc(str(value))
     if depth >= MAX_CANONICAL_DEPTH:
-        raise NotCanonicalizable(f"nested deeper than {MAX_CANONICAL_DEPTH} levels", pointer)
+        raise NotCanonicalizable(f"nested deeper than {MAX_CANONICAL_DEPTH} levels")
     if isinstance(value, dict):
         items: dict[str, Any] = {}
         for key, item in value.items():
             if not isinstance(key, str):
-                raise NotCanonicalizable(f"object key {key!r} is not a string", pointer)
-            nkey = _nfc(key)
-            where = f"{pointer}/{pointer_token(nkey)}"
+                raise NotCanonicalizable(f"object key {key!r} is not a string")
+            nkey = key if key.isascii() else _nfc(key)
             if nkey in items:
                 raise NotCanonicalizable(f"two keys are {nkey!r} once Unicode-normalized (NFC); send the field once",
-                                         where)
-            items[nkey] = _canonical(item, where, depth + 1)
+                                         "/" + pointer_token(nkey))
+            try:
+                items[nkey] = _canonical(item, depth + 1)
+            except NotCanonicalizable as exc:
+                exc.pointer = "/" + pointer_token(nkey) + exc.pointer
+                raise
         return {key: items[key] for key in sorted(items)}
     if isinstance(value, (list, tuple)):
-        return [_canonical(item, f"{pointer}/{i}", depth + 1) for i, item in enumerate(value)]
-    raise NotCanonicalizable(f"{type(value).__name__} is not a JSON value", pointer)
+        out = []
+        for i, item in enumerate(value):
+            try:
+                out.append(_canonical(item, depth + 1))
+            except NotCanonicalizable as exc:
+                exc.pointer = f"/{i}{exc.pointer}"
+                raise
+        return out
+    raise NotCanonicalizable(f"{type(value).__name__} is not a JSON value")
 
 
 def canonical_json(value: Any, *, canonicalize: bool = True) -> str:
