@@ -350,7 +350,8 @@ class JsonCallParser(StreamParser):
         if state == _HEADER:
             header = "".join(self._header)
             self._header = []
-            call = self._begin_call(self.parse_header(header).name, source=self._source)
+            parsed = self.parse_header(header)
+            call = self._begin_call(parsed.name, source=self._source, call_id=parsed.call_id)
             self._call = StreamedCall(call)
             self._call.close(truncated=True)
             self._call = None

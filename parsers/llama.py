@@ -1,3 +1,325 @@
-"""placeholder"""
+"""Llama 3.1 stream parser: ``{"name": ..., "parameters": {...}}`` calls and ``<|python_tag|>`` built-in calls.
+
+Llama 3.1 has no tool-call markers: a reply that *is* a JSON object naming a tool is a call (optionally
+after ``<|python_tag|>``; several calls may be joined by ``;``). So a reply whose first non-blank
+character is ``{`` is held back only while its beginning can still be ``{"name": "...", "parameters": ``;
+from there the arguments stream raw (:class:`~toolwire.parsers.json_body.ArgumentsStream`). An object in
+another shape (other key order, extra keys) is read whole and becomes a call when it names a tool and has
+an object of ``parameters``/``arguments``; anything else is content, unchanged.
+
+After ``<|python_tag|>`` a built-in call ``NAME.call(key="value", ...)`` is read at the end of the output;
+other text there is ``code_interpreter`` code. Built-in tool names (``builtin_tools``) count as declared.
+"""
+
 from __future__ import annotations
-from .kimi import KimiParser as LlamaParser
+
+import json
+import re
+from typing import Any, Sequence
+
+import regex
+
+from .base import StreamParser
+from .json_body import JsonValueScanner, decode_arguments
+from .kimi_deepseek_mistral_json import StreamedCall, merge_status
+
+# One marker table shared by the renderer (toolwire.templates.llama re-exports it) and this parser.
+MARKERS = {
+    "bos": "<|begin_of_text|>",
+    "header_open": "<|start_header_id|>",
+    "header_close": "<|end_header_id|>",
+    "eot": "<|eot_id|>",
+    "eom": "<|eom_id|>",
+    "python_tag": "<|python_tag|>",
+}
+PYTHON_TAG = MARKERS["python_tag"]
+
+MAX_PREFIX_CHARS = 512
+_PREFIX = regex.compile(r'\{\s*"name"\s*:\s*"(?P<name>(?:[^"\\]|\\.)*)"\s*,\s*"(?P<key>parameters|arguments)"\s*:\s*')
+_CUT_NAME = re.compile(r'\s*\{\s*"name"\s*:\s*"(?P<name>(?:[^"\\]|\\.)*)')
+_BUILTIN = re.compile(r"\s*(?P<name>[A-Za-z_][A-Za-z0-9_]*)\.call\((?P<args>.*)\)\s*", re.S)
+_BUILTIN_KEY = re.compile(r'\s*(?P<key>[A-Za-z_][A-Za-z0-9_]*)\s*=\s*"')
+_BUILTIN_NEXT = re.compile(r'"\s*,\s*(?=[A-Za-z_][A-Za-z0-9_]*\s*=\s*")')
+_BLANK = " \t\r\n"
+
+_START, _PREFIX_STATE, _BODY, _TAIL, _WHOLE, _AFTER, _PYTHON, _CONTENT = range(8)
+
+
+def builtin_arguments(text: str) -> dict[str, str] | None:
+    """``key="value", ...`` as the template writes it (values unescaped) to a dict, or None."""
+    args: dict[str, str] = {}
+    pos, body = 0, text.rstrip()
+    if not body.strip():
+        return args
+    while True:
+        m = _BUILTIN_KEY.match(body, pos)
+        if m is None:
+            return None
+        nxt = _BUILTIN_NEXT.search(body, m.end())
+        if nxt is None:
+            if not body.endswith('"') or len(body) - 1 < m.end():
+                return None
+            args[m["key"]] = body[m.end():-1]
+            return args
+        args[m["key"]] = body[m.end():nxt.start()]
+        pos = nxt.end()
+
+
+class LlamaParser(StreamParser):
+    """Llama 3.1 output: content, or one or more JSON calls, or a ``<|python_tag|>`` call."""
+
+    def __init__(self, tools: Sequence[Any] | None = None, *, thinking: bool = False,
+                 builtin_tools: Sequence[str] | None = None, **options: Any):
+        super().__init__(tools, thinking=thinking, **options)
+        if builtin_tools:
+            self._names = (self._names or frozenset()) | frozenset(builtin_tools)
+        self._state = _START
+        self._tagged = False                 # the current call came after <|python_tag|>
+        self._pending = ""                   # blanks (and a ';') not yet known to be content or framing
+        self._text: list[str] = []           # the outer object (prefix / whole) or the built-in call text
+        self._outer: JsonValueScanner | None = None
+        self._call: StreamedCall | None = None
+        self._tail: list[str] = []
+        self._steps = {_START: self._start, _PREFIX_STATE: self._prefix, _BODY: self._body, _TAIL: self._tail_text,
+                       _WHOLE: self._whole, _AFTER: self._after, _PYTHON: self._python, _CONTENT: self._plain}
+
+    def _advance(self, final: bool) -> None:
+        buf, pos = self._buf, 0
+        while True:
+            new_pos = self._steps[self._state](buf, pos, final)
+            if new_pos is None:
+                break
+            pos = new_pos
+        self._buf = buf[pos:]
+        if final:
+            self._at_end()
+
+    # ---- states
+    def _start(self, buf: str, pos: int, final: bool) -> int | None:
+        """Blanks, then ``{`` (a call), ``<|python_tag|>`` or anything else (content)."""
+        i = pos
+        while i < len(buf) and buf[i] in _BLANK:
+            i += 1
+        self._pending += buf[pos:i]
+        rest = buf[i:i + len(PYTHON_TAG)]
+        if not rest:
+            return None if i == pos else i
+        if rest.startswith("{"):
+            self._pending = ""
+            self._open_object()
+            return i
+        if rest == PYTHON_TAG:
+            self._pending = ""
+            self._tagged = True
+            return i + len(PYTHON_TAG)
+        if PYTHON_TAG.startswith(rest) and not final:
+            return None if i == pos else i
+        if self._tagged:
+            self._pending = ""
+            self._state = _PYTHON
+            return i
+        self._to_content()
+        return i
+
+    def _prefix(self, buf: str, pos: int, final: bool) -> int | None:
+        """Hold the object's beginning while it can still be ``{"name": "...", "parameters": ``."""
+        piece = buf[pos:]
+        if not piece:
+            return None
+        self._text.append(piece)
+        head = "".join(self._text)
+        m = _PREFIX.match(head, partial=True)
+        if m is not None and not m.partial:
+            self._outer.feed(head[:m.end()])
+            call = self._begin_call(json.loads(f'"{m["name"]}"'))
+            if m["key"] == "arguments":
+                call.diag("arguments_key", "the call says 'arguments' where Llama writes 'parameters'",
+                          severity="info")
+            self._call = StreamedCall(call)
+            self._text = []
+            self._state = _BODY
+            return len(buf) - (len(head) - m.end())  # the body starts right after the prefix (in this piece)
+        if m is None or len(head) > MAX_PREFIX_CHARS:
+            self._state = _WHOLE
+            self._text = []
+            return self._whole_head(head, buf)
+        return len(buf)
+
+    def _whole_head(self, head: str, buf: str) -> int:
+        """Start reading the object whole from its beginning ``head`` (which ends where ``buf`` ends)."""
+        end = self._outer.feed(head)
+        self._text.append(head if end < 0 else head[:end])
+        if end < 0:
+            return len(buf)
+        return self._whole_done(buf, len(buf) - (len(head) - end))
+
+    def _body(self, buf: str, pos: int, final: bool) -> int | None:
+        """The arguments object, streamed raw; the outer scanner follows along."""
+        start = pos
+        if not self._call.stream.scanner.started:  # blanks between the key and the object are framing
+            while pos < len(buf) and buf[pos] in _BLANK:
+                pos += 1
+        piece = buf[pos:]
+        if not piece:
+            return None if pos == start else pos
+        end = self._call.feed(piece)
+        used = piece if end < 0 else piece[:end]
+        self._outer.feed(used)
+        if end < 0:
+            return len(buf)
+        self._call.close()
+        self._call = None
+        self._state = _TAIL
+        return pos + end
+
+    def _tail_text(self, buf: str, pos: int, final: bool) -> int | None:
+        """After the arguments: the outer object's closing brace (anything else there is reported)."""
+        piece = buf[pos:]
+        if not piece:
+            return None
+        end = self._outer.feed(piece)
+        used = piece if end < 0 else piece[:end]
+        self._tail.append(used)
+        if end < 0:
+            return len(buf)
+        tail, self._tail = "".join(self._tail), []
+        if tail.strip() != "}":
+            self._diag("unexpected_text", "text after the call's parameters inside its object; kept here", raw=tail)
+        self._state = _AFTER
+        return pos + end
+
+    def _whole(self, buf: str, pos: int, final: bool) -> int | None:
+        """An object in another shape: read it whole, then decide whether it is a call."""
+        piece = buf[pos:]
+        if not piece:
+            return None
+        end = self._outer.feed(piece)
+        self._text.append(piece if end < 0 else piece[:end])
+        if end < 0:
+            return len(buf)
+        return self._whole_done(buf, pos + end)
+
+    def _whole_done(self, buf: str, at: int) -> int:
+        text, self._text = "".join(self._text), []
+        if not self._emit_whole(text, truncated=False):
+            self._to_content()
+            self._emit_content(text)
+            return at
+        self._state = _AFTER
+        return at
+
+    def _after(self, buf: str, pos: int, final: bool) -> int | None:
+        """After a call: blanks, ``;`` and another call, or content."""
+        i = pos
+        while i < len(buf) and (buf[i] in _BLANK or (buf[i] == ";" and ";" not in self._pending)):
+            i += 1
+        self._pending += buf[pos:i]
+        if i == len(buf):
+            return None if i == pos else i
+        if buf[i] == "{":
+            self._pending = ""
+            self._open_object()
+            return i
+        self._to_content()
+        return i
+
+    def _python(self, buf: str, pos: int, final: bool) -> int | None:
+        """A built-in call's text, read whole at the end of the output."""
+        if pos < len(buf):
+            self._text.append(buf[pos:])
+        return None if pos == len(buf) else len(buf)
+
+    def _plain(self, buf: str, pos: int, final: bool) -> int | None:
+        self._emit_content(buf[pos:])
+        return None if pos == len(buf) else len(buf)
+
+    # ---- helpers
+    def _open_object(self) -> None:
+        self._outer = JsonValueScanner()
+        self._text = []
+        self._state = _PREFIX_STATE
+
+    def _to_content(self) -> None:
+        text, self._pending = self._pending, ""
+        self._state = _CONTENT
+        self._emit_content(text)
+
+    def _emit_whole(self, text: str, *, truncated: bool) -> bool:
+        """A complete (or truncated) object that is not in the streaming shape: a call, or False."""
+        decoded = decode_arguments(text, truncated=truncated)
+        value = decoded.value
+        if not isinstance(value, dict) or not isinstance(value.get("name"), str):
+            return False
+        key = "parameters" if "parameters" in value else "arguments" if "arguments" in value else None
+        args = value.get(key) if key else {}
+        if not isinstance(args, dict):
+            return False
+        call = self._begin_call(value["name"])
+        for code, message in decoded.diagnostics:
+            call.diag(code, message, severity="warning" if code.startswith("repaired_") else "error")
+        extra = sorted(set(value) - {"name", key})
+        if extra:
+            call.diag("unexpected_keys", f"the call object also has {extra}; ignored", severity="warning")
+        if key != "parameters":
+            call.diag("arguments_key", "the call has no 'parameters' object", severity="info")
+        for k, v in args.items():
+            call.value(k, v)
+        call.raw(text)
+        call.finish(merge_status(call.status, decoded.status))
+        return True
+
+    def _emit_cut_prefix(self, text: str) -> bool:
+        """The output ended inside ``{"name": "...`` : a truncated call (name as far as it got), or False."""
+        m = _CUT_NAME.match(text)
+        if m is None:
+            return False
+        try:
+            name = json.loads(f'"{m["name"]}"')
+        except ValueError:
+            name = m["name"]
+        call = self._begin_call(name)
+        call.diag("truncated", "the output ended inside this call", severity="error")
+        call.raw(text)
+        call.finish("truncated")
+        return True
+
+    def _emit_builtin(self, text: str) -> None:
+        m = _BUILTIN.fullmatch(text)
+        args = builtin_arguments(m["args"]) if m else None
+        if m and args is not None:
+            call = self._begin_call(m["name"])
+            for k, v in args.items():
+                call.value(k, v)
+        else:
+            call = self._begin_call("code_interpreter")
+            call.diag("python_code", "text after <|python_tag|> is not NAME.call(...): read as code_interpreter "
+                      "code", severity="info")
+            call.value("code", text)
+        call.raw(text)
+        call.finish()
+
+    def _at_end(self) -> None:
+        state = self._state
+        if state == _PYTHON:
+            self._emit_builtin("".join(self._text))
+            self._text = []
+        elif state in (_PREFIX_STATE, _WHOLE):
+            text, self._text = "".join(self._text), []
+            if self._emit_whole(text, truncated=True) or (state == _PREFIX_STATE and self._emit_cut_prefix(text)):
+                self._truncated = True
+            else:
+                self._emit_content(text)
+        elif state == _BODY:
+            self._call.close(truncated=True)
+            self._call = None
+            self._truncated = True
+        elif state == _TAIL:
+            tail, self._tail = "".join(self._tail), []
+            self._diag("call_not_closed", "the output ended before the call object's closing brace",
+                       severity="info", raw=tail or None)
+            self._truncated = True
+        elif state == _START and self._tagged:
+            self._emit_builtin("")
+        if state == _START and not self._tagged:
+            self._emit_content(self._pending)  # a reply of blanks only
+        self._pending = ""  # blanks after calls are framing

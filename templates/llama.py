@@ -22,18 +22,9 @@ from toolwire.errors import InvalidOption, UnsupportedByFormat
 from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool, call_arguments, tool_to_dict
 from toolwire.parsers.base import json_dumps
-from toolwire.parsers.llama import LlamaParser
+from toolwire.parsers.llama import MARKERS, LlamaParser
 from toolwire.prompt import PromptBuilder
 
-# One marker table shared by the renderer and the parser (toolwire.parsers.llama).
-MARKERS = {
-    "bos": "<|begin_of_text|>",
-    "header_open": "<|start_header_id|>",
-    "header_close": "<|end_header_id|>",
-    "eot": "<|eot_id|>",
-    "eom": "<|eom_id|>",
-    "python_tag": "<|python_tag|>",
-}
 M = MARKERS
 
 DEFAULT_DATE = "26 Jul 2024"
