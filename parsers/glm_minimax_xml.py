@@ -230,8 +230,7 @@ class TaggedCallParser(StreamParser):
         if text.strip(WHITESPACE):
             message = "text between structural markers was ignored"
             if self.call is not None:
-                self.call.diag("stray_text", message, raw=text)
-                self.call.status = "repaired" if self.call.status == "proposed" else self.call.status
+                self._repair("stray_text", message, raw=text)
             else:
                 self._diag("stray_text", message, raw=text)
 

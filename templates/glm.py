@@ -32,6 +32,8 @@ from toolwire.parsers.glm import MARKERS, GlmParser, Glm47Parser
 from toolwire.parsers.glm_minimax_xml import early_close
 from toolwire.prompt import PromptBuilder
 
+from .jinja import REASONING_FIELDS
+
 M = MARKERS
 
 _TOOLS_INTRO = ("\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
@@ -47,15 +49,10 @@ def arg_text(value: Any) -> str:
 
 
 def message_reasoning(message: Message) -> Any:
-    """The message's reasoning as transformers passes it to templates: ``reasoning_content``, else the
-    older names ``thinking`` / ``reasoning`` (the first that is not None)."""
-    if message.reasoning_content is not None:
-        return message.reasoning_content
-    extra = message.model_extra or {}
-    for key in ("thinking", "reasoning"):
-        if extra.get(key) is not None:
-            return extra[key]
-    return None
+    """The message's reasoning as transformers passes it to templates: the first of
+    :data:`~toolwire.templates.jinja.REASONING_FIELDS` that is not None."""
+    fields = {"reasoning_content": message.reasoning_content, **(message.model_extra or {})}
+    return next((fields[k] for k in REASONING_FIELDS if fields.get(k) is not None), None)
 
 
 def last_user_index(messages: list[Message]) -> int:
