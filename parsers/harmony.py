@@ -32,7 +32,7 @@ from toolwire.output import Diagnostic, Event
 
 from .base import CallBuilder, StreamParser
 from .json_body import ArgumentsStream, finish_call, stream_arguments, worse_status
-from .lexer import MarkerScanner
+from .lexer import MarkerScanner, held_back_prefix
 
 MARKERS: dict[str, str] = {
     "start": "<|start|>",
@@ -75,35 +75,37 @@ class Header:
     problems: list[str] = field(default_factory=list)
 
 
-def parse_header(text: str, role: str | None) -> Header:
+def parse_header(text: str, role: str | None, default_role: str | None = None) -> Header:
     """Parse the text between ``<|start|>`` (or the prompt's ``<|start|>assistant``) and ``<|message|>``.
 
-    ``role`` is the role already known (the prompt wrote it) or None. The recipient may come before or
+    ``role`` is the role already known (the prompt wrote it) or None; ``default_role`` is taken when the
+    header names none (a header the model wrote without ``<|start|>role``). The recipient may come before or
     after the channel; the content type is ``json`` or ``<|constrain|>json`` (or absent). This follows
     openai-harmony's header rules, except that a lone ``json`` is a content type, not a recipient.
     """
     problems: list[str] = []
     channel = None
-    at = text.find(CHANNEL)
-    if at >= 0:
-        after = text[at + len(CHANNEL):]
-        value = _CHANNEL_VALUE.match(after).group()
-        if value:
-            channel = value
-        else:
+    pieces = text.split(CHANNEL)
+    text = pieces[0]
+    for n, piece in enumerate(pieces[1:]):
+        value = _CHANNEL_VALUE.match(piece).group()
+        if not value:
             problems.append("<|channel|> without a channel name")
-        text = text[:at] + " " + after[len(value):]
-        if CHANNEL in text:
-            problems.append("more than one <|channel|>")
-            text = text.replace(CHANNEL, " ")
+        elif channel is None:
+            channel = value
+        if n == 1:
+            problems.append("more than one <|channel|>; the first is used")
+        text += " " + piece[len(value):]
     if CONSTRAIN in text:
         text = text.replace(CONSTRAIN, " " + CONSTRAIN)
     parts = [p for p in _ASCII_WS.split(text) if p]
     author = None
     if role is None:
-        if not parts:
-            problems.append("no role in the header")
-            role = "assistant"
+        if not parts or (default_role and (parts[0].startswith("to=") or parts[0].startswith(CONSTRAIN)
+                                           or parts[0] == "json")):
+            if not default_role:
+                problems.append("no role in the header")
+            role = default_role or "assistant"
         elif parts[0] in ROLES:
             role = parts[0]
         else:
@@ -251,28 +253,40 @@ class HarmonyStreamParser(StreamParser):
         self._hdr_text = False           # non-blank text seen
 
     def _header_text(self, text: str) -> None:
-        self._hdr.append(text)
-        self._hdr_len += len(text)
-        broken = "\n" in (text if self._hdr_text else text.lstrip())
-        self._hdr_text = self._hdr_text or bool(text.strip())
-        if broken or self._hdr_len > self.max_header_chars:
-            joined = "".join(self._hdr)
-            if self._hdr_markers:
-                self._diag("malformed_header", "a message header never reached <|message|>; the rest is read as "
-                           "content", raw=joined)
-                self._open(_Body("content", None))
-            else:
-                self._diag("missing_header", "text where a message header belongs (no <|channel|> or "
-                           "<|message|>); read as final content")
-                self._open(_Body("content", None))
-                self._emit_content(joined)
+        """Accumulate header text. A line break after non-blank header text, or more than
+        ``max_header_chars``, ends the attempt at an absolute position (so chunking cannot change it)."""
+        cut = len(text)
+        start = 0 if self._hdr_text else len(text) - len(text.lstrip())
+        newline = text.find("\n", start)
+        if newline >= 0:
+            cut = newline
+        budget = self.max_header_chars - self._hdr_len
+        if cut > budget:
+            cut = max(budget, 0)
+        head = text[:cut]
+        self._hdr.append(head)
+        self._hdr_len += len(head)
+        self._hdr_text = self._hdr_text or bool(head.strip())
+        if cut == len(text):
+            return
+        joined = "".join(self._hdr)
+        if self._hdr_markers:
+            self._diag("malformed_header", "a message header never reached <|message|>; the rest is read as "
+                       "content", raw=joined)
+            self._open(_Body("content", None))
+        else:
+            self._diag("missing_header", "text where a message header belongs (no <|channel|> or "
+                       "<|message|>); read as final content")
+            self._open(_Body("content", None))
+            self._emit_content(joined)
+        self._on_text(text[cut:])
 
     def _open_body(self) -> None:
         text = "".join(self._hdr)
         if not self._hdr_started:
             self._diag("missing_start", "a message header without <|start|> before it; read as a new message",
                        severity="info")
-        header = parse_header(text, self._hdr_role)
+        header = parse_header(text, self._hdr_role, None if self._hdr_started else "assistant")
         if header.problems:
             self._diag("malformed_header", "; ".join(header.problems), raw=text)
         if header.role != "assistant":
@@ -415,7 +429,8 @@ class HarmonyStreamParser(StreamParser):
             self._emit_content(text)
         else:
             self._truncated = True
-            header = parse_header(text, self._hdr_role)
+            cut = max(held_back_prefix(text, m) for m in _MARKER_SET)  # "...<|chan": a marker cut off
+            header = parse_header(text[:len(text) - cut], self._hdr_role)
             if header.role == "assistant" and header.recipient not in (None, "all"):
                 self._open(_Body("call", header))
                 self._start_call(header)

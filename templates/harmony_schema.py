@@ -301,13 +301,13 @@ def _harmony_type(spec: Any, indent: str) -> str:
 
 
 def rust_lines(text: str) -> list[str]:
-    """Rust's ``str::lines()``: split at ``\\n``, drop one ``\\r`` before it, no empty last line."""
+    """Rust's ``str::lines()``: lines end at ``\n`` or ``\r\n`` (a bare ``\r`` stays), no empty last line."""
     if not text:
         return []
     lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return [line[:-1] if line.endswith("\r") else line for line in lines]
+    last = lines.pop()
+    out = [line[:-1] if line.endswith("\r") else line for line in lines]
+    return out + [last] if last else out
 
 
 def _harmony_tool(fn: dict) -> str:

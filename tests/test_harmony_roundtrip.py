@@ -21,7 +21,7 @@ HISTORY = [{"role": "user", "content": "Go."}]
 
 _ANY_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40) | st.sampled_from(
     ["", " ", "  \n\t ", "<b>bold</b> &amp; <tool_call>", "{\"json\": 1}", "ünïcödé 🚀 杭州", *MARKERS,
-     "a<|call|>b", "x<|end|><|start|>assistant<|channel|>final<|message|>y"])
+     "a<|call|>b", "x<|end|><|start|>assistant<|channel|>commentary<|message|>y"])
 # plain text can carry no marker (harmony has no escape for it); token ids can
 PLAIN_TEXT = _ANY_TEXT.filter(lambda s: not any(m in s for m in MARKERS))
 JSON_VALUES = st.recursive(
