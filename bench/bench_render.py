@@ -1,0 +1,242 @@
+"""Rendering: native renderers against the models' chat templates and DeepSeek's own encoders.
+
+Table 1: for a 2-turn and a 50-turn conversation with tools (each turn: user, assistant tool call, tool
+result, assistant answer; then a final user message), µs per render of
+
+* ``toolwire``: the family's native renderer (``Format.render``, request validation included);
+* ``jinja``: toolwire's Jinja runner (:mod:`toolwire.templates.jinja`) on the model's template;
+* ``transformers``: ``tokenizer.apply_chat_template(..., tokenize=False)`` on the same template;
+
+and the ratio transformers / toolwire. ``same`` says whether the three texts are identical.
+
+Table 2 (DeepSeek): toolwire ``deepseek_v4`` against ``deepseek-recipe`` (DeepSeek's Rust encoder,
+``DeepseekV4Encoding``), and toolwire ``deepseek_v32`` against DeepSeek's reference Python encoder
+(``encoding_dsv32.encode_messages``, as SGLang ships it). Both peers live in ``.bench-venv``
+(``bench/setup_peers.sh``); rows for a missing peer say so. DeepSeek's V4 Python encoder is not
+installable from a package registry, so V4 is measured against the Rust encoder only.
+
+All timings run in one process, median of repeated batches.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import statistics
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import toolwire
+from toolwire.templates.jinja import ChatTemplate, decode_arguments, options_to_variables
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "real"
+TOOLS = [
+    {"type": "function", "function": {"name": "get_weather", "description": "Get the weather for a city.",
+                                      "parameters": {"type": "object", "properties": {
+                                          "city": {"type": "string"}, "days": {"type": "integer"}},
+                                          "required": ["city"]}}},
+    {"type": "function", "function": {"name": "search", "description": "Search the web.",
+                                      "parameters": {"type": "object", "properties": {
+                                          "q": {"type": "string"}, "limit": {"type": "integer"}},
+                                          "required": ["q"]}}},
+]
+PAIRS = [  # format, template file, bos/eos the template reads
+    ("qwen3", "Qwen3-8B.jinja", {}),
+    ("qwen35", "Qwen3.5-4B.jinja", {}),
+    ("glm47", "GLM-4.7-Flash.jinja", {}),
+    ("llama31", "Llama-3.1-8B-Instruct.jinja", {"bos_token": "<|begin_of_text|>"}),
+    ("deepseek_v31", "DeepSeek-V3.1.jinja", {"bos_token": "<｜begin▁of▁sentence｜>"}),
+    ("kimi_k2", "Kimi-K2-Instruct.jinja", {}),
+    ("minimax_m2", "MiniMax-M2.jinja", {}),
+    ("gpt_oss", "gpt-oss-20b.jinja", {}),
+]
+
+
+def conversation(turns: int) -> list[dict]:
+    """``turns`` tool-using turns, then a new user message (ids are 9 characters for Mistral-style checks)."""
+    messages: list[dict] = [{"role": "system", "content": "You are a helpful travel assistant."}]
+    for t in range(turns):
+        cid = f"c{t:08d}"
+        messages += [
+            {"role": "user", "content": f"What's the weather in city number {t}, and any news?"},
+            {"role": "assistant", "content": "", "tool_calls": [{"id": cid, "type": "function", "function": {
+                "name": "get_weather", "arguments": json.dumps({"city": f"City {t}", "days": t % 7 + 1})}}]},
+            {"role": "tool", "tool_call_id": cid, "content": json.dumps({"temp_c": 10 + t % 20, "sky": "clear"})},
+            {"role": "assistant", "content": f"It is {10 + t % 20} °C and clear in City {t}."},
+        ]
+    messages.append({"role": "user", "content": "Thanks! Summarise everything."})
+    return messages
+
+
+def timed(fn: Callable[[], Any], budget: float = 0.25) -> float:
+    """Median µs per call over batches that together take about ``budget`` seconds."""
+    fn()
+    start = time.perf_counter()
+    fn()
+    once = max(time.perf_counter() - start, 1e-6)
+    per_batch = max(1, int(budget / 5 / once))
+    samples = []
+    for _ in range(5):
+        start = time.perf_counter()
+        for _ in range(per_batch):
+            fn()
+        samples.append((time.perf_counter() - start) / per_batch)
+    return statistics.median(samples) * 1e6
+
+
+def _carrier_tokenizer():
+    """A transformers tokenizer to call apply_chat_template on (the template is passed explicitly), with
+    ``strftime_now`` pinned to the date the other renderers get."""
+    try:
+        from datetime import datetime
+
+        from transformers import AutoTokenizer
+        from transformers.utils import chat_template_utils
+    except ImportError:
+        return None
+
+    class _Pinned(datetime):
+        @classmethod
+        def now(cls, tz=None):
+            return datetime(2025, 3, 14)
+
+    chat_template_utils.datetime = _Pinned
+    folder = SHARED / "tokenizers" / "Qwen3"
+    return AutoTokenizer.from_pretrained(str(folder)) if folder.is_dir() else None
+
+
+def template_table() -> list[str]:
+    hf = _carrier_tokenizer()
+    rows = ["| format | template | turns | toolwire µs | jinja runner µs | apply_chat_template µs | "
+            "transformers / toolwire | same text |", "|---|---|---:|---:|---:|---:|---:|---|"]
+    available = set(toolwire.formats())
+    for fmt_name, template_file, special in PAIRS:
+        path = SHARED / "templates" / template_file
+        if fmt_name not in available or not path.exists():
+            continue
+        fmt = toolwire.get_format(fmt_name)
+        source = path.read_text(encoding="utf-8")
+        runner = ChatTemplate(source, special_tokens=special, now="2025-03-14")
+        options = {"thinking": fmt_name == "gpt_oss"}
+        variables = options_to_variables(runner.variables, **options)
+        for turns in (2, 50):
+            messages = conversation(turns)
+            template_messages = decode_arguments(messages)
+            native_opts = dict(options)
+            if "strftime_now" in source:
+                native_opts["current_date"] = "2025-03-14"
+            native = lambda: fmt.render(messages, TOOLS, **native_opts)  # noqa: E731
+            ours = lambda: runner.render(template_messages, TOOLS, add_generation_prompt=True, **variables)  # noqa: E731
+            texts = {native().text, ours()}
+            t_native, t_ours = timed(native), timed(ours)
+            if hf is not None:
+                theirs = lambda: hf.apply_chat_template(  # noqa: E731
+                    copy.deepcopy(template_messages), tools=TOOLS, chat_template=source, tokenize=False,
+                    add_generation_prompt=True, **special, **variables)
+                texts.add(theirs())
+                t_hf = timed(theirs)
+                hf_cell, ratio = f"{t_hf:,.0f}", f"{t_hf / t_native:.1f}x"
+            else:
+                hf_cell, ratio = "(transformers missing)", "-"
+            rows.append(f"| {fmt_name} | {template_file} | {turns} | {t_native:,.0f} | {t_ours:,.0f} | {hf_cell} | "
+                        f"{ratio} | {'yes' if len(texts) == 1 else 'NO'} |")
+    return rows
+
+
+# ---------------------------------------------------------------- DeepSeek encoders
+
+def _openai_to_recipe(messages: list[dict], tools: list[dict], thinking: bool):
+    import deepseek_recipe as dr
+
+    out = []
+    for m in messages:
+        role = m["role"]
+        if role == "system":
+            out.append(dr.SystemMessage(m["content"]))
+        elif role == "user":
+            out.append(dr.UserMessage(m["content"]))
+        elif role == "tool":
+            out.append(dr.ToolMessage(m["content"], tool_call_id=m["tool_call_id"]))
+        else:
+            calls = [dr.ToolCall(c["id"], c["function"]["name"], c["function"]["arguments"])
+                     for c in m.get("tool_calls") or []]
+            out.append(dr.AssistantMessage(m.get("content") or "", reasoning_content=m.get("reasoning_content"),
+                                           tool_calls=calls or None))
+    defs = [dr.ToolDefinition(t["function"]["name"], t["function"].get("description"), t["function"]["parameters"])
+            for t in tools]
+    return dr.Conversation(out, thinking_mode=thinking, tools=defs)
+
+
+def _dsv32_reference():
+    """DeepSeek's reference V3.2 encoder as SGLang ships it, loaded without SGLang's import chain."""
+    import importlib.util
+
+    try:
+        import sglang
+    except ImportError:
+        return None
+    path = Path(sglang.__file__).parent / "srt" / "entrypoints" / "openai" / "encoding_dsv32.py"
+    spec = importlib.util.spec_from_file_location("encoding_dsv32", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _dsv32_messages(messages: list[dict], tools: list[dict]) -> list[dict]:
+    out = copy.deepcopy(messages)
+    out[0]["tools"] = copy.deepcopy(tools)  # the reference reads tools from the system message
+    return out
+
+
+def deepseek_table() -> list[str]:
+    rows = ["| encoder | turns | µs | peer / toolwire | same text |", "|---|---:|---:|---:|---|"]
+    available = set(toolwire.formats())
+    try:
+        import deepseek_recipe as dr
+    except ImportError:
+        dr = None
+    reference = _dsv32_reference()
+    for turns in (2, 50):
+        messages = conversation(turns)
+        if "deepseek_v4" in available:
+            fmt = toolwire.get_format("deepseek_v4")
+            native = lambda: fmt.render(messages, TOOLS)  # noqa: E731
+            t_native = timed(native)
+            rows.append(f"| toolwire deepseek_v4 | {turns} | {t_native:,.0f} | 1.0x | - |")
+            if dr is not None:
+                encoding = dr.DeepseekV4Encoding()
+                recipe = lambda: encoding.render_conversation(  # noqa: E731
+                    _openai_to_recipe(messages, TOOLS, thinking=False)).prompt
+                same = recipe() == native().text
+                t_peer = timed(recipe)
+                rows.append(f"| deepseek-recipe DeepseekV4Encoding (Rust) | {turns} | {t_peer:,.0f} | "
+                            f"{t_peer / t_native:.2f}x | {'yes' if same else 'NO'} |")
+            else:
+                rows.append(f"| deepseek-recipe (not installed: bench/setup_peers.sh) | {turns} | - | - | - |")
+        if "deepseek_v32" in available:
+            fmt32 = toolwire.get_format("deepseek_v32")
+            native32 = lambda: fmt32.render(messages, TOOLS)  # noqa: E731
+            t_native = timed(native32)
+            rows.append(f"| toolwire deepseek_v32 | {turns} | {t_native:,.0f} | 1.0x | - |")
+            if reference is not None:
+                ref_messages = _dsv32_messages(messages, TOOLS)
+                ref = lambda: reference.encode_messages(copy.deepcopy(ref_messages), thinking_mode="chat")  # noqa: E731
+                same = ref() == native32().text
+                t_peer = timed(ref)
+                rows.append(f"| reference encoding_dsv32.encode_messages (Python) | {turns} | {t_peer:,.0f} | "
+                            f"{t_peer / t_native:.2f}x | {'yes' if same else 'NO'} |")
+            else:
+                rows.append(f"| encoding_dsv32 (not installed: bench/setup_peers.sh) | {turns} | - | - | - |")
+    return rows
+
+
+def main() -> None:
+    """Print both tables (markdown)."""
+    print("\n".join(template_table()))
+    print()
+    print("\n".join(deepseek_table()))
+
+
+if __name__ == "__main__":
+    main()
