@@ -35,7 +35,7 @@ import regex
 
 from .base import CallBuilder, StreamParser
 from .json_body import (
-    ArgumentsStream, JsonValueScanner, _decode, _Decoded, finish_call, stream_arguments,
+    ArgumentsStream, JsonValueScanner, repair_ladder, LadderResult, finish_call, stream_arguments,
 )
 from .lexer import MarkerScanner
 
@@ -245,7 +245,7 @@ class HermesJsonParser(StreamParser):
         if truncated:
             self._truncated = True
         text = body.text()
-        decoded = _decode(text, truncated)
+        decoded = repair_ladder(text, truncated)
         value = decoded.value
         name = value.get("name") if value is not None else None
         args = value.get("arguments") if value is not None else None
@@ -269,10 +269,10 @@ class HermesJsonParser(StreamParser):
             if body.args is not None:  # align the repaired text with what was streamed
                 args_text = body.args.raw if decoded.status == "proposed" else _value_text(
                     decoded.text, body.args_offset)
-            closed = stream.close(decoded=_Decoded(args, decoded.status, [], args_text))
+            closed = stream.close(decoded=LadderResult(args, decoded.status, [], args_text))
         else:
             status = decoded.status if decoded.status != "proposed" else "rejected"
-            closed = stream.close(decoded=_Decoded(None, status, [], None))
+            closed = stream.close(decoded=LadderResult(None, status, [], None))
         status = closed.status
         if body.args is None:
             raw = text.strip(_JSON_WS)   # not streamed: the whole body is the raw text
@@ -314,7 +314,7 @@ class HermesJsonParser(StreamParser):
         if not final:
             return False
         text = "".join(self._bare_parts) + buf
-        decoded = _decode(text, False)
+        decoded = repair_ladder(text, False)
         value = decoded.value
         name = value.get("name") if isinstance(value, dict) else None
         args = value.get("arguments") if isinstance(value, dict) else None
@@ -322,7 +322,7 @@ class HermesJsonParser(StreamParser):
             return self._replay_bare()
         self._buf = ""
         call = self._begin_call(name, source="content")
-        closed = stream_arguments(call).close(decoded=_Decoded(args, decoded.status, [], None))
+        closed = stream_arguments(call).close(decoded=LadderResult(args, decoded.status, [], None))
         _note_extra_keys(call, value, text)
         diags = list(decoded.diagnostics) + [
             ("bare_json_call", "the whole answer is one JSON object naming a declared tool, without "

@@ -26,7 +26,8 @@ from toolwire.output import ToolCallCandidate, ToolCallFinished
 from .base import CallBuilder
 from .safe_json import MAX_DEPTH, JsonTooDeep, loads
 
-__all__ = ["JsonValueScanner", "DecodedArguments", "decode_arguments", "ArgumentsStream", "ClosedArguments",
+__all__ = ["JsonValueScanner", "DecodedArguments", "decode_arguments", "LadderResult", "repair_ladder",
+           "ArgumentsStream", "ClosedArguments",
            "stream_arguments", "finish_call", "worse_status"]
 
 _STRING_STOP = re.compile(r'["\\\x00-\x1f]')   # what ends a run of plain string characters (strict mode)
@@ -357,15 +358,17 @@ class DecodedArguments(NamedTuple):
     diagnostics: list[tuple[str, str]]      # (code, message) per repair applied or problem found
 
 
-class _Decoded(NamedTuple):
+class LadderResult(NamedTuple):
+    """:func:`repair_ladder`'s result: :class:`DecodedArguments` plus the (repaired) JSON text the value
+    was decoded from, which :meth:`ArgumentsStream.close` needs to complete streamed fragments."""
+
     value: Any
     status: str
     diagnostics: list[tuple[str, str]]
-    text: str | None     # the (repaired) JSON text the value was decoded from
+    text: str | None
 
 
 _FENCE_OPEN = re.compile(r"\A\s*```[A-Za-z0-9_+.-]*[ \t]*(?:\r?\n|\Z)")
-_FENCE_CLOSE = re.compile(r"(?:\r?\n)?[ \t]*```\s*\Z")
 # the repair tokenizer: strings (both quote styles, possibly unterminated at the end), words, the rest
 _TOKEN = re.compile(r'''
     (?P<dq>"(?:[^"\\]|\\.)*(?:"|\Z))
@@ -436,14 +439,19 @@ def _token_repairs(text: str, truncated: bool) -> tuple[str, list[tuple[str, str
         if stack == ["{"] and not open_string:
             tokens.append(("other", "}"))
             diags.append(("repaired_missing_brace", "closed the object the truncated output left open"))
-    # trailing commas: a ',' whose next non-blank token closes the container
+    # trailing commas: a ',' whose next non-blank token closes the container (one backward pass)
     commas = 0
-    for k, (kind, tok) in enumerate(tokens):
-        if kind == "other" and tok == ",":
-            nxt = next((t for t in tokens[k + 1:] if t[0] != "ws"), None)
-            if nxt is not None and nxt[0] == "other" and nxt[1] in "}]":
-                tokens[k] = ("ws", "")
-                commas += 1
+    closer_follows = False
+    for k in range(len(tokens) - 1, -1, -1):
+        kind, tok = tokens[k]
+        if kind == "ws":
+            continue
+        if kind == "other" and tok == "," and closer_follows:
+            tokens[k] = ("ws", "")
+            commas += 1
+            closer_follows = False  # only the last of ",,]" is a trailing comma
+            continue
+        closer_follows = kind == "other" and tok in "}]"
     if commas:
         diags.append(("repaired_trailing_comma", f"removed {commas} trailing comma(s)"))
     # an unescaped inner quote shows as a string directly followed by a word, number or another string
@@ -474,50 +482,51 @@ def _closed_string(token: str) -> bool:
     return backslashes % 2 == 0
 
 
-def _decode(raw: str, truncated: bool, require_object: bool = True) -> _Decoded:
-    """The ladder behind :func:`decode_arguments`; also returns the text the value came from."""
+def repair_ladder(raw: str, truncated: bool = False) -> LadderResult:
+    """The ladder behind :func:`decode_arguments` (same rules); also returns the text the value came
+    from. The value must be a JSON object."""
     final = "truncated" if truncated else None
     if not raw.strip():
-        return _Decoded(None, final or "rejected", [("empty_arguments", "no JSON text where arguments belong")], None)
+        return LadderResult(None, final or "rejected", [("empty_arguments", "no JSON text where arguments belong")], None)
     value, reason, too_deep = _strict(raw)
     diags: list[tuple[str, str]] = []
     text = raw
     if reason is None:
-        return _check_object(value, final or "proposed", diags, text, require_object)
+        return _check_object(value, final or "proposed", diags, text)
     if too_deep:
-        return _Decoded(None, final or "rejected", [("arguments_too_deep", reason)], None)
+        return LadderResult(None, final or "rejected", [("arguments_too_deep", reason)], None)
     # rung 1: a code fence around the JSON
     m = _FENCE_OPEN.match(text)
     if m:
-        inner = text[m.end():]
-        close = _FENCE_CLOSE.search(inner)
-        if close or truncated:
-            text = inner[:close.start()] if close else inner
+        inner = text[m.end():].rstrip()
+        closed = inner.endswith("```")
+        if closed or truncated:
+            text = inner[:-3] if closed else inner
             diags.append(("repaired_code_fence", "removed a Markdown code fence around the JSON"))
             value, reason, _ = _strict(text)
             if reason is None:
-                return _check_object(value, final or "repaired", diags, text, require_object)
+                return _check_object(value, final or "repaired", diags, text)
     # rungs 2-4: Python literals and quotes, trailing commas, (truncated) the final brace
     repaired, more, suspicious = _token_repairs(text, truncated)
     if more:
         value, reason2, _ = _strict(repaired)
         if reason2 is None:
-            return _check_object(value, final or "repaired", diags + more, repaired, require_object)
+            return _check_object(value, final or "repaired", diags + more, repaired)
     if suspicious:
         diags.append(("unescaped_quote", "a string seems to contain an unescaped '\"'; not guessed, raw text kept"))
     elif truncated:
         diags.append(("truncated_json", f"the output ended before the JSON did ({reason})"))
     else:
         diags.append(("invalid_json", f"arguments are not valid JSON ({reason})"))
-    return _Decoded(None, final or "rejected", diags, None)
+    return LadderResult(None, final or "rejected", diags, None)
 
 
-def _check_object(value: Any, status: str, diags: list, text: str, require_object: bool) -> _Decoded:
-    if require_object and not isinstance(value, dict):
-        return _Decoded(None, "truncated" if status == "truncated" else "rejected",
+def _check_object(value: Any, status: str, diags: list, text: str) -> LadderResult:
+    if not isinstance(value, dict):
+        return LadderResult(None, "truncated" if status == "truncated" else "rejected",
                         diags + [("arguments_not_object", f"arguments are a JSON {type(value).__name__}, "
                                   "not an object")], None)
-    return _Decoded(value, status, diags, text)
+    return LadderResult(value, status, diags, text)
 
 
 def decode_arguments(raw: str, *, truncated: bool = False) -> DecodedArguments:
@@ -531,7 +540,7 @@ def decode_arguments(raw: str, *, truncated: bool = False) -> DecodedArguments:
     more text is reported as ``unescaped_quote``: never guessed). With ``truncated=True`` the status is
     always ``truncated`` (the value, when recoverable, is still returned; ``truncated_json`` when not).
     """
-    decoded = _decode(raw, truncated)
+    decoded = repair_ladder(raw, truncated)
     return DecodedArguments(decoded.value, decoded.status, decoded.diagnostics)
 
 
@@ -614,12 +623,12 @@ class ArgumentsStream:
             self._sent.append(fragment)
             self.emit(fragment)
 
-    def close(self, *, truncated: bool = False, decoded: _Decoded | None = None) -> ClosedArguments:
+    def close(self, *, truncated: bool = False, decoded: LadderResult | None = None) -> ClosedArguments:
         """Finish: decode the raw text (or use ``decoded`` from a larger body), emit the completing
         fragment and return arguments consistent with every fragment sent."""
         raw = self.raw
         if decoded is None:
-            decoded = _decode(raw, truncated)
+            decoded = repair_ladder(raw, truncated)
         reported = raw[self.scanner.start:] if self.scanner.started else raw.lstrip(_WS)
         diags = list(decoded.diagnostics)
         sent = self.sent
