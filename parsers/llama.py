@@ -105,8 +105,7 @@ class LlamaParser(StreamParser):
         if not rest:
             return None if i == pos else i
         if rest.startswith("{"):
-            self._pending = ""
-            self._open_object()
+            self._open_object()  # the blanks stay pending until we know whether this is a call
             return i
         if rest == PYTHON_TAG:
             self._pending = ""
@@ -131,6 +130,7 @@ class LlamaParser(StreamParser):
         m = _PREFIX.match(head, partial=True)
         if m is not None and not m.partial:
             self._outer.feed(head[:m.end()])
+            self._pending = ""
             call = self._begin_call(json.loads(f'"{m["name"]}"'))
             if m["key"] == "arguments":
                 call.diag("arguments_key", "the call says 'arguments' where Llama writes 'parameters'",
@@ -205,6 +205,7 @@ class LlamaParser(StreamParser):
             self._to_content()
             self._emit_content(text)
             return at
+        self._pending = ""
         self._state = _AFTER
         return at
 
@@ -217,7 +218,6 @@ class LlamaParser(StreamParser):
         if i == len(buf):
             return None if i == pos else i
         if buf[i] == "{":
-            self._pending = ""
             self._open_object()
             return i
         self._to_content()
@@ -251,7 +251,7 @@ class LlamaParser(StreamParser):
         if not isinstance(value, dict) or not isinstance(value.get("name"), str):
             return False
         key = "parameters" if "parameters" in value else "arguments" if "arguments" in value else None
-        args = value.get(key) if key else {}
+        args = value.get(key) if key else None
         if not isinstance(args, dict):
             return False
         call = self._begin_call(value["name"])
@@ -261,7 +261,7 @@ class LlamaParser(StreamParser):
         if extra:
             call.diag("unexpected_keys", f"the call object also has {extra}; ignored", severity="warning")
         if key != "parameters":
-            call.diag("arguments_key", "the call has no 'parameters' object", severity="info")
+            call.diag("arguments_key", "the call says 'arguments' where Llama writes 'parameters'", severity="info")
         for k, v in args.items():
             call.value(k, v)
         call.raw(text)
@@ -308,7 +308,7 @@ class LlamaParser(StreamParser):
             if self._emit_whole(text, truncated=True) or (state == _PREFIX_STATE and self._emit_cut_prefix(text)):
                 self._truncated = True
             else:
-                self._emit_content(text)
+                self._emit_content(self._pending + text)
         elif state == _BODY:
             self._call.close(truncated=True)
             self._call = None

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import json
 import random
+import re
+from collections import Counter
+from pathlib import Path
 
 import pytest
 from hypothesis import strategies as st
@@ -154,7 +157,7 @@ scalars = st.one_of(
 )
 json_values = st.recursive(scalars, lambda inner: st.one_of(
     st.lists(inner, max_size=4), st.dictionaries(strings, inner, max_size=4)), max_leaves=12)
-arguments = st.dictionaries(st.text(min_size=1, max_size=12).filter(lambda k: k.strip() == k and k), json_values,
+arguments = st.dictionaries(st.one_of(st.text(max_size=12), strings), json_values,
                             max_size=5)
 tool_names = st.from_regex(r"[a-z][a-z0-9_]{0,15}", fullmatch=True)
 
@@ -162,3 +165,110 @@ tool_names = st.from_regex(r"[a-z][a-z0-9_]{0,15}", fullmatch=True)
 def declared(*names: str) -> list[dict]:
     """OpenAI tool dicts for ``names`` (no parameters schema)."""
     return [{"type": "function", "function": {"name": n, "parameters": {"type": "object"}}} for n in names]
+
+
+# ---- round trip
+
+def roundtrip(fmt, output: str, tools, *, content: str = "", reasoning: str = "", calls: list, ids=None,
+              **kw) -> None:
+    """``output`` parses (one-shot, 1-char and random feeds alike) to exactly this content, reasoning and
+    calls (``[(name, arguments)]``), every call ``proposed``, no diagnostics."""
+    out = fmt.parse(output, tools, **kw)
+    want = full_state(out)
+    for chunks in (list(output), random_chunks(output, random.Random(len(output)), 9)):
+        result, events = stream_parse(fmt, output, chunks, tools, **kw)
+        assert full_state(result) == want
+        assert_events_consistent(result, events)
+    assert (out.content, out.reasoning) == (content, reasoning)
+    assert [(c.name, c.arguments) for c in out.tool_calls] == calls
+    assert [c.status for c in out.tool_calls] == ["proposed"] * len(calls), out.codes()
+    assert not out.diagnostics and not out.truncated
+    if ids is not None:
+        assert [c.id for c in out.tool_calls] == ids
+
+
+def generation(fmt, history: list, turn: dict, tools, stop: str, **kw) -> str:
+    """What the model wrote for ``turn``: the history+turn render minus the generation prompt, minus ``stop``."""
+    prompt = fmt.render(history, tools, add_generation_prompt=True, **kw).text
+    full = fmt.render(history + [turn], tools, add_generation_prompt=False, **kw).text
+    assert full.startswith(prompt) and full.endswith(stop)
+    return full[len(prompt):len(full) - len(stop)]
+
+
+# ---- malformed corpora (fixtures/<module>/malformed.jsonl, expectations written by hand)
+
+def load_corpus(module: str) -> list[dict]:
+    path = Path(__file__).resolve().parents[1] / "fixtures" / module / "malformed.jsonl"
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def check_corpus_row(row: dict, tools: list, structure: tuple[str, ...]) -> None:
+    """The row's output gives exactly its ``expected`` result at every chunking, with consistent events
+    and nothing lost (every word outside the format's ``structure`` is kept somewhere)."""
+    fmt = toolwire.get_format(row["family"])
+    kw = {"thinking": row.get("thinking", False), **row.get("options", {})}
+    out = check_chunking(fmt, row["output"], tools, **kw)
+    want = row["expected"]
+    assert (out.content, out.reasoning, out.truncated) == (want["content"], want["reasoning"], want["truncated"])
+    assert [d.code for d in out.diagnostics] == want["codes"]
+    assert len(out.tool_calls) == len(want["calls"]), out.tool_calls
+    for call, exp in zip(out.tool_calls, want["calls"]):
+        assert (call.name, call.status, call.source) == (exp["name"], exp["status"], exp.get("source", "content"))
+        assert call.arguments == exp["arguments"]
+        assert sorted(d.code for d in call.diagnostics) == sorted(exp["codes"])
+        for key in ("id", "raw_arguments"):
+            if key in exp:
+                assert getattr(call, key) == exp[key]
+    assert_nothing_lost(row["output"], out, structure)
+
+
+_WORD = re.compile(r"[^\W_]+")
+
+
+def assert_nothing_lost(output: str, out, structure: tuple[str, ...]) -> None:
+    """Every word of ``output`` (markers removed) is in content, reasoning, a call's raw text, name or id,
+    or a diagnostic's raw text, as often as it occurs; ``structure`` lists the format's own words."""
+    text = output
+    for marker in sorted(structure, key=len, reverse=True):
+        text = text.replace(marker, " ")
+    kept = accounted_text(out) + " ".join(f"{c.name} {c.id}" for c in out.tool_calls)
+    have = Counter(_WORD.findall(kept))
+    for word, count in Counter(_WORD.findall(text)).items():
+        assert have[word] >= count, f"{word!r} lost"
+
+
+# ---- linear time
+
+def scanned_chars(fmt, chunks: list[str], tools=None, **kw) -> int:
+    """Characters the marker scanner and the JSON scanner look at while ``chunks`` stream in."""
+    from toolwire.parsers import json_body, lexer
+
+    counts = [0]
+    real_scan, real_feed = lexer.MarkerScanner.scan, json_body.JsonValueScanner.feed
+
+    def scan(self, text, pos=0, *, final=False):
+        counts[0] += len(text) - pos
+        return real_scan(self, text, pos, final=final)
+
+    def feed(self, text):
+        counts[0] += len(text)
+        return real_feed(self, text)
+
+    lexer.MarkerScanner.scan, json_body.JsonValueScanner.feed = scan, feed
+    try:
+        parser = fmt.stream(tools, **kw)
+        for piece in chunks:
+            parser.feed(piece)
+        parser.finish()
+    finally:
+        lexer.MarkerScanner.scan, json_body.JsonValueScanner.feed = real_scan, real_feed
+    return counts[0]
+
+
+def assert_linear(fmt, before: str, after: str, tools=None, *, unit: str = "x", **kw) -> None:
+    """An argument string growing to 64k characters, fed a few characters at a time, is scanned a bounded
+    number of times per character (no re-parse of the buffer per delta)."""
+    for size in (1_000, 64_000):
+        text = before + unit * size + after
+        chunks = [text[i:i + 3] for i in range(0, len(text), 3)]
+        assert scanned_chars(fmt, chunks, tools, **kw) <= 4 * len(text) + 2_000, size
