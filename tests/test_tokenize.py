@@ -21,7 +21,7 @@ from support import REAL, golden, require_shared
 from toolwire.prompt import PromptBuilder, Segment
 from toolwire.tokenize import (
     MarkerNotInVocabulary, TokenDecoder, TokenPiece, UnsupportedTokenizer, control_token_count, encode_segments,
-    token_pieces, vocabulary,
+    load_tokenizer, token_pieces, vocabulary,
 )
 
 TOK = REAL / "tokenizers"
@@ -71,12 +71,8 @@ def _llama_meta() -> dict:
 @pytest.fixture(scope="module")
 def llama3_tiktoken():
     require_shared()
-    tiktoken = pytest.importorskip("tiktoken")
-    from tiktoken.load import load_tiktoken_bpe
-
-    meta = _llama_meta()
-    return tiktoken.Encoding("llama3", pat_str=meta["pattern"], special_tokens=meta["special_tokens"],
-                             mergeable_ranks=load_tiktoken_bpe(str(TOK / "Llama-3" / "tokenizer.model")))
+    pytest.importorskip("tiktoken")
+    return load_tokenizer(str(TOK / "Llama-3"))
 
 
 @pytest.fixture(scope="module")
@@ -104,20 +100,8 @@ def harmony():
 @pytest.fixture(scope="module")
 def o200k(harmony):
     """o200k_base with gpt-oss's harmony control tokens, as a plain tiktoken.Encoding."""
-    tiktoken = pytest.importorskip("tiktoken")
-    from tiktoken.load import load_tiktoken_bpe
-    import tiktoken_ext.openai_public as public
-
-    _, enc = harmony
-    ranks = load_tiktoken_bpe(str(TOK / "o200k_base" / "o200k_base.tiktoken"))
-    real_loader = public.load_tiktoken_bpe
-    public.load_tiktoken_bpe = lambda *a, **k: ranks
-    try:
-        spec = public.o200k_base()
-    finally:
-        public.load_tiktoken_bpe = real_loader
-    specials = {t: enc.encode(t, allowed_special="all")[0] for t in enc.special_tokens_set}
-    return tiktoken.Encoding("o200k_harmony", pat_str=spec["pat_str"], mergeable_ranks=ranks, special_tokens=specials)
+    pytest.importorskip("tiktoken")
+    return load_tokenizer(str(TOK / "o200k_base"))
 
 
 MISTRAL_SHIPPED = ["v1", "v2", "v3", "v3-tekken", "v7"]
@@ -198,6 +182,7 @@ FAMILY_TOKENIZER = {
     "deepseek_v4": "deepseek_v4",
     "deepseek_v31": "deepseek_v3", "deepseek_r1": "deepseek_v3",
     "llama31": "llama3_tiktoken",
+    "gpt_oss": "o200k",
 }
 
 
@@ -314,6 +299,26 @@ def test_marker_fragment_is_plain_text(deepseek_v4):
     prompt = _prompt(("special", '<｜DSML｜parameter name="'), ("content", "city"), ("special", '" string="true">'),
                      ("content", "Paris"), ("special", "</｜DSML｜parameter>"), ("template", "\n"))
     assert prompt.token_ids(deepseek_v4) == reference_ids(deepseek_v4, prompt.text)
+
+
+def test_load_tokenizer_reads_every_shared_folder_offline(harmony):
+    require_shared()
+    pytest.importorskip("transformers")
+    kinds = {name: type(load_tokenizer(str(TOK / name))).__name__
+             for name in ("Qwen3", "DeepSeek-V4", "DeepSeek-V3", "Llama-3", "Llama-4", "o200k_base")}
+    assert kinds == {"Qwen3": "Qwen2Tokenizer", "DeepSeek-V4": "Tokenizer", "DeepSeek-V3": "Tokenizer",
+                     "Llama-3": "Encoding", "Llama-4": "Encoding", "o200k_base": "Encoding"}
+    checks = json.loads((TOK / "verification.json").read_text("utf-8"))
+    for name in ("Qwen3", "DeepSeek-V3", "Llama-3", "Llama-4"):
+        tok = load_tokenizer(str(TOK / name))
+        assert vocabulary(tok).encode("Hello world") == checks[name]["hello_world"], name
+        for marker, tid in checks[name]["special_ids"].items():
+            assert vocabulary(tok).control[marker] == tid, (name, marker)
+    o200k = load_tokenizer(str(TOK / "o200k_base"))
+    assert vocabulary(o200k).control["<|start|>"] == 200006
+    assert type(load_tokenizer("mistral:v3-tekken")).__name__ == "MistralTokenizer"
+    with pytest.raises(UnsupportedTokenizer):
+        load_tokenizer(str(TOK))
 
 
 def test_unsupported_tokenizer_is_a_clear_error():

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-import json
 import time
 from pathlib import Path
 from typing import IO, Any
