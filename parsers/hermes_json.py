@@ -72,12 +72,11 @@ _START, _CONTENT, _REASONING, _CALL, _BARE = range(5)
 class _CallBody:
     """One ``<tool_call>`` body while it streams in."""
 
-    __slots__ = ("source", "parts", "length", "scanner", "head", "call", "args", "args_offset", "tail")
+    __slots__ = ("source", "parts", "scanner", "head", "call", "args", "args_offset", "tail")
 
     def __init__(self, source: str):
         self.source = source
         self.parts: list[str] = []        # the body's JSON phase text
-        self.length = 0
         self.scanner = JsonValueScanner()
         self.head: str | None = ""        # opening text while it may still be canonical; None once decided
         self.call: CallBuilder | None = None
@@ -106,12 +105,12 @@ class HermesJsonParser(StreamParser):
         self._bare_parts: list[str] = []
         self._body: _CallBody | None = None
         self._return_mode = _CONTENT
+        self._steps = (self._at_start, self._in_content, self._in_reasoning, self._in_call, self._in_bare)
 
-    # ---- the state machine
+    # ---- the state machine: each step consumes what it can and says whether to go on
     def _advance(self, final: bool) -> None:
-        step = {_START: self._at_start, _CONTENT: self._in_content, _REASONING: self._in_reasoning, _CALL: self._in_call,
-                _BARE: self._in_bare}
-        while step[self._mode](final):
+        steps = self._steps
+        while steps[self._mode](final):
             pass
 
     def _at_start(self, final: bool) -> bool:
@@ -216,7 +215,6 @@ class HermesJsonParser(StreamParser):
         if not text:
             return
         body.parts.append(text)
-        body.length += len(text)
         if body.args is not None:
             body.args.feed(text)
             return
