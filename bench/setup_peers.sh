@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Build the peer venv the benchmarks compare against: /work/main/.bench-venv (or $BENCH_VENV).
+#
+#   bash bench/setup_peers.sh
+#
+# It holds SGLang's function-call detectors (installed without its serving dependencies: only what the
+# import chain of `sglang.srt.function_call.*_detector` needs, with the CPU torch wheel that lies on this
+# machine's disk), DeepSeek's own `deepseek-recipe` (Rust; its StreamProcessor parses DSML) and toolwire
+# itself (editable). Idempotent; touches $BENCH_VENV/.ready once the peers import.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+VENV=${BENCH_VENV:-$PWD/.bench-venv}
+PY=${PYTHON:-python3}
+
+SGLANG_VERSION=0.5.23
+RECIPE_VERSION=0.2.0
+TORCH_VERSION=2.13.0  # the CPU wheel on this machine's disk; pip finds it by this exact pin
+
+[ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
+PIP=("$VENV/bin/python" -m pip install -q --disable-pip-version-check)
+
+"${PIP[@]}" --no-deps "sglang==$SGLANG_VERSION"
+# what `from sglang.srt.function_call.deepseekv4_detector import DeepSeekV4Detector` imports
+"${PIP[@]}" "torch==$TORCH_VERSION" psutil pybase64 starlette msgspec pyzmq ipython aiohttp openai orjson \
+    partial-json-parser pydantic numpy requests packaging transformers sentencepiece tqdm pillow \
+    fastapi uvicorn uvloop setproctitle triton
+"${PIP[@]}" "deepseek-recipe==$RECIPE_VERSION"
+"${PIP[@]}" -e .
+
+"$VENV/bin/python" - <<'PY'
+from sglang.srt.function_call.deepseekv4_detector import DeepSeekV4Detector  # noqa: F401
+import deepseek_recipe  # noqa: F401
+import toolwire  # noqa: F401
+print("peers import: sglang DeepSeekV4Detector, deepseek_recipe, toolwire")
+PY
+touch "$VENV/.ready"
+echo "ready: $VENV"
