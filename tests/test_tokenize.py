@@ -431,6 +431,23 @@ def test_token_decoder_streams_ids_one_at_a_time(tok_name, request):
     assert merged[-1] == TokenPiece(text_after, False)  # marker text written as ordinary tokens stays text
 
 
+def test_token_decoder_work_per_id_is_bounded(qwen3):
+    """Text-decoding tokenizers are decoded with a small left context only: linear in the output length."""
+    vocab = vocabulary(qwen3)
+    text = "Grüße aus 東京 👋🏽 and a long line of ordinary words. " * 400
+    ids = vocab.encode_plain(text)
+    seen: list[int] = []
+    real = vocab.decode_plain
+    vocab.decode_plain = lambda chunk: (seen.append(len(chunk)), real(chunk))[1]
+    try:
+        decoder = TokenDecoder(qwen3)
+        out = "".join(p.text for tid in ids for p in decoder.feed([tid])) + "".join(p.text for p in decoder.flush())
+    finally:
+        vocab.decode_plain = real
+    assert out == text
+    assert len(ids) > 4000 and max(seen) <= 8
+
+
 @pytest.mark.parametrize("version", ["v3", "v3-tekken", "v7"])
 def test_token_decoder_with_mistral_tokenizers(version):
     tok = _mistral(version)
@@ -450,7 +467,7 @@ _TEXT = st.lists(st.one_of(st.text(max_size=12), _MARKERS, st.sampled_from([" ",
 
 
 @pytest.mark.parametrize("family, tok_name", [("qwen35", "qwen3"), ("qwen3", "qwen3"), ("deepseek_v4", "deepseek_v4"),
-                                              ("llama31", "llama3_tiktoken")])
+                                              ("llama31", "llama3_tiktoken"), ("gpt_oss", "o200k")])
 def test_any_user_text_is_injection_safe(family, tok_name, request):
     if family not in toolwire.formats():
         pytest.skip(f"format {family} is not built yet")
