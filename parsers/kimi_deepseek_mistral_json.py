@@ -24,16 +24,15 @@ from __future__ import annotations
 
 from typing import Callable, ClassVar, NamedTuple, Sequence
 
-from toolwire.output import ToolCallCandidate, ToolCallFinished
+from toolwire.output import ToolCallCandidate
 
 from .base import CallBuilder, StreamParser
-from .json_body import ArgumentsStream, ClosedArguments
+from .json_body import finish_call, stream_arguments
 from .lexer import MarkerScanner
 
 MAX_HEADER_CHARS = 1024
 """A call header (tool name, id) longer than this is not a header: it is kept as a diagnostic."""
 
-_STATUS_RANK = {"proposed": 0, "validated": 0, "repaired": 1, "rejected": 2, "truncated": 3}
 
 
 class Header(NamedTuple):
@@ -57,36 +56,15 @@ class Grammar(NamedTuple):
     trailer: str = ""                 # text the format writes between the JSON and call_close (R1: ```)
 
 
-def merge_status(current: str, new: str) -> str:
-    """The worse of two candidate statuses: truncated > rejected > repaired > proposed."""
-    return new if _STATUS_RANK.get(new, 0) > _STATUS_RANK.get(current, 0) else current
-
-
-def finish_streamed(call: CallBuilder, closed: ClosedArguments, status: str) -> ToolCallCandidate:
-    """Finish a call whose argument fragments were streamed raw by an :class:`ArgumentsStream`.
-
-    ``CallBuilder.finish`` would append its own closing ``}`` fragment; here the stream already completed
-    the fragments, so only the candidate and its ``ToolCallFinished`` event are made.
-    """
-    call.arguments = closed.arguments
-    call.raw_parts = [closed.raw]
-    call.status = status
-    cand = ToolCallCandidate(index=call.index, id=call.id, name=call.name, arguments=closed.arguments,
-                             raw_arguments=closed.raw, status=status, source=call.source,
-                             diagnostics=call.diagnostics)
-    call.parser._events.append(ToolCallFinished(call.index, cand))
-    call.parser._candidates.append(cand)
-    return cand
-
-
 class StreamedCall:
-    """One call whose arguments arrive as raw JSON: a :class:`CallBuilder` plus an :class:`ArgumentsStream`."""
+    """One call whose arguments arrive as raw JSON: a :class:`CallBuilder` plus its
+    :class:`~toolwire.parsers.json_body.ArgumentsStream`."""
 
     __slots__ = ("call", "stream")
 
     def __init__(self, call: CallBuilder):
         self.call = call
-        self.stream = ArgumentsStream(call._fragment)
+        self.stream = stream_arguments(call)
 
     def feed(self, text: str) -> int:
         """Raw argument text; returns the index just past the JSON value's end in ``text``, or -1."""
@@ -94,13 +72,9 @@ class StreamedCall:
 
     def close(self, *, truncated: bool = False) -> ToolCallCandidate:
         """Decode through the repair ladder, complete the fragments and emit the candidate."""
-        closed = self.stream.close(truncated=truncated)
-        call = self.call
-        for code, message in closed.diagnostics:
-            call.diag(code, message, severity="warning" if code.startswith("repaired_") else "error")
         if truncated:
-            call.diag("truncated", "the output ended inside this call", severity="error")
-        return finish_streamed(call, closed, merge_status(call.status, closed.status))
+            self.call.diag("truncated", "the output ended inside this call", severity="error")
+        return finish_call(self.call, self.stream.close(truncated=truncated))
 
 
 # parser states

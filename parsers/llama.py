@@ -20,8 +20,8 @@ from typing import Any, Sequence
 import regex
 
 from .base import StreamParser
-from .json_body import JsonValueScanner, decode_arguments
-from .kimi_deepseek_mistral_json import StreamedCall, merge_status
+from .json_body import JsonValueScanner, decode_arguments, diagnostic_severity, worse_status
+from .kimi_deepseek_mistral_json import StreamedCall
 
 # One marker table shared by the renderer (toolwire.templates.llama re-exports it) and this parser.
 MARKERS = {
@@ -256,7 +256,7 @@ class LlamaParser(StreamParser):
             return False
         call = self._begin_call(value["name"])
         for code, message in decoded.diagnostics:
-            call.diag(code, message, severity="warning" if code.startswith("repaired_") else "error")
+            call.diag(code, message, severity=diagnostic_severity(code))
         extra = sorted(set(value) - {"name", key})
         if extra:
             call.diag("unexpected_keys", f"the call object also has {extra}; ignored", severity="warning")
@@ -265,7 +265,7 @@ class LlamaParser(StreamParser):
         for k, v in args.items():
             call.value(k, v)
         call.raw(text)
-        call.finish(merge_status(call.status, decoded.status))
+        call.finish(worse_status(call.status, decoded.status))
         return True
 
     def _emit_cut_prefix(self, text: str) -> bool:
