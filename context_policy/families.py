@@ -102,6 +102,7 @@ POLICIES: dict[str, FamilyPolicy] = {
     "glm45": FamilyPolicy(glm_drop_before_last_user, description="drops reasoning before the last user message"),
     "glm46": FamilyPolicy(glm_drop_before_last_user, description="drops reasoning before the last user message"),
     "glm47": FamilyPolicy(glm47, description="drops before the last user message unless clear_thinking=False"),
+    "minimax_m2": FamilyPolicy(glm_drop_before_last_user, description="keeps reasoning after the last user message"),
     "seed_oss": FamilyPolicy(keep_all, description="keeps every earlier reasoning (trimmed), thinking on or off"),
     "kimi_k2_thinking": FamilyPolicy(keep_tool_loop, passback_required=lambda ctx: True,
                                      description="keeps the current tool loop"),

@@ -11,7 +11,7 @@ transformers renders them. Versions are data on one implementation (:class:`GlmF
   (``</think>`` when off) and accepts ``clear_thinking=False`` to keep every earlier turn's reasoning.
 
 Earlier reasoning is kept only for assistant turns after the last user message (4.7: all of them with
-``clear_thinking=False``); content and kept reasoning are ``strip()``-ed, as the templates do.
+``clear_thinking=False``), as :mod:`toolwire.context_policy` decides; content and kept reasoning are ``strip()``-ed, as the templates do.
 
 Argument values: strings are written as they are, every other value as JSON (``tojson``: ``", "`` and
 ``": "`` separators, non-ASCII kept). GLM has no escape, so a value that holds its own closing tag followed
@@ -53,11 +53,6 @@ def message_reasoning(message: Message) -> Any:
     :data:`~toolwire.templates.jinja.REASONING_FIELDS` that is not None."""
     fields = {"reasoning_content": message.reasoning_content, **(message.model_extra or {})}
     return next((fields[k] for k in REASONING_FIELDS if fields.get(k) is not None), None)
-
-
-def last_user_index(messages: list[Message]) -> int:
-    """Index of the last ``user`` message (-1 when there is none)."""
-    return max((i for i, m in enumerate(messages) if m.role == "user"), default=-1)
 
 
 def jinja_str(value: Any) -> str:
@@ -120,8 +115,6 @@ class GlmFormat(Format):
         out.special(M["gmask"]).special(M["sop"])
         if tools:
             self._render_tools(tools, out)
-        keep_all = self.style.clear_thinking and options.extra.get("clear_thinking", True) is False
-        last_user = last_user_index(messages)
         for index, message in enumerate(messages):
             role = message.role
             if role == "user":
@@ -130,7 +123,7 @@ class GlmFormat(Format):
                 if self.style.newlines and not options.thinking and not text.endswith(M["nothink"]):
                     out.special(M["nothink"], index)
             elif role == "assistant":
-                self._render_assistant(index, message, keep_all or index > last_user, out)
+                self._render_assistant(index, message, options.keeps_reasoning(index), out)
             elif role == "tool":
                 self._render_tool(index, message, messages, out)
             elif role == "system":

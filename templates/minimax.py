@@ -27,7 +27,7 @@ from toolwire.models import Message, Tool, call_arguments, function_to_dict
 from toolwire.parsers.minimax import MARKERS, MiniMaxParser
 from toolwire.prompt import PromptBuilder
 
-from .glm import arg_text, check_representable, jinja_str, last_user_index, message_reasoning, part_dict
+from .glm import arg_text, check_representable, jinja_str, message_reasoning, part_dict
 
 M = MARKERS
 
@@ -75,12 +75,11 @@ class MiniMaxFormat(Format):
         offset = 1 if messages and messages[0].role == "system" else 0
         self._render_system(messages[0] if offset else None, tools, options, out)
         conversation = messages[offset:]
-        last_user = last_user_index(conversation)
         last_call: str | None = None
         for i, message in enumerate(conversation):
             index = i + offset
             if message.role == "assistant":
-                last_call = self._render_assistant(index, message, i > last_user, out)
+                last_call = self._render_assistant(index, message, options.keeps_reasoning(index), out)
             elif message.role == "tool":
                 if last_call is None:
                     raise UnsupportedByFormat("Message has tool role, but there was no previous assistant message "
