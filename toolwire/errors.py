@@ -88,6 +88,12 @@ class InvalidToolDefinition(ToolwireError, ValueError):
         super().__init__(f"{where}: {detail}" if where else detail)
 
 
+class MissingExtra(ToolwireError, ImportError):
+    """An optional dependency is needed for this feature; the message names the extra to install."""
+
+    code = "missing_extra"
+
+
 class StreamClosed(ToolwireError, RuntimeError):
     """``feed`` or ``finish`` was called on a stream parser that already finished."""
 

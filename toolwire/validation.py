@@ -31,19 +31,13 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from .canonical import NotCanonicalizable, canonical_value, pointer_token
-from .errors import InvalidOption, InvalidToolDefinition, ToolwireError
+from .errors import InvalidOption, InvalidToolDefinition, MissingExtra, ToolwireError
 from .limits import DEFAULT_LIMITS, Limits, size_problem
 from .output import CallError, Diagnostic
 from .specs import ToolSpec, tool_specs
 
 if TYPE_CHECKING:
     from .output import ParsedOutput, ToolCallCandidate
-
-
-class MissingExtra(ToolwireError, ImportError):
-    """An optional dependency is needed for this feature; the message names the extra to install."""
-
-    code = "missing_extra"
 
 
 def _jsonschema():
