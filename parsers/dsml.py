@@ -73,6 +73,7 @@ class DsmlGrammar:
 
     @cached_property
     def closes(self) -> frozenset[str]:
+        """Every accepted block closing."""
         return frozenset((self.block_close, *self.block_close_aliases))
 
     def scanner(self, state: int, in_reasoning: bool) -> MarkerScanner:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any, ClassVar, Mapping
 
@@ -342,7 +342,7 @@ def _drop_earlier(turns: list[_Turn], keep: tuple[str, ...]) -> list[_Turn]:
         if turn.role in keep or i >= last_user:
             out.append(turn)
         elif turn.role == "assistant":
-            out.append(_Turn(**{**turn.__dict__, "reasoning": None}))
+            out.append(replace(turn, reasoning=None))
     return out
 
 
@@ -573,7 +573,7 @@ def render(version: DsmlVersion, messages: list[Message], tools: list[Tool], opt
         _render_v4(version, turns, options, out, effort, drop)
     else:
         _render_v32(version, turns, options, out)
-    return out.endswith(version.markers["think_open"])
+    return options.add_generation_prompt and out.endswith(version.markers["think_open"])
 
 
 # ---------------------------------------------------------------------------------------------------------
