@@ -10,9 +10,13 @@ from __future__ import annotations
 import json
 from typing import Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError
+from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError, model_validator
 
 from .errors import InvalidRequest
+
+
+REASONING_ALIASES = ("thinking", "reasoning")
+"""Other names a message's reasoning may come under (after ``reasoning_content``), as in transformers."""
 
 
 class _Model(BaseModel):
@@ -50,6 +54,17 @@ class Message(_Model):
     tool_calls: list[ToolCall] | None = None
     tool_call_id: str | None = None
     name: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _alias_reasoning(cls, data: Any) -> Any:
+        """Reasoning may come as ``reasoning_content`` or, as transformers also accepts, ``thinking`` or
+        ``reasoning``; the first string found becomes ``reasoning_content``, so renderers read one field."""
+        if isinstance(data, dict) and data.get("reasoning_content") is None:
+            alias = next((data[k] for k in REASONING_ALIASES if isinstance(data.get(k), str)), None)
+            if alias is not None:
+                data = {**data, "reasoning_content": alias}
+        return data
 
     def text(self, joiner: str = "\n\n") -> str:
         """The content as one string: ``None`` is empty, text parts are joined by ``joiner``."""
