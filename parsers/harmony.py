@@ -178,6 +178,7 @@ class HarmonyStreamParser(StreamParser):
             self._decoder = TokenDecoder(encoding)
         self._ids_mode = False
         self._body: _Body | None = None
+        self._foreign_note = ""
         self._new_header(role="assistant", started=True, explicit=False)
 
     # ---- public: text or token ids

@@ -129,7 +129,7 @@ class _Msg:
     end: str
     recipient: str | None = None
     content_type: str | None = None
-    kind: str = "text"        # "analysis" | "final" | "call" | "preamble" | "tool" | "text"
+    kind: str = "text"        # "analysis" | "final" | "call" | "preamble" | "tool" | "text" (user, system...)
     parts: list[tuple[str, str]] | None = None   # the body as (segment kind, text); default: body as content
     custom_type: bool = False  # the content type came from the request
 
@@ -150,17 +150,17 @@ class HarmonyFormat(Format):
                 out: PromptBuilder) -> bool:
         opts = HarmonyOptions.resolve(options.extra)
         functions = [function_to_dict(t) for t in tools]
-        plan = [self._system(options, opts, bool(functions))]
+        harmony = [self._system(options, opts, bool(functions))]
         loop = messages
         instructions = ""
         if messages and messages[0].role in ("system", "developer"):
             instructions = messages[0].text()
             loop = messages[1:]
         if instructions or functions:
-            plan.append(self._developer(instructions, functions, opts))
+            harmony.append(self._developer(instructions, functions, opts))
         offset = len(messages) - len(loop)
-        plan += self._conversation(loop, offset, options, opts)
-        for msg in plan:
+        harmony += self._conversation(loop, offset, options, opts)
+        for msg in harmony:
             self._write(msg, out)
         if options.add_generation_prompt:
             out.special(MARKERS["start"]).template("assistant")
@@ -184,7 +184,7 @@ class HarmonyFormat(Format):
         if functions:
             render = hf_namespace if opts.tool_schema_style == HF_TEMPLATE else harmony_namespace
             parts += [("template", "# Tools\n\n"), ("content", render(functions))]
-        return _Msg(0, "developer", None, "", MARKERS["end"], parts=parts)
+        return _Msg(0 if instructions else None, "developer", None, "", MARKERS["end"], parts=parts)
 
     def _conversation(self, loop: list[Message], offset: int, options: RenderOptions,
                       opts: HarmonyOptions) -> list[_Msg]:
@@ -192,6 +192,7 @@ class HarmonyFormat(Format):
         last_call: str | None = None
         call_names: dict[str, str] = {}
         override = options.plan is not None and options.plan.policy != "family"
+        last_final = max((k for k, m in enumerate(loop) if m.role == "assistant" and not m.tool_calls), default=-1)
         for k, m in enumerate(loop):
             i = k + offset
             if m.role == "assistant":
@@ -202,7 +203,7 @@ class HarmonyFormat(Format):
                     if override:
                         keep = options.keeps_reasoning(i)
                     elif opts.analysis_retention == HF_TEMPLATE:  # dropped once a later final answer exists
-                        keep = not any(f.role == "assistant" and not f.tool_calls for f in loop[k + 1:])
+                        keep = k > last_final
                     else:
                         keep = True
                     out += self._calls_message(m, i, calls, reasoning, keep, opts)

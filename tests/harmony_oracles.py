@@ -39,6 +39,7 @@ def harmony_encoding():
 @lru_cache(maxsize=1)
 def tiktoken_encoding():
     """toolwire's offline o200k_harmony tiktoken encoding."""
+    pytest.importorskip("tiktoken")
     from toolwire.templates.harmony import load_o200k_harmony
 
     return load_o200k_harmony(o200k_dir())
