@@ -261,15 +261,21 @@ class DsmlStreamParser(StreamParser):
         self._state = _CONTENT
 
     # ------------------------------------------------------------------ block and invoke
-    def _block(self, final: bool) -> bool:
-        g = self.grammar
+    def _next_tag(self, final: bool) -> str | None:
+        """Between tags: consume the gap up to the next marker and return it (None: wait for more text)."""
         hit = self._scan(final)
         if hit.marker is None:
-            return self._unmatched(hit, final, self._gap)
+            return self._unmatched(hit, final, self._gap) or None
         self._gap(self._text[self._pos:hit.start])
         self._flush_junk()
         self._pos = hit.end
-        marker = hit.marker
+        return hit.marker
+
+    def _block(self, final: bool) -> bool:
+        g = self.grammar
+        marker = self._next_tag(final)
+        if marker is None:
+            return False
         if marker == g.invoke_open:
             self._mirror(marker)
             self._state, self._header_checked = _INVOKE_HEADER, 0
@@ -323,13 +329,9 @@ class DsmlStreamParser(StreamParser):
 
     def _invoke(self, final: bool) -> bool:
         g = self.grammar
-        hit = self._scan(final)
-        if hit.marker is None:
-            return self._unmatched(hit, final, self._gap)
-        self._gap(self._text[self._pos:hit.start])
-        self._flush_junk()
-        self._pos = hit.end
-        marker = hit.marker
+        marker = self._next_tag(final)
+        if marker is None:
+            return False
         if marker == g.param_open:
             self._structure(marker)
             self._state, self._header_checked = _PARAM_HEADER, 0
