@@ -324,3 +324,22 @@ def test_builtin_corpus_covers_what_the_issue_lists():
             "markup", "special-text", "long", "round-trip"} <= tags
     assert len({sc.id for sc in SCENARIOS}) == len(SCENARIOS)
     assert Path(builtin_corpus_path()).name == "scenarios.jsonl"
+
+
+@pytest.mark.parametrize("tokenizer", ["mistral:v7", "mistral:v3-tekken"])
+def test_mistral_small_tokens_with_mistral_commons_shipped_tokenizers(tokenizer, tmp_path, capsys):
+    """Chats without tool calls tokenize identically; the shipped tokenizers predate [CALL_ID], which the
+    run reports as a marker missing from the vocabulary rather than encoding it as text."""
+    need("mistral_small32")
+    pytest.importorskip("mistral_common")
+    if tokenizer == "mistral:v7":
+        pytest.importorskip("sentencepiece")
+    _, report = run_json(tmp_path, capsys, "--format", "mistral_small32", "--tokenizer", tokenizer,
+                         "--template", str(TEMPLATES / "Mistral-Small-3.2-24B-Instruct-2506.jinja"))
+    with_calls = {sc.id for sc in SCENARIOS if any(m.get("tool_calls") for m in sc.messages)}
+    for row in report["scenarios"]:
+        if row["id"] in with_calls:
+            assert row["tokens"]["status"] == "differ" and "'[CALL_ID]' is not a control token" in row["tokens"]["detail"]
+        else:
+            assert row["tokens"]["status"] == "match", (row["id"], row["tokens"]["detail"])
+    assert len(report["scenarios"]) - len(with_calls) >= 12
