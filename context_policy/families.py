@@ -18,6 +18,10 @@ def _after_last(ctx: Context, i: int, roles: tuple[str, ...], what: str) -> tupl
     return "drop", f"before the last {what} (message {last})"
 
 
+def never_rendered(ctx: Context, i: int) -> tuple[Action, str]:
+    return "drop", "the template never renders earlier reasoning"
+
+
 def dsml_v32(ctx: Context, i: int) -> tuple[Action, str]:
     if not ctx.thinking:
         return thinking_off(ctx, i)
@@ -73,6 +77,7 @@ def glm47(ctx: Context, i: int) -> tuple[Action, str]:
 _DSV4_NOTE = ("In DeepSeek V4 such a message counts as a new user turn, so the keep-reasoning branch for the "
               "current tool loop never fires and earlier reasoning is silently dropped.")
 _QWEN_NOTE = ("Qwen counts a user message as a real query unless its whole content is a <tool_response> block.")
+_DS_SPLIT = "the template keeps only the text after </think>, so the model never sees that reasoning."
 _QWEN_THINK = "the Qwen3 template moves the text before </think> into reasoning and keeps only what follows."
 
 
@@ -92,9 +97,16 @@ POLICIES: dict[str, FamilyPolicy] = {
                           description="keeps reasoning after the last real user query"),
     "qwen3_thinking_2507": FamilyPolicy(last_real_query, user_text_note=_QWEN_NOTE, think_in_content_note=_QWEN_THINK,
                                         description="keeps reasoning after the last real user query"),
-    "qwen3_instruct_2507": FamilyPolicy(last_real_query, user_text_note=_QWEN_NOTE,
-                                        think_in_content_note=_QWEN_THINK,
-                                        description="keeps reasoning after the last real user query"),
+    "qwen3_instruct_2507": FamilyPolicy(never_rendered, description="never renders earlier reasoning"),
+    "qwen25": FamilyPolicy(never_rendered, description="never renders earlier reasoning"),
+    "qwen3_coder": FamilyPolicy(never_rendered, description="never renders earlier reasoning"),
+    "llama31": FamilyPolicy(never_rendered, description="never renders earlier reasoning"),
+    "mistral_small32": FamilyPolicy(never_rendered, description="never renders earlier reasoning"),
+    "kimi_k2": FamilyPolicy(never_rendered, description="never renders earlier reasoning"),
+    "deepseek_v31": FamilyPolicy(never_rendered, think_in_content_note=_DS_SPLIT,
+                                 description="never renders earlier reasoning; strips history content up to </think>"),
+    "deepseek_r1": FamilyPolicy(never_rendered, think_in_content_note=_DS_SPLIT,
+                                description="never renders earlier reasoning; strips history content up to </think>"),
     "qwen35": FamilyPolicy(last_real_query, user_text_note=_QWEN_NOTE, think_in_content_note=_QWEN_THINK,
                            description="keeps reasoning after the last real user query"),
     "qwen36": FamilyPolicy(qwen36, user_text_note=_QWEN_NOTE, think_in_content_note=_QWEN_THINK,

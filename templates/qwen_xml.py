@@ -33,7 +33,6 @@ from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool, call_arguments, function_to_dict, tool_to_dict
 from toolwire.parsers.qwen_xml import QWEN_GRAMMAR, Qwen3CoderParser, Qwen35Parser, XmlGrammar
 from toolwire.prompt import PromptBuilder
-from toolwire.templates.kimi import reasoning_of  # shared helper; belongs in toolwire.models (see report)
 
 # One marker table shared by the renderer and the parser (toolwire.parsers.qwen_xml).
 MARKERS = {
@@ -347,9 +346,6 @@ class Qwen35(Format):
     parser_class = Qwen35Parser
     value_text: Callable[[Any], str] = staticmethod(coder_value)
 
-    def _keeps_reasoning(self, index: int, last_query: int, options: RenderOptions) -> bool:
-        return index > last_query
-
     def _render(self, messages: list[Message], tools: list[Tool], options: RenderOptions,
                 out: PromptBuilder) -> bool:
         if not messages:
@@ -373,7 +369,7 @@ class Qwen35(Format):
             out.special(M["im_start"], 0).template("system\n", 0)
             _write_trimmed(out, media.pieces(messages[0], 0, count=False, system=True), 0)
             out.special(M["im_end"], 0).template("\n", 0)
-        last_query = self._last_query(messages, media)
+        self._check_has_query(messages, media)
         for index, message in enumerate(messages):
             pieces = media.pieces(message, index, count=True)
             role = message.role
@@ -386,7 +382,7 @@ class Qwen35(Format):
                 _write_trimmed(out, pieces, index)
                 out.special(M["im_end"], index).template("\n", index)
             elif role == "assistant":
-                self._assistant(out, message, index, pieces, last_query, options)
+                self._assistant(out, message, index, pieces, options)
             elif role == "tool":
                 _tool_turn(out, messages, index, index, "".join(t for _, t in pieces).strip(), header="user",
                            open_=("\n", "\n"), close=("\n", ""))
@@ -401,26 +397,28 @@ class Qwen35(Format):
         return options.add_generation_prompt and options.thinking
 
     @staticmethod
-    def _last_query(messages: list[Message], media: _Content) -> int:
+    def _check_has_query(messages: list[Message], media: _Content) -> None:
+        """The template refuses a conversation without a real user query (reasoning retention itself is
+        decided by :mod:`toolwire.context_policy`)."""
         for index in range(len(messages) - 1, -1, -1):
             message = messages[index]
             if message.role == "user":
                 text = media.text(message, index, count=False).strip()
                 if not (text.startswith("<tool_response>") and text.endswith("</tool_response>")):
-                    return index
+                    return
         raise UnsupportedByFormat("No user query found in messages.", field="messages")
 
     def _assistant(self, out: PromptBuilder, message: Message, index: int, pieces: list[tuple[str, str]],
-                   last_query: int, options: RenderOptions) -> None:
+                   options: RenderOptions) -> None:
         calls = call_values(message, index, QWEN_GRAMMAR, self.value_text)
         content = "".join(t for _, t in pieces).strip()
-        reasoning = reasoning_of(message)
+        reasoning = message.reasoning_content
         split = reasoning is None and "</think>" in content
         if split:
             reasoning, content = _split_think(content)
         reasoning = (reasoning or "").strip()
         out.special(M["im_start"], index).template("assistant\n", index)
-        if self._keeps_reasoning(index, last_query, options):
+        if options.keeps_reasoning(index):
             out.special(M["think_open"], index).template("\n", index).content(reasoning, index)
             out.template("\n", index).special(M["think_close"], index).template("\n\n", index)
         if split:
@@ -444,8 +442,6 @@ class Qwen36(Qwen35):
     extra_options = frozenset({"add_vision_id", "preserve_thinking"})
     value_text = staticmethod(json_value)
 
-    def _keeps_reasoning(self, index: int, last_query: int, options: RenderOptions) -> bool:
-        return options.extra.get("preserve_thinking") is True or index > last_query
 
 
 FORMATS: dict[str, Format] = {f.name: f for f in (Qwen3Coder(), Qwen35(), Qwen36())}

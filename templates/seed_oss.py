@@ -27,7 +27,6 @@ from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool, function_to_dict, tool_to_dict
 from toolwire.parsers.seed_oss import SEED_GRAMMAR, SeedOssParser
 from toolwire.prompt import PromptBuilder
-from toolwire.templates.kimi import reasoning_of
 from toolwire.templates.qwen_xml import call_values, fixed_text, jinja_json, jinja_str, write_call
 
 MARKERS = {
@@ -155,7 +154,7 @@ class SeedOss(Format):
             out.special(M["bos"]).template("system\n" + text + "\n").special(M["eos"])
         offset = 1 if has_system else 0
         for index, message in enumerate(messages[offset:], start=offset):
-            self._message(out, message, index)
+            self._message(out, message, index, options)
         if options.add_generation_prompt:
             out.special(M["bos"]).template("assistant\n")
             if budget == 0:
@@ -164,7 +163,7 @@ class SeedOss(Format):
         return False
 
     @staticmethod
-    def _message(out: PromptBuilder, message: Message, index: int) -> None:
+    def _message(out: PromptBuilder, message: Message, index: int, options: RenderOptions) -> None:
         role = message.role
         if role != "assistant":
             out.special(M["bos"], index).template(role + "\n", index).content(message.text(""), index)
@@ -172,7 +171,7 @@ class SeedOss(Format):
             return
         calls = call_values(message, index, SEED_GRAMMAR, jinja_str) if message.tool_calls else []
         out.special(M["bos"], index).template("assistant", index)
-        reasoning = (reasoning_of(message) or "").strip()
+        reasoning = (message.reasoning_content or "").strip() if options.keeps_reasoning(index) else ""
         if reasoning:
             out.template("\n", index).special(M["think_open"], index).content(reasoning, index)
             out.special(M["think_close"], index)
