@@ -63,7 +63,7 @@ class DeepSeekR1Parser(JsonCallParser):
     def parse_header(self, header: str) -> Header:
         kind, sep, name = header.partition(M["sep"])
         if not sep:
-            return Header(header.strip(), None, (("malformed_call", f"no {M['sep']!r} in the call header"),))
+            return Header(header.strip(), None, (("malformed_call", f"no {M['sep']!r} in the call header", None),))
         if kind.strip() != "function":
-            return Header(name.strip(), None, (("unusual_call_type", f"call type {kind.strip()!r}, not 'function'"),))
+            return Header(name.strip(), None, (("unusual_call_type", f"call type {kind.strip()!r}, not 'function'", kind),))
         return Header(name.strip())

@@ -44,7 +44,7 @@ def split_call_id(header: str) -> Header:
     if m:
         return Header(m["name"], text)
     name = text[len(CALL_ID_PREFIX):] if text.startswith(CALL_ID_PREFIX) else text
-    return Header(name, text or None, (("unusual_call_id", f"call id {text!r} is not functions.NAME:IDX"),))
+    return Header(name, text or None, (("unusual_call_id", f"call id {text!r} is not functions.NAME:IDX", None),))
 
 
 class KimiParser(JsonCallParser):

@@ -27,7 +27,7 @@ from typing import Callable, ClassVar, NamedTuple, Sequence
 from toolwire.output import ToolCallCandidate
 
 from .base import CallBuilder, StreamParser
-from .json_body import finish_call, stream_arguments
+from .json_body import finish_call, repair_ladder, stream_arguments
 from .lexer import MarkerScanner
 
 MAX_HEADER_CHARS = 1024
@@ -36,11 +36,12 @@ MAX_HEADER_CHARS = 1024
 
 
 class Header(NamedTuple):
-    """What a call header says: the tool name, the model's own call id (or None) and any problems."""
+    """What a call header says: the tool name, the model's own call id (or None) and any problems, each
+    ``(code, message, raw)`` where ``raw`` keeps header text that is neither name nor id."""
 
     name: str
     call_id: str | None = None
-    problems: tuple[tuple[str, str], ...] = ()
+    problems: tuple[tuple[str, str, str | None], ...] = ()
 
 
 class Grammar(NamedTuple):
@@ -75,6 +76,20 @@ class StreamedCall:
         if truncated:
             self.call.diag("truncated", "the output ended inside this call", severity="error")
         return finish_call(self.call, self.stream.close(truncated=truncated))
+
+    def close_at_end(self) -> bool:
+        """The output ended before the scanner saw the value end. Text that is complete JSON after a repair
+        (a code fence, Python literals) is closed as such, text with an unescaped inner quote is rejected
+        (a quote, not the end of the output, hid the value's end); anything else is truncated. Returns
+        whether the call was truncated."""
+        raw = self.stream.raw
+        if raw.strip() and not self.stream.scanner.strict:
+            ladder = repair_ladder(raw)
+            if ladder.value is not None or any(code == "unescaped_quote" for code, _ in ladder.diagnostics):
+                finish_call(self.call, self.stream.close(decoded=ladder))  # repaired, or rejected as malformed
+                return False
+        self.close(truncated=True)
+        return True
 
 
 # parser states
@@ -210,7 +225,8 @@ class JsonCallParser(StreamParser):
             return hit.end
         self._drop_header("malformed_call", f"a call header ended by {hit.marker!r} before {g.header_end!r}")
         self._after_call()
-        return hit.start  # the marker is read again in the state we returned to
+        # a call_close ends the broken call; any other marker is read again in the state we returned to
+        return hit.end if hit.marker == g.call_close else hit.start
 
     def _body(self, buf: str, pos: int, final: bool) -> int | None:
         """Raw JSON arguments; the scanner finds their end. Markers inside a JSON string are text."""
@@ -274,9 +290,10 @@ class JsonCallParser(StreamParser):
 
     def _begin(self) -> None:
         header = self.parse_header("".join(self._header))
+        self._header, self._header_len = [], 0
         call = self._begin_call(header.name, source=self._source, call_id=header.call_id)
-        for code, message in header.problems:
-            call.diag(code, message, severity="warning")
+        for code, message, raw in header.problems:
+            call.diag(code, message, severity="warning", raw=raw)
         self._call = StreamedCall(call)
         self._state = _BODY
 
@@ -321,18 +338,14 @@ class JsonCallParser(StreamParser):
         """End of output: close whatever is open, report what was left unfinished."""
         g = self.grammar
         state = self._state
-        if state == _HEADER:
-            header = "".join(self._header)
-            self._header = []
-            parsed = self.parse_header(header)
-            call = self._begin_call(parsed.name, source=self._source, call_id=parsed.call_id)
-            self._call = StreamedCall(call)
+        if state == _HEADER:  # the output ended inside a call header: a truncated call without arguments
+            self._begin()
             self._call.close(truncated=True)
             self._call = None
             self._truncated = True
         elif state == _BODY:
-            self._end_body(truncated=True)
-            self._truncated = True
+            self._truncated = self._call.close_at_end() or self._truncated
+            self._call = None
         elif state == _BETWEEN and self._pending_ws:
             self._pending_ws = ""  # blanks after the last call: framing, not content
         self._flush_junk(allowed=g.trailer if state == _AFTER_BODY else "")

@@ -280,7 +280,7 @@ class LlamaParser(StreamParser):
         call = self._begin_call(name)
         call.diag("truncated", "the output ended inside this call", severity="error")
         call.raw(text)
-        call.finish("truncated")
+        call.finish(worse_status(call.status, "truncated"))
         return True
 
     def _emit_builtin(self, text: str) -> None:
@@ -310,9 +310,8 @@ class LlamaParser(StreamParser):
             else:
                 self._emit_content(self._pending + text)
         elif state == _BODY:
-            self._call.close(truncated=True)
+            self._truncated = self._call.close_at_end() or self._truncated
             self._call = None
-            self._truncated = True
         elif state == _TAIL:
             tail, self._tail = "".join(self._tail), []
             self._diag("call_not_closed", "the output ended before the call object's closing brace",

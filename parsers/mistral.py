@@ -50,4 +50,4 @@ class MistralParser(JsonCallParser):
         if is_call_id(call_id):
             return Header(name.strip(), call_id)
         return Header(name.strip(), call_id or f"call{self._call_count:05d}",
-                      (("unusual_call_id", f"call id {call_id!r} is not 9 letters or digits"),))
+                      (("unusual_call_id", f"call id {call_id!r} is not 9 letters or digits", None),))

@@ -135,7 +135,7 @@ def accounted_text(out) -> str:
     parts += [c.raw_arguments for c in out.tool_calls]
     parts += [d.raw or "" for d in out.diagnostics]
     parts += [d.raw or "" for c in out.tool_calls for d in c.diagnostics]
-    return "".join(parts)
+    return "\n".join(parts)
 
 
 # ---- hypothesis strategies
@@ -231,7 +231,7 @@ def assert_nothing_lost(output: str, out, structure: tuple[str, ...]) -> None:
     text = output
     for marker in sorted(structure, key=len, reverse=True):
         text = text.replace(marker, " ")
-    kept = accounted_text(out) + " ".join(f"{c.name} {c.id}" for c in out.tool_calls)
+    kept = accounted_text(out) + "\n" + " ".join(f"{c.name} {c.id}" for c in out.tool_calls)
     have = Counter(_WORD.findall(kept))
     for word, count in Counter(_WORD.findall(text)).items():
         assert have[word] >= count, f"{word!r} lost"
