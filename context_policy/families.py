@@ -22,6 +22,18 @@ def never_rendered(ctx: Context, i: int) -> tuple[Action, str]:
     return "drop", "the template never renders earlier reasoning"
 
 
+def gpt_oss(ctx: Context, i: int) -> tuple[Action, str]:
+    msgs = ctx.messages
+    if not msgs[i].tool_calls:
+        if i == len(msgs) - 1 and not ctx.add_generation_prompt:
+            return "keep", "the closing final answer rendered as history keeps its analysis"
+        return "drop", "the gpt-oss template renders no earlier final answer's analysis"
+    later = next((j for j in range(i + 1, len(msgs)) if msgs[j].role == "assistant" and not msgs[j].tool_calls), None)
+    if later is None:
+        return "keep", "a tool call's analysis is kept until a final answer follows"
+    return "drop", f"a final answer (message {later}) follows this tool call"
+
+
 def dsml_v32(ctx: Context, i: int) -> tuple[Action, str]:
     if not ctx.thinking:
         return thinking_off(ctx, i)
@@ -115,6 +127,8 @@ POLICIES: dict[str, FamilyPolicy] = {
     "glm46": FamilyPolicy(glm_drop_before_last_user, description="drops reasoning before the last user message"),
     "glm47": FamilyPolicy(glm47, description="drops before the last user message unless clear_thinking=False"),
     "minimax_m2": FamilyPolicy(glm_drop_before_last_user, description="keeps reasoning after the last user message"),
+    "gpt_oss": FamilyPolicy(gpt_oss, description="keeps a tool call's analysis until a final answer follows; "
+                                                 "drops final answers' analysis"),
     "seed_oss": FamilyPolicy(keep_all, description="keeps every earlier reasoning (trimmed), thinking on or off"),
     "kimi_k2_thinking": FamilyPolicy(keep_tool_loop, passback_required=lambda ctx: True,
                                      description="keeps the current tool loop"),

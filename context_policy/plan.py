@@ -46,7 +46,7 @@ class ContextPlan(BaseModel):
 
 def plan(messages: Sequence[Any], format: Any, *, thinking: bool = False, policy: str | None = None,
          drop_thinking: bool = True, tools: Sequence[Any] | None = None, check: bool = True,
-         **extra: Any) -> ContextPlan:
+         add_generation_prompt: bool = True, **extra: Any) -> ContextPlan:
     """Plan which earlier reasoning ``format`` re-renders, with reasons and pre-flight warnings.
 
     ``format`` is a format name or a :class:`~toolwire.Format`. ``policy`` is ``None`` (the family's
@@ -61,7 +61,8 @@ def plan(messages: Sequence[Any], format: Any, *, thinking: bool = False, policy
     b = find_boundaries(msgs)
     fam = family_policy(name)
     ctx = Context(msgs, b, bool(thinking), bool(drop_thinking), dict(extra),
-                  has_tools=bool(tools) or any(m.model_extra and m.model_extra.get("tools") for m in msgs))
+                  has_tools=bool(tools) or any(m.model_extra and m.model_extra.get("tools") for m in msgs),
+                  add_generation_prompt=bool(add_generation_prompt))
     rule = OVERRIDES[policy] if policy else fam.rule
     required = bool(thinking) and fam.passback_required(ctx)
 

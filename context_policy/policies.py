@@ -45,6 +45,7 @@ class Context:
     drop_thinking: bool = True
     extra: dict = field(default_factory=dict)
     has_tools: bool = False
+    add_generation_prompt: bool = True
 
 
 Rule = Callable[[Context, int], tuple[Action, str]]

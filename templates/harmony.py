@@ -192,7 +192,6 @@ class HarmonyFormat(Format):
         last_call: str | None = None
         call_names: dict[str, str] = {}
         override = options.plan is not None and options.plan.policy != "family"
-        last_final = max((k for k, m in enumerate(loop) if m.role == "assistant" and not m.tool_calls), default=-1)
         for k, m in enumerate(loop):
             i = k + offset
             if m.role == "assistant":
@@ -200,12 +199,8 @@ class HarmonyFormat(Format):
                 calls = m.tool_calls or []
                 reasoning = _reasoning(m)
                 if calls:
-                    if override:
-                        keep = options.keeps_reasoning(i)
-                    elif opts.analysis_retention == HF_TEMPLATE:  # dropped once a later final answer exists
-                        keep = k > last_final
-                    else:
-                        keep = True
+                    # the HF rule lives in toolwire.context_policy (kept until a later final answer exists)
+                    keep = options.keeps_reasoning(i) if override or opts.analysis_retention == HF_TEMPLATE else True
                     out += self._calls_message(m, i, calls, reasoning, keep, opts)
                     last_call = calls[-1 if opts.all_tool_calls else 0].function.name
                     for c in calls[:None if opts.all_tool_calls else 1]:
@@ -216,7 +211,7 @@ class HarmonyFormat(Format):
                 if override:
                     keep = options.keeps_reasoning(i) and reasoning is not None and (closing or bool(reasoning))
                 elif opts.analysis_retention == HF_TEMPLATE:
-                    keep = closing and reasoning is not None
+                    keep = options.keeps_reasoning(i) and reasoning is not None
                 else:
                     keep = bool(reasoning)
                 if keep:

@@ -175,6 +175,7 @@ def test_planned_messages_render_like_the_reference():
         opts = dict(r.get("options") or {})
         extra = {k: opts[k] for k in ("preserve_thinking", "clear_thinking") if k in opts}
         p = plan(r["request"]["messages"], fmt, thinking=opts.get("thinking", False),
+                 add_generation_prompt=opts.get("add_generation_prompt", True),
                  drop_thinking=opts.get("drop_thinking", True), tools=r["request"].get("tools"), **extra)
         got = fmt.render(p.messages, r["request"].get("tools"), **opts).text
         if got != r["expected"]:

@@ -78,7 +78,8 @@ class Format:
         msgs = normalize_messages(messages)
         tool_models = normalize_tools(tools)
         ctx_plan = make_plan(msgs, self, thinking=bool(thinking), policy=policy, drop_thinking=bool(drop_thinking),
-                             tools=tool_models, check=False, **extra)
+                             tools=tool_models, check=False, add_generation_prompt=bool(add_generation_prompt),
+                             **extra)
         options = RenderOptions(bool(thinking), reasoning_effort, bool(drop_thinking), bool(add_generation_prompt),
                                 current_date, extra, ctx_plan)
         builder = PromptBuilder()
