@@ -30,9 +30,9 @@ from typing import ClassVar
 from toolwire.errors import UnrepresentableValue, UnsupportedByFormat
 from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool, call_arguments, tool_to_dict
+from toolwire.parsers.base import json_dumps as jinja_json  # transformers' tojson: non-ASCII kept, ", " / ": "
 from toolwire.parsers.hermes_json import MARKERS, HermesJsonParser, Qwen3Parser, Qwen3ThinkingParser
 from toolwire.prompt import PromptBuilder
-from toolwire.templates.qwen_xml import jinja_json, reasoning_of
 
 M = MARKERS
 
@@ -224,7 +224,7 @@ class Qwen3(HermesJsonFormat):
                    last_query: int) -> None:
         message = messages[i]
         content = message.content if isinstance(message.content, str) else _text(message)
-        reasoning = reasoning_of(message)
+        reasoning = message.reasoning_content
         if not isinstance(reasoning, str):
             reasoning = ""
             if M["think_close"] in content:
