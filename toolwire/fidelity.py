@@ -174,6 +174,10 @@ def _escape(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)[1:-1]
 
 
+def _quote(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)
+
+
 def _mark(value: Any, finder: re.Pattern | None) -> Any:
     """Wrap control-token text inside request strings in sentinels (dict keys are left alone)."""
     if isinstance(value, str):
@@ -314,7 +318,7 @@ class Comparer:
 
         window = ids[max(0, i - 2):i + 3]
         pieces = "".join(("⟪" + p.text + "⟫") if p.special else p.text for p in token_pieces(window, self.tokenizer))
-        return f"{window} {_escape(pieces)!r}"
+        return f"{window} {_quote(pieces)}"
 
     def _round_trip(self, sc: Scenario) -> Check:
         from .models import call_arguments, normalize_messages
@@ -343,7 +347,7 @@ class Comparer:
                 return Check("match", "; ".join([f"{len(want[2])} call(s)"] + notes))
             first_problem = first_problem or (output, problems)
         output, problems = first_problem
-        return Check("differ", f"output {_escape(output)!r} parses back differently: " + "; ".join(problems))
+        return Check("differ", f"output {_quote(output)} parses back differently: " + "; ".join(problems))
 
     def _read_back(self, output: str, tools: Any, thinking: bool, want: tuple) -> tuple[list[str], list[str]]:
         content, reasoning, calls = want
@@ -353,9 +357,9 @@ class Comparer:
             reasoning = ""  # the format does not render this turn's reasoning: nothing to read back
             notes.append("reasoning not rendered")
         if parsed.content != content:
-            problems.append(f"content {_escape(parsed.content)!r} != {_escape(content)!r}")
+            problems.append(f"content {_quote(parsed.content)} != {_quote(content)}")
         if parsed.reasoning != reasoning:
-            problems.append(f"reasoning {_escape(parsed.reasoning)!r} != {_escape(reasoning)!r}")
+            problems.append(f"reasoning {_quote(parsed.reasoning)} != {_quote(reasoning)}")
         got = [(c.name, c.arguments) for c in parsed.tool_calls]
         if got != calls:
             problems.append(f"tool calls {got!r} != {calls!r}")
