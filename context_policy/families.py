@@ -37,9 +37,8 @@ def gpt_oss(ctx: Context, i: int) -> tuple[Action, str]:
 def dsml_v32(ctx: Context, i: int) -> tuple[Action, str]:
     if not ctx.thinking:
         return thinking_off(ctx, i)
-    if not ctx.drop_thinking:
-        return keep_all(ctx, i)
-    return keep_tool_loop(ctx, i)
+    # V3.2 renders reasoning only after the last user message, whatever drop_thinking says
+    return _after_last(ctx, i, ("user", "developer"), "user message (DeepSeek V3.2 keeps only the current tool loop)")
 
 
 def dsml_v4(ctx: Context, i: int) -> tuple[Action, str]:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, ClassVar, Mapping
 
@@ -222,11 +222,12 @@ VERSIONS = {v.name: v for v in (V32, V4, V41)}
 # reasoning retention
 
 
-def drops_earlier_reasoning(version: DsmlVersion, *, thinking: bool, drop_thinking: bool, has_tools: bool) -> bool:
-    """Whether reasoning (and developer turns) before the last user turn are left out of the prompt.
+def drops_earlier_turns(version: DsmlVersion, *, thinking: bool, drop_thinking: bool, has_tools: bool) -> bool:
+    """Whether the encoder's ``drop_thinking`` pass runs: it leaves out developer turns before the last user
+    turn and changes the ``<think>`` transitions. (Which earlier *reasoning* is rendered is decided by
+    :mod:`toolwire.context_policy`, whose DSML rules mirror this switch.)
 
-    Only in thinking mode, only when ``drop_thinking`` asks for it, and never on V4+ when tools are declared:
-    there the model was trained to see every earlier reasoning of the tool loop.
+    Only in thinking mode, only when ``drop_thinking`` asks for it, and never on V4+ when tools are declared.
     """
     if not (thinking and drop_thinking):
         return False
@@ -335,15 +336,10 @@ def _sort_tool_results(turns: list[_Turn]) -> None:
 
 
 def _drop_earlier(turns: list[_Turn], keep: tuple[str, ...]) -> list[_Turn]:
-    """Leave out reasoning of assistant turns before the last user turn, and turns of roles not in ``keep``."""
+    """Leave out turns of roles not in ``keep`` (developer turns) before the last user turn, as the encoders'
+    ``drop_thinking`` does. Which assistant reasoning is rendered is the context plan's decision."""
     last_user = _last_user(turns)
-    out = []
-    for i, turn in enumerate(turns):
-        if turn.role in keep or i >= last_user:
-            out.append(turn)
-        elif turn.role == "assistant":
-            out.append(replace(turn, reasoning=None))
-    return out
+    return [turn for i, turn in enumerate(turns) if turn.role in keep or turn.role == "assistant" or i >= last_user]
 
 
 def _last_user(turns: list[_Turn]) -> int:
@@ -475,13 +471,11 @@ def _render_v32(version: DsmlVersion, turns: list[_Turn], options: RenderOptions
                 out.special(m["assistant"], idx)
                 out.special(m["think_open" if thinking and i == last_user else "think_close"], idx)
         elif turn.role == "assistant":
-            reasoning = None
-            if thinking and i > last_user:
-                if not (turn.reasoning or turn.calls):
-                    raise UnsupportedByFormat("in thinking mode an assistant turn after the last user turn needs"
-                                              " reasoning_content or tool_calls", message_index=idx,
-                                              field="reasoning_content")
-                reasoning = turn.reasoning or ""
+            if thinking and i > last_user and not (turn.reasoning or turn.calls):
+                raise UnsupportedByFormat("in thinking mode an assistant turn after the last user turn needs"
+                                          " reasoning_content or tool_calls", message_index=idx,
+                                          field="reasoning_content")
+            reasoning = (turn.reasoning or "") if options.keeps_reasoning(idx) else None
             _write_assistant(version, out, turn, reasoning)
         else:  # tool
             start = i
@@ -540,7 +534,7 @@ def _render_v4(version: DsmlVersion, turns: list[_Turn], options: RenderOptions,
             out.special(m["latest_reminder"], idx).content(turn.text, idx)
         else:  # assistant
             after_task = i > 0 and turns[i - 1].task is not None
-            shows = thinking and not after_task and (not drop or i > last_user)
+            shows = thinking and not after_task and options.keeps_reasoning(idx)
             _write_assistant(version, out, turn, (turn.reasoning or "") if shows else None)
 
         if i < final and turns[i + 1].role not in ("assistant", "latest_reminder"):
@@ -563,7 +557,7 @@ def render(version: DsmlVersion, messages: list[Message], tools: list[Tool], opt
     turns = _turns(version, messages, tools)
     if version.results_in_user_turns:
         turns = _merge_tool_results(turns)
-    drop = drops_earlier_reasoning(version, thinking=options.thinking, drop_thinking=options.drop_thinking,
+    drop = drops_earlier_turns(version, thinking=options.thinking, drop_thinking=options.drop_thinking,
                                    has_tools=bool(tools))
     if drop:
         keep = ("user", "system", "tool", "latest_reminder") if version.quick_instructions else ("user", "system", "tool")

@@ -53,7 +53,7 @@ def test_wrapped_tool_result_is_not_a_turn():
 
 @pytest.mark.parametrize("fmt, kwargs, expected", [
     ("deepseek_v32", {}, {2: "drop", 4: "drop", 6: "keep"}),
-    ("deepseek_v32", {"drop_thinking": False}, {2: "keep", 4: "keep", 6: "keep"}),
+    ("deepseek_v32", {"drop_thinking": False}, {2: "drop", 4: "drop", 6: "keep"}),   # V3.2 ignores the switch
     ("deepseek_v4", {"tools": TOOLS}, {2: "keep", 4: "keep", 6: "required"}),
     ("deepseek_v4", {}, {2: "drop", 4: "drop", 6: "drop"}),         # the tool result counts as the last user turn
     ("deepseek_v41", {}, {2: "drop", 4: "drop", 6: "keep"}),        # ... but not in V4.1
