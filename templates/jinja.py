@@ -171,7 +171,7 @@ def plain_data(value: Any) -> Any:
 
 def _as_dict(message: Any) -> Any:
     if callable(getattr(message, "model_dump", None)):
-        return message.model_dump(exclude_unset=True)
+        return message.model_dump()
     if dataclasses.is_dataclass(message) and not isinstance(message, type):
         return {f.name: getattr(message, f.name) for f in dataclasses.fields(message)}
     return message

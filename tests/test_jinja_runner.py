@@ -300,3 +300,46 @@ def test_runs_without_transformers_installed():
 
 def test_jinja2_version_is_one_without_known_sandbox_escapes():
     assert tuple(int(x) for x in jinja2.__version__.split(".")[:3]) >= (3, 1, 6)
+
+
+# ---------------------------------------------------------------- the golden vectors of the template families
+
+GOLDEN_TEMPLATES = {  # family -> (template file, special tokens the template reads; ../shared/golden/README.md)
+    "qwen25": ("Qwen2.5-7B-Instruct", {}), "qwen3": ("Qwen3-8B", {}),
+    "qwen3_instruct_2507": ("Qwen3-4B-Instruct-2507", {}), "qwen3_thinking_2507": ("Qwen3-4B-Thinking-2507", {}),
+    "qwen3_coder": ("Qwen3-Coder", {}), "qwen35": ("Qwen3.5-4B", {}), "qwen36": ("Qwen3.6-35B-A3B", {}),
+    "glm45": ("GLM-4.5", {}), "glm46": ("GLM-4.6", {}), "glm47": ("GLM-4.7-Flash", {}),
+    "kimi_k2": ("Kimi-K2-Instruct", {}), "kimi_k2_thinking": ("Kimi-K2-Thinking", {}),
+    "minimax_m2": ("MiniMax-M2", {}),
+    "deepseek_v31": ("DeepSeek-V3.1", {"bos_token": "<｜begin▁of▁sentence｜>"}),
+    "deepseek_r1": ("DeepSeek-R1", {"bos_token": "<｜begin▁of▁sentence｜>"}),
+    "llama31": ("Llama-3.1-8B-Instruct", {"bos_token": "<|begin_of_text|>"}),
+    "mistral_small32": ("Mistral-Small-3.2-24B-Instruct-2506", {"bos_token": "<s>", "eos_token": "</s>"}),
+    "gpt_oss": ("gpt-oss-20b", {}), "seed_oss": ("Seed-OSS-36B-Instruct", {"bos_token": "<seed:bos>"}),
+}
+
+
+@pytest.mark.parametrize("family", sorted(GOLDEN_TEMPLATES))
+def test_reproduces_every_golden_vector_of_the_template_families(family):
+    """The golden vectors were rendered by transformers from these templates; the runner renders them too."""
+    require_shared()
+    rows = golden("render", family)
+    if not rows:
+        pytest.skip(f"no golden vectors for {family}")
+    name, special = GOLDEN_TEMPLATES[family]
+    source = (TEMPLATES / f"{name}.jinja").read_text(encoding="utf-8")
+    for row in rows:
+        options = dict(row.get("options") or {})
+        add_gen = options.pop("add_generation_prompt", True)
+        today = options.pop("current_date", None)
+        options.pop("drop_thinking", None)
+        tpl = ChatTemplate(source, special_tokens=special, now=today)
+        messages = decode_arguments(row["request"]["messages"], arguments="string" if family == "deepseek_r1" else "object")
+        variables = options_to_variables(tpl.variables, **options)
+        render = lambda: tpl.render(messages, row["request"].get("tools"), add_generation_prompt=add_gen,  # noqa: E731
+                                    **variables)
+        if "expected" in row:
+            assert render() == row["expected"], row["id"]
+        else:
+            with pytest.raises(TemplateRenderError):
+                render()
