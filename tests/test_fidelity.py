@@ -235,11 +235,22 @@ def test_summary_table_names_every_scenario_and_the_verdict(capsys):
 
 
 def test_first_difference_is_shown_in_context(tmp_path, capsys):
-    need("qwen3")
-    code, out, _ = run_cli(capsys, "--format", "qwen3", "--template", str(TEMPLATES / "Qwen3-8B.jinja"))
-    assert code == 1  # Qwen3-8B renders list content as nothing; the native renderer joins its text parts
-    assert "- content_parts [bytes]: first difference at char" in out
-    assert "native   | <|im_start|>user\\n⟦Part one." in out
+    need("qwen35")
+    source = (TEMPLATES / "Qwen3.5-4B.jinja").read_text("utf-8")
+    drifted = tmp_path / "drifted.jinja"
+    drifted.write_text(source.replace(DRIFTS[0][1], DRIFTS[0][2]), "utf-8")
+    code, out, _ = run_cli(capsys, "--format", "qwen35", "--template", str(drifted), "--details", "1")
+    assert code == 1
+    lines = out.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("- single_call_result [bytes]: first difference"))
+    native = toolwire.get_format("qwen35").render(*next((s.messages, s.tools) for s in SCENARIOS
+                                                        if s.id == "single_call_result")).text
+    index = native.index("<tool_response>\n") + len("<tool_response>\n")
+    assert lines[at].endswith(f"first difference at char {index} (line {native.count(chr(10), 0, index) + 1}, "
+                              f"column 1); lengths {len(native)} vs {len(native) + 1}")
+    assert lines[at + 1].startswith("      native   | …") and "<tool_response>\\n⟦{" in lines[at + 1]
+    assert lines[at + 2].startswith("      template | …") and "<tool_response>\\n⟦\\n{" in lines[at + 2]
+    assert "... and 7 more scenario(s); see --html or --json" in out
 
 
 def test_progress_bar_only_when_asked_or_on_a_tty(capsys):
