@@ -5,16 +5,13 @@ from __future__ import annotations
 
 import json
 import random
-import re
-from pathlib import Path
 
 import pytest
 
 import toolwire
 from support import assert_events_consistent, golden_params, random_chunks, stream_parse
 from toolwire.openai_compat import (
-    ChatCompletionsStream, accumulate_deltas, chunk, error_result, error_tool_message, finish_reason,
-    to_openai_message,
+    ChatCompletionsStream, accumulate_deltas, chunk, error_result, error_tool_message, to_openai_message,
 )
 from toolwire.output import (
     ArgumentsDelta, ContentDelta, Diagnostic, ParsedOutput, ReasoningDelta, ToolCallCandidate, ToolCallFinished,
@@ -216,13 +213,3 @@ def test_golden_dsml_cut_short_never_reports_tool_calls(row):
     assert out.finish_reason() == "length"
     complete = [c for c in out.tool_calls if c.status != "rejected" or c.errors[0].code != "truncated"]
     assert len(out.to_openai_message().get("tool_calls", [])) == len([c for c in complete if c.source == "content"])
-
-
-# ---- the dispatch guide's example runs as written
-
-def test_dispatch_guide_example_runs():
-    guide = Path(__file__).resolve().parents[1] / "docs" / "dispatch.md"
-    blocks = re.findall(r"```python\n(.*?)```", guide.read_text(encoding="utf-8"), re.S)
-    assert blocks, "docs/dispatch.md has no python example"
-    for block in blocks:
-        exec(compile(block, str(guide), "exec"), {"__name__": "dispatch_example"})

@@ -28,10 +28,10 @@ import difflib
 import json
 import re
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable
 
 from .canonical import NotCanonicalizable, canonical_value, pointer_token
-from .errors import InvalidOption, InvalidToolDefinition, MissingExtra, ToolwireError
+from .errors import InvalidOption, InvalidToolDefinition, MissingExtra
 from .limits import DEFAULT_LIMITS, Limits, size_problem
 from .output import CallError, Diagnostic
 from .specs import ToolSpec, tool_specs
