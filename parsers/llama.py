@@ -156,7 +156,7 @@ class LlamaParser(StreamParser):
     def _body(self, buf: str, pos: int, final: bool) -> int | None:
         """The arguments object, streamed raw; the outer scanner follows along."""
         start = pos
-        if not self._call.stream.scanner.started:  # blanks between the key and the object are framing
+        if self._call.stream.scanner.pos == 0:  # blanks between the key and the value are framing
             while pos < len(buf) and buf[pos] in _BLANK:
                 pos += 1
         piece = buf[pos:]

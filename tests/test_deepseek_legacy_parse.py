@@ -8,10 +8,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import toolwire
+from toolwire.parsers.deepseek_legacy import MARKERS
 from support import golden_params
 from kimi_deepseek_llama_mistral_support import (
-    arguments, assert_linear, check_chunking, check_golden_parse_oneshot, check_golden_parse_streamed, declared,
-    generation, roundtrip, tool_names,
+    arguments, assert_linear, check_chunking, check_soup, check_golden_parse_oneshot, check_golden_parse_streamed, declared,
+    generation, roundtrip, soup, tool_names,
 )
 
 V31 = toolwire.get_format("deepseek_v31")
@@ -114,3 +115,9 @@ def test_r1_fence_is_format_not_repair():
 ], ids=["v31", "r1"])
 def test_streaming_is_linear_in_the_argument_size(fmt, before, after):
     assert_linear(fmt, before, after, TOOLS, unit="ab<｜ ")
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=soup(MARKERS.values()), family=st.sampled_from(["deepseek_v31", "deepseek_r1"]), thinking=st.booleans())
+def test_marker_soup(text, family, thinking):
+    check_soup(toolwire.get_format(family), text, tuple(MARKERS.values()) + ("function", "json"), thinking=thinking)

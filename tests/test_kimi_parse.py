@@ -6,10 +6,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import toolwire
+from toolwire.parsers.kimi import MARKERS
 from support import golden_params
 from kimi_deepseek_llama_mistral_support import (
-    arguments, assert_linear, check_chunking, check_golden_parse_oneshot, check_golden_parse_streamed, declared,
-    generation, roundtrip, tool_names,
+    arguments, assert_linear, check_chunking, check_soup, check_golden_parse_oneshot, check_golden_parse_streamed, declared,
+    generation, roundtrip, soup, tool_names,
 )
 
 K2 = toolwire.get_format("kimi_k2")
@@ -95,3 +96,9 @@ def test_instruct_reads_think_tags_as_content():
 def test_streaming_is_linear_in_the_argument_size():
     before = "<|tool_calls_section_begin|><|tool_call_begin|>functions.search:0<|tool_call_argument_begin|>{\"q\": \""
     assert_linear(K2, before, '"}<|tool_call_end|><|tool_calls_section_end|>', TOOLS, unit="ab<| ")
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=soup(MARKERS.values()), family=st.sampled_from(["kimi_k2", "kimi_k2_thinking"]), thinking=st.booleans())
+def test_marker_soup(text, family, thinking):
+    check_soup(toolwire.get_format(family), text, tuple(MARKERS.values()), thinking=thinking)

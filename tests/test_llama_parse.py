@@ -6,10 +6,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import toolwire
+from toolwire.parsers.llama import MARKERS
 from support import golden_params
 from kimi_deepseek_llama_mistral_support import (
-    arguments, assert_linear, check_chunking, check_golden_parse_oneshot, check_golden_parse_streamed, declared,
-    generation, roundtrip, tool_names,
+    arguments, assert_linear, check_chunking, check_soup, check_golden_parse_oneshot, check_golden_parse_streamed, declared,
+    generation, roundtrip, soup, tool_names,
 )
 
 LLAMA = toolwire.get_format("llama31")
@@ -94,3 +95,9 @@ def test_python_tag_code_is_code_interpreter():
 
 def test_streaming_is_linear_in_the_argument_size():
     assert_linear(LLAMA, '{"name": "search", "parameters": {"q": "', '"}}', TOOLS, unit='ab{ "')
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=soup(list(MARKERS.values()) + ['{"name": "search", "parameters": ', '"name"', '"parameters"']))
+def test_marker_soup(text):
+    check_soup(LLAMA, text, tuple(MARKERS.values()) + ("name", "parameters", "arguments"))

@@ -6,10 +6,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import toolwire
+from toolwire.parsers.mistral import MARKERS
 from support import golden_params
 from kimi_deepseek_llama_mistral_support import (
-    arguments, assert_linear, check_chunking, check_golden_parse_oneshot, check_golden_parse_streamed, declared,
-    generation, roundtrip, tool_names,
+    arguments, assert_linear, check_chunking, check_soup, check_golden_parse_oneshot, check_golden_parse_streamed, declared,
+    generation, roundtrip, soup, tool_names,
 )
 
 MISTRAL = toolwire.get_format("mistral_small32")
@@ -76,3 +77,9 @@ def test_unknown_tool_is_rejected_not_dropped():
 
 def test_streaming_is_linear_in_the_argument_size():
     assert_linear(MISTRAL, '[TOOL_CALLS]search[ARGS]{"q": "', '"}', TOOLS, unit="a[TOOL ")
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=soup(MARKERS.values()))
+def test_marker_soup(text):
+    check_soup(MISTRAL, text, tuple(MARKERS.values()))
