@@ -69,6 +69,18 @@ def last_real_query(ctx: Context, i: int) -> tuple[Action, str]:
     return "drop", f"before the last real user query (message {last})"
 
 
+def qwen3_last_query(ctx: Context, i: int) -> tuple[Action, str]:
+    """Qwen3 / Qwen3-Thinking-2507: the template counts only string content, unstripped, and with no real
+    query at all it renders no earlier reasoning."""
+    msgs = ctx.messages
+    last = max((j for j, m in enumerate(msgs) if m.role == "user" and isinstance(m.content, str)
+                and not (m.content.startswith("<tool_response>") and m.content.endswith("</tool_response>"))),
+               default=len(msgs) - 1)
+    if i > last:
+        return "keep", "after the last real user query (a <tool_response> user message does not count)"
+    return "drop", f"before the last real user query (message {last})"
+
+
 def qwen36(ctx: Context, i: int) -> tuple[Action, str]:
     if ctx.extra.get("preserve_thinking"):
         return "keep", "preserve_thinking=True keeps every earlier reasoning"
@@ -104,9 +116,9 @@ POLICIES: dict[str, FamilyPolicy] = {
                                             "the last user message (tool results count as user turns)"),
     "deepseek_v41": FamilyPolicy(dsml_v41, passback_required=_tools_in_thinking, user_text_note=_DSV4_NOTE,
                                  description="as V4, but tool-result-only user messages do not start a turn"),
-    "qwen3": FamilyPolicy(last_real_query, user_text_note=_QWEN_NOTE, think_in_content_note=_QWEN_THINK,
+    "qwen3": FamilyPolicy(qwen3_last_query, user_text_note=_QWEN_NOTE, think_in_content_note=_QWEN_THINK,
                           description="keeps reasoning after the last real user query"),
-    "qwen3_thinking_2507": FamilyPolicy(last_real_query, user_text_note=_QWEN_NOTE, think_in_content_note=_QWEN_THINK,
+    "qwen3_thinking_2507": FamilyPolicy(qwen3_last_query, user_text_note=_QWEN_NOTE, think_in_content_note=_QWEN_THINK,
                                         description="keeps reasoning after the last real user query"),
     "qwen3_instruct_2507": FamilyPolicy(never_rendered, description="never renders earlier reasoning"),
     "qwen25": FamilyPolicy(never_rendered, description="never renders earlier reasoning"),

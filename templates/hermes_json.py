@@ -138,8 +138,7 @@ class HermesJsonFormat(Format):
         if i == len(messages) - 1 or messages[i + 1].role != "tool":
             self._close(out, i)
 
-    def _assistant(self, out: PromptBuilder, messages: list[Message], i: int, options: RenderOptions,
-                   last_query: int) -> None:
+    def _assistant(self, out: PromptBuilder, messages: list[Message], i: int, options: RenderOptions) -> None:
         message = messages[i]
         content = _text(message)
         self._open(out, "assistant\n", i)
@@ -153,11 +152,6 @@ class HermesJsonFormat(Format):
         if not messages:
             raise UnsupportedByFormat("the template needs at least one message", field="messages")
         self._system(messages, tools, out)
-        last_query = len(messages) - 1
-        for j in range(len(messages) - 1, -1, -1):
-            if is_query(messages[j]):
-                last_query = j
-                break
         for i, message in enumerate(messages):
             if message.role not in _ROLES:
                 raise UnsupportedByFormat(f"role {message.role!r} is not rendered by the {self.name} template "
@@ -167,7 +161,7 @@ class HermesJsonFormat(Format):
                 out.content(_text(message), i)
                 self._close(out, i)
             elif message.role == "assistant":
-                self._assistant(out, messages, i, options, last_query)
+                self._assistant(out, messages, i, options)
             elif message.role == "tool":
                 self._tool_result(out, messages, i)
         if options.add_generation_prompt:
@@ -189,8 +183,7 @@ class Qwen25(HermesJsonFormat):
     default_system = QWEN25_SYSTEM
     compact_calls = True
 
-    def _assistant(self, out: PromptBuilder, messages: list[Message], i: int, options: RenderOptions,
-                   last_query: int) -> None:
+    def _assistant(self, out: PromptBuilder, messages: list[Message], i: int, options: RenderOptions) -> None:
         message = messages[i]
         content = _text(message)
         if not message.tool_calls:
@@ -220,8 +213,7 @@ class Qwen3(HermesJsonFormat):
     parser_class = Qwen3Parser
     renders_reasoning = True
 
-    def _assistant(self, out: PromptBuilder, messages: list[Message], i: int, options: RenderOptions,
-                   last_query: int) -> None:
+    def _assistant(self, out: PromptBuilder, messages: list[Message], i: int, options: RenderOptions) -> None:
         message = messages[i]
         content = message.content if isinstance(message.content, str) else _text(message)
         reasoning = message.reasoning_content
@@ -231,10 +223,7 @@ class Qwen3(HermesJsonFormat):
                 before, _, _ = content.partition(M["think_close"])
                 reasoning = before.rstrip("\n").split(M["think_open"])[-1].lstrip("\n")
                 content = content.split(M["think_close"])[-1].lstrip("\n")
-        if options.plan is not None and options.plan.policy != "family":
-            keep = options.keeps_reasoning(i)
-        else:
-            keep = i > last_query
+        keep = options.keeps_reasoning(i)  # the template's rule lives in toolwire.context_policy
         self._open(out, "assistant\n", i)
         if keep and (i == len(messages) - 1 or reasoning):
             self._special(out, M["think_open"], i)
