@@ -12,7 +12,7 @@ from .policies import Action, Context, FamilyPolicy, keep_all, keep_tool_loop, t
 
 
 def _after_last(ctx: Context, i: int, roles: tuple[str, ...], what: str) -> tuple[Action, str]:
-    last = max((j for j, m in enumerate(ctx.messages) if m.role in roles), default=-1)
+    last = ctx.last("role:" + ",".join(roles), lambda m: m.role in roles)
     if i > last:
         return "keep", f"after the last {what}"
     return "drop", f"before the last {what} (message {last})"
@@ -28,7 +28,14 @@ def gpt_oss(ctx: Context, i: int) -> tuple[Action, str]:
         if i == len(msgs) - 1 and not ctx.add_generation_prompt:
             return "keep", "the closing final answer rendered as history keeps its analysis"
         return "drop", "the gpt-oss template renders no earlier final answer's analysis"
-    later = next((j for j in range(i + 1, len(msgs)) if msgs[j].role == "assistant" and not msgs[j].tool_calls), None)
+    if "next_final" not in ctx.memo:  # for each message, the index of the next final answer (or None)
+        nxt, following = [None] * len(msgs), None
+        for j in range(len(msgs) - 1, -1, -1):
+            nxt[j] = following
+            if msgs[j].role == "assistant" and not msgs[j].tool_calls:
+                following = j
+        ctx.memo["next_final"] = nxt
+    later = ctx.memo["next_final"][i]
     if later is None:
         return "keep", "a tool call's analysis is kept until a final answer follows"
     return "drop", f"a final answer (message {later}) follows this tool call"
@@ -63,7 +70,7 @@ def dsml_v41(ctx: Context, i: int) -> tuple[Action, str]:
 
 
 def last_real_query(ctx: Context, i: int) -> tuple[Action, str]:
-    last = max((j for j, m in enumerate(ctx.messages) if is_real_user(m)), default=-1)
+    last = ctx.last("real_user", is_real_user)
     if i > last:
         return "keep", "after the last real user query (a <tool_response> user message does not count)"
     return "drop", f"before the last real user query (message {last})"
@@ -72,10 +79,10 @@ def last_real_query(ctx: Context, i: int) -> tuple[Action, str]:
 def qwen3_last_query(ctx: Context, i: int) -> tuple[Action, str]:
     """Qwen3 / Qwen3-Thinking-2507: the template counts only string content, unstripped, and with no real
     query at all it renders no earlier reasoning."""
-    msgs = ctx.messages
-    last = max((j for j, m in enumerate(msgs) if m.role == "user" and isinstance(m.content, str)
-                and not (m.content.startswith("<tool_response>") and m.content.endswith("</tool_response>"))),
-               default=len(msgs) - 1)
+    last = ctx.last("qwen3_query", lambda m: m.role == "user" and isinstance(m.content, str) and not (
+        m.content.startswith("<tool_response>") and m.content.endswith("</tool_response>")))
+    if last < 0:
+        last = len(ctx.messages) - 1
     if i > last:
         return "keep", "after the last real user query (a <tool_response> user message does not count)"
     return "drop", f"before the last real user query (message {last})"

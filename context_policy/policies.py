@@ -46,6 +46,14 @@ class Context:
     extra: dict = field(default_factory=dict)
     has_tools: bool = False
     add_generation_prompt: bool = True
+    memo: dict = field(default_factory=dict)
+
+    def last(self, key: str, predicate: Callable[[Message], bool]) -> int:
+        """Index of the last message matching ``predicate`` (-1 if none), computed once per plan under
+        ``key``, so rules stay linear in the conversation length."""
+        if key not in self.memo:
+            self.memo[key] = max((j for j, m in enumerate(self.messages) if predicate(m)), default=-1)
+        return self.memo[key]
 
 
 Rule = Callable[[Context, int], tuple[Action, str]]
