@@ -25,7 +25,8 @@ SIZES = (1_000, 4_000, 16_000, 64_000)
 WRAPPERS: dict[str, tuple[str, str]] = {
     "kimi_k2": ("<|tool_calls_section_begin|><|tool_call_begin|>functions.search:0<|tool_call_argument_begin|>",
                 "<|tool_call_end|><|tool_calls_section_end|>"),
-    "deepseek_v31": ("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>search<｜tool▁sep｜>", "<｜tool▁call▁end｜><｜tool▁calls▁end｜>"),
+    "deepseek_v31": ("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>search<｜tool▁sep｜>",
+                     "<｜tool▁call▁end｜><｜tool▁calls▁end｜>"),
     "deepseek_r1": ("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>search\n```json\n",
                     "\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>"),
     "llama31": ('{"name": "search", "parameters": ', "}"),

@@ -1,6 +1,7 @@
 """DeepSeek V3.1 and R1 stream parsers (the pre-DSML ``<｜tool▁calls▁begin｜>`` formats).
 
-* V3.1: ``<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{json}<｜tool▁call▁end｜>...<｜tool▁calls▁end｜>``.
+* V3.1: ``<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{json}<｜tool▁call▁end｜>...``
+  ``<｜tool▁calls▁end｜>``.
   With ``thinking=True`` the generation prompt opened ``<think>``, so output starts as reasoning until
   ``</think>``.
 * R1: ``<｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\\n```json\\n{json}\\n```<｜tool▁call▁end｜>``, calls separated
@@ -65,5 +66,6 @@ class DeepSeekR1Parser(JsonCallParser):
         if not sep:
             return Header(header.strip(), None, (("malformed_call", f"no {M['sep']!r} in the call header", None),))
         if kind.strip() != "function":
-            return Header(name.strip(), None, (("unusual_call_type", f"call type {kind.strip()!r}, not 'function'", kind),))
+            return Header(name.strip(), None,
+                          (("unusual_call_type", f"call type {kind.strip()!r}, not 'function'", kind),))
         return Header(name.strip())

@@ -1,7 +1,7 @@
-"""The deepseek_legacy malformed-output corpus (fixtures/deepseek_legacy/malformed.jsonl): outputs that are not clean tool calls,
-with the exact result each must give (written by hand from the format's rules: the repair ladder,
-truncation, unknown tools, calls inside reasoning, stray text). Each is also checked at every chunking,
-for consistent events, and for nothing lost."""
+"""The deepseek_legacy malformed-output corpus (fixtures/deepseek_legacy/malformed.jsonl): outputs that are
+not clean tool calls, with the exact result each must give (written by hand from the format's rules: the
+repair ladder, truncation, unknown tools, calls inside reasoning, stray text). Each is also checked at every
+chunking, for consistent events, and for nothing lost."""
 
 from __future__ import annotations
 

@@ -11,8 +11,8 @@ import toolwire
 from toolwire.parsers.deepseek_legacy import MARKERS
 from support import golden_params
 from kimi_deepseek_llama_mistral_support import (
-    arguments, assert_linear, check_chunking, check_soup, check_golden_parse_oneshot, check_golden_parse_streamed, declared,
-    generation, roundtrip, soup, tool_names,
+    arguments, assert_linear, check_chunking, check_golden_parse_oneshot, check_golden_parse_streamed, check_soup,
+    declared, generation, roundtrip, soup, tool_names,
 )
 
 V31 = toolwire.get_format("deepseek_v31")
@@ -74,14 +74,14 @@ def test_v31_thinking_reads_reasoning_until_think_close():
             "<｜tool▁call▁end｜><｜tool▁calls▁end｜>")
     out = check_chunking(V31, text, TOOLS, thinking=True)
     assert (out.reasoning, out.content) == ("plan it", "Sure.")
-    assert [(c.id, c.name, c.arguments, c.status) for c in out.tool_calls] == [("call_0", "search", {"q": "a"},
-                                                                                  "proposed")]
+    assert [(c.id, c.name, c.arguments, c.status) for c in out.tool_calls] == [
+        ("call_0", "search", {"q": "a"}, "proposed")]
 
 
 @pytest.mark.parametrize("promote", [False, True])
 def test_call_inside_reasoning_is_reported_not_promoted(promote):
-    text = ("hmm<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>search<｜tool▁sep｜>{}<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
-            "</think>ok")
+    text = ("hmm<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>search<｜tool▁sep｜>{}<｜tool▁call▁end｜>"
+            "<｜tool▁calls▁end｜></think>ok")
     out = check_chunking(V31, text, TOOLS, thinking=True, promote_reasoning_calls=promote)
     assert (out.reasoning, out.content) == ("hmm", "ok")
     [call] = out.tool_calls

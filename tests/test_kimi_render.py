@@ -11,8 +11,9 @@ from kimi_deepseek_llama_mistral_support import check_golden_render, content_seg
 
 K2 = toolwire.get_format("kimi_k2")
 THINKING = toolwire.get_format("kimi_k2_thinking")
-TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "Weather.",
-                                           "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
+TOOLS = [{"type": "function", "function": {
+    "name": "get_weather", "description": "Weather.",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
 
 
 @pytest.mark.parametrize("row", golden_params("render", "kimi_k2") + golden_params("render", "kimi_k2_thinking"))
@@ -54,8 +55,9 @@ def test_instruct_numbers_ids_per_message_and_escapes_newline():
 
 @pytest.mark.parametrize("fmt", [K2, THINKING], ids=lambda f: f.name)
 def test_arguments_string_or_object_render_alike(fmt):
-    as_string = [LOOP[0], {**LOOP[1], "tool_calls": [_call("get_weather", '{"city":"Oslo"}', "functions.get_weather:0")]}]
-    as_object = [LOOP[0], {**LOOP[1], "tool_calls": [_call("get_weather", {"city": "Oslo"}, "functions.get_weather:0")]}]
+    cid = "functions.get_weather:0"
+    as_string = [LOOP[0], {**LOOP[1], "tool_calls": [_call("get_weather", '{"city":"Oslo"}', cid)]}]
+    as_object = [LOOP[0], {**LOOP[1], "tool_calls": [_call("get_weather", {"city": "Oslo"}, cid)]}]
     assert fmt.render(as_string, TOOLS).text == fmt.render(as_object, TOOLS).text
     assert '{"city": "Oslo"}' in fmt.render(as_string, TOOLS).text
 
@@ -72,7 +74,8 @@ def test_bad_arguments_name_message_and_field(fmt):
 def test_image_parts_names_and_empty_conversations_match_template(family):
     fmt = toolwire.get_format(family)
     convs = [
-        [{"role": "user", "content": [{"type": "text", "text": "look "}, {"type": "image_url", "image_url": {"url": "x"}},
+        [{"role": "user", "content": [{"type": "text", "text": "look "},
+                                      {"type": "image_url", "image_url": {"url": "x"}},
                                       {"type": "text", "text": "here"}]}],
         [{"role": "system", "content": "S"}, {"role": "user", "content": "hi", "name": "alice"},
          {"role": "assistant", "content": "yo", "name": "bot"}],

@@ -10,8 +10,9 @@ from support import golden_params
 from kimi_deepseek_llama_mistral_support import check_golden_render, content_segments, reference_render
 
 LLAMA = toolwire.get_format("llama31")
-TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "Wetter für 🌦",
-                                           "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
+TOOLS = [{"type": "function", "function": {
+    "name": "get_weather", "description": "Wetter für 🌦",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
 
 
 @pytest.mark.parametrize("row", golden_params("render", "llama31"))
