@@ -46,6 +46,7 @@ def output(family: str, size: int, kind: str = "plain") -> tuple[str, dict]:
 
 
 def toolwire_parser(family: str):
+    """toolwire's stream parser for ``family`` as a ``make`` function (``feed``, ``finish``)."""
     fmt = toolwire.get_format(family)
 
     def make() -> tuple[Callable[[str], None], Callable[[], dict]]:
@@ -102,6 +103,7 @@ def sglang_parser(family: str):
 
 
 def table(family: str) -> None:
+    """Measure and print one family's table."""
     tw = toolwire_parser(family)
     peer = sglang_parser(family)
     print(f"\n{family}, plain argument text, {DELTA}-char deltas (µs per delta)\n")

@@ -50,6 +50,7 @@ class DeepSeekV31Parser(JsonCallParser):
     prompt_opens_reasoning = True
 
     def parse_header(self, header: str) -> Header:
+        """The header is the tool name; V3.1 calls carry no id."""
         return Header(header.strip())
 
 
@@ -62,6 +63,7 @@ class DeepSeekR1Parser(JsonCallParser):
     prompt_opens_reasoning = True
 
     def parse_header(self, header: str) -> Header:
+        """``function<｜tool▁sep｜>NAME`` (the type must be ``function``); R1 calls carry no id."""
         kind, sep, name = header.partition(M["sep"])
         if not sep:
             return Header(header.strip(), None, (("malformed_call", f"no {M['sep']!r} in the call header", None),))

@@ -54,6 +54,7 @@ class KimiParser(JsonCallParser):
                       section_close=M["section_end"], call_close=M["call_end"])
 
     def parse_header(self, header: str) -> Header:
+        """``functions.NAME:IDX``: the id names the tool (see :func:`split_call_id`)."""
         return split_call_id(header)
 
 

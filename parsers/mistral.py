@@ -43,6 +43,7 @@ class MistralParser(JsonCallParser):
     grammar = Grammar(call_open=M["tool_calls"], header_end=M["args"])
 
     def parse_header(self, header: str) -> Header:
+        """``NAME[CALL_ID]ID`` or ``NAME``; a missing id becomes ``callNNNNN``."""
         name, sep, call_id = header.partition(M["call_id"])
         if not sep:
             return Header(name.strip(), f"call{self._call_count:05d}")

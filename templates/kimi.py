@@ -20,20 +20,11 @@ from toolwire.parsers.base import json_dumps
 from toolwire.parsers.kimi import CALL_ID_PREFIX, MARKERS, KimiParser, KimiThinkingParser
 from toolwire.prompt import PromptBuilder
 
+from .glm import jinja_str, message_reasoning
+
 M = MARKERS
 
 _ROLE_OPEN = {"user": M["user"], "assistant": M["assistant"]}  # every other role opens with <|im_system|>
-
-
-def reasoning_of(message: Message) -> str | None:
-    """The message's reasoning, from ``reasoning_content`` or the aliases transformers accepts."""
-    if message.reasoning_content is not None:
-        return message.reasoning_content
-    extra = message.model_extra or {}
-    for key in ("thinking", "reasoning"):
-        if isinstance(extra.get(key), str):
-            return extra[key]
-    return None
 
 
 def _is_image(part: Any) -> bool:
@@ -147,8 +138,9 @@ class KimiK2ThinkingFormat(Format):
             out.special(M["middle"], index)
             if msg.role == "assistant":
                 out.special(M["think_open"], index)
-                if _keeps_reasoning(options, index, last_plain):
-                    out.content(reasoning_of(msg) or "", index)
+                reasoning = message_reasoning(msg)
+                if reasoning is not None and _keeps_reasoning(options, index, last_plain):
+                    out.content(jinja_str(reasoning), index)
                 out.special(M["think_close"], index)
                 render_parts(msg, out, index)
                 if msg.tool_calls:

@@ -82,10 +82,12 @@ def content_segments(prompt) -> str:
 # ---- parsing
 
 def golden_parse_kwargs(row: dict) -> dict:
+    """Golden ``options`` to parse keyword arguments."""
     return {"thinking": bool(row["options"].get("thinking", False))}
 
 
 def check_golden_parse_oneshot(row: dict) -> None:
+    """One golden parse vector, parsed in one piece: the expected message, every call proposed."""
     require_shared()
     fmt = toolwire.get_format(row["family"])
     out = fmt.parse(row["model_output"], row["tools"], **golden_parse_kwargs(row))
@@ -198,6 +200,7 @@ def generation(fmt, history: list, turn: dict, tools, stop: str, **kw) -> str:
 # ---- malformed corpora (fixtures/<module>/malformed.jsonl, expectations written by hand)
 
 def load_corpus(module: str) -> list[dict]:
+    """The hand-written malformed-output corpus of ``module`` (fixtures/<module>/malformed.jsonl)."""
     path = Path(__file__).resolve().parents[1] / "fixtures" / module / "malformed.jsonl"
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
@@ -287,6 +290,7 @@ def soup(markers) -> st.SearchStrategy[str]:
 
 
 def check_soup(fmt, text: str, structure: tuple[str, ...], **kw) -> None:
+    """Parse ``text`` one-shot, 1 char and in random pieces: alike, consistent events, nothing lost."""
     tools = declared("get_weather", "search")
     out = fmt.parse(text, tools, **kw)
     want = full_state(out)
