@@ -33,7 +33,7 @@ from toolwire.errors import InvalidOption, InvalidRequest, UnrepresentableValue,
 from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool, call_arguments, function_to_dict
 from toolwire.parsers.dsml import DsmlGrammar, DsmlStreamParser
-from toolwire.prompt import PromptBuilder
+from toolwire.prompt import PromptBuilder, special_pattern
 
 DSML = "｜DSML｜"
 
@@ -182,19 +182,11 @@ class DsmlVersion:
         )
 
     @cached_property
-    def _preamble_markers(self) -> re.Pattern:
+    def preamble_specials(self) -> re.Pattern:
+        """The markers the tools preamble spells, which it emits as ``special``."""
         keys = ("tool_calls_open", "tool_calls_close", "invoke_open", "invoke_close", "parameter_open",
                 "parameter_close", "think_open", "think_close")
-        return re.compile("|".join(re.escape(self.markers[k]) for k in keys))
-
-    def fixed_text(self, out: PromptBuilder, text: str, index: int | None) -> None:
-        """Write format-owned text: the markers in it as ``special``, the rest as ``template``."""
-        pos = 0
-        for m in self._preamble_markers.finditer(text):
-            out.template(text[pos:m.start()], index)
-            out.special(m.group(), index)
-            pos = m.end()
-        out.template(text[pos:], index)
+        return special_pattern(self.markers[k] for k in keys)
 
 
 V32 = DsmlVersion(
@@ -374,7 +366,7 @@ def _effort_prompt(version: DsmlVersion, effort: Any) -> str:
 
 
 def _write_tools(version: DsmlVersion, out: PromptBuilder, tools: list[Tool]) -> None:
-    version.fixed_text(out, version.tools_head, None)
+    out.fixed(version.tools_head, None, version.preamble_specials)
     out.content("\n".join(json.dumps(function_to_dict(t), ensure_ascii=False) for t in tools), None)
     out.template(version.tools_tail, None)
 

@@ -25,6 +25,7 @@ A function name the JSON line could not carry (``"``, ``\\`` or a control charac
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import ClassVar
 
 from toolwire.errors import UnrepresentableValue, UnsupportedByFormat
@@ -32,7 +33,7 @@ from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool, call_arguments, tool_to_dict
 from toolwire.parsers.base import json_dumps as jinja_json  # transformers' tojson: non-ASCII kept, ", " / ": "
 from toolwire.parsers.hermes_json import MARKERS, HermesJsonParser, Qwen3Parser, Qwen3ThinkingParser
-from toolwire.prompt import PromptBuilder
+from toolwire.prompt import PromptBuilder, special_pattern
 
 M = MARKERS
 
@@ -45,6 +46,7 @@ TOOLS_EXAMPLE = '\n{"name": <function-name>, "arguments": <args-json-object>}\n'
 """The tools block ends ``<tool_call>`` + TOOLS_EXAMPLE + ``</tool_call><|im_end|>\\n``."""
 
 _ROLES = ("system", "user", "assistant", "tool")
+_specials = lru_cache(maxsize=None)(special_pattern)  # per special-token set: its spellings in fixed text
 
 
 def _text(message: Message) -> str:
@@ -99,10 +101,10 @@ class HermesJsonFormat(Format):
                 out.content(_text(first), 0).template("\n\n", 0)
             elif self.default_system is not None:
                 out.template(self.default_system + "\n\n", None)
-            out.template(TOOLS_PREAMBLE, None)
+            out.fixed(TOOLS_PREAMBLE, None, _specials(self.special_tokens))
             for tool in tools:
                 out.template("\n", None).content(jinja_json(tool_to_dict(tool)), None)
-            out.template(TOOLS_POSTAMBLE, None)
+            out.fixed(TOOLS_POSTAMBLE, None, _specials(self.special_tokens))
             self._special(out, M["call_open"], None)
             out.template(TOOLS_EXAMPLE, None)
             self._special(out, M["call_close"], None)

@@ -25,14 +25,13 @@ and raises :class:`~toolwire.errors.UnrepresentableValue` naming the argument.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, Callable
 
 from toolwire.errors import UnrepresentableValue, UnsupportedByFormat
 from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool, call_arguments, function_to_dict, tool_to_dict
 from toolwire.parsers.qwen_xml import QWEN_GRAMMAR, Qwen3CoderParser, Qwen35Parser, XmlGrammar
-from toolwire.prompt import PromptBuilder
+from toolwire.prompt import PromptBuilder, special_pattern
 
 # One marker table shared by the renderer and the parser (toolwire.parsers.qwen_xml).
 MARKERS = {
@@ -60,19 +59,10 @@ SPECIAL_TOKENS = frozenset({M["im_start"], M["im_end"], M["think_open"], M["thin
                             M["vision_start"], M["vision_end"], M["image_pad"], M["video_pad"]})
 """Markers that are single control tokens in the Qwen vocabulary (``<function=`` etc. are plain text)."""
 
-_SPECIAL_SPLIT = re.compile("(" + "|".join(re.escape(t) for t in sorted(SPECIAL_TOKENS, key=len, reverse=True)) + ")")
+_SPECIALS = special_pattern(SPECIAL_TOKENS)
 
 
 # ---------------------------------------------------------------- shared rendering helpers
-
-def fixed_text(out: PromptBuilder, text: str, index: int | None, specials: re.Pattern = _SPECIAL_SPLIT) -> None:
-    """Fixed template wording, with any control-token spelling in it emitted as ``special``."""
-    for i, piece in enumerate(specials.split(text)):
-        if i % 2:
-            out.special(piece, index)
-        else:
-            out.template(piece, index)
-
 
 def jinja_str(value: Any) -> str:
     """Jinja's ``|string`` on a JSON value: Python's ``str`` (``True``, ``None``, ``['a']``, ``1e-07``)."""
@@ -184,7 +174,7 @@ def _coder_tools(out: PromptBuilder, tools: list[Tool], index: int | None) -> No
         out.template("\n</parameters>", index)
         _extra_keys(out, fn, ("type", "name", "description", "parameters"), index)
         out.template("\n</function>", index)
-    fixed_text(out, _CODER_INSTRUCTIONS, index)
+    out.fixed(_CODER_INSTRUCTIONS, index, _SPECIALS)
 
 
 def _flat(message: Message) -> str:
@@ -358,7 +348,7 @@ class Qwen35(Format):
                                                             "functions:\n\n<tools>", sys_index)
             for tool in tools:
                 out.template("\n", sys_index).content(jinja_json(tool_to_dict(tool)), sys_index)
-            fixed_text(out, _QWEN35_INSTRUCTIONS, sys_index)
+            out.fixed(_QWEN35_INSTRUCTIONS, sys_index, _SPECIALS)
             if has_system:
                 pieces = media.pieces(messages[0], 0, count=False, system=True)
                 if "".join(t for _, t in pieces).strip():
@@ -446,5 +436,5 @@ class Qwen36(Qwen35):
 
 FORMATS: dict[str, Format] = {f.name: f for f in (Qwen3Coder(), Qwen35(), Qwen36())}
 
-__all__ = ["FORMATS", "MARKERS", "SPECIAL_TOKENS", "Qwen3Coder", "Qwen35", "Qwen36", "fixed_text",
+__all__ = ["FORMATS", "MARKERS", "SPECIAL_TOKENS", "Qwen3Coder", "Qwen35", "Qwen36",
            "jinja_str", "jinja_json", "coder_value", "json_value", "check_name", "call_values", "write_call"]

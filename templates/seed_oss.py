@@ -20,14 +20,13 @@ Rendering safety: as Qwen3-Coder, a value that contains a sequence the parser wo
 
 from __future__ import annotations
 
-import re
 
 from toolwire.errors import InvalidOption, UnsupportedByFormat
 from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool, function_to_dict, tool_to_dict
 from toolwire.parsers.seed_oss import SEED_GRAMMAR, SeedOssParser
-from toolwire.prompt import PromptBuilder
-from toolwire.templates.qwen_xml import call_values, fixed_text, jinja_json, jinja_str, write_call
+from toolwire.prompt import PromptBuilder, special_pattern
+from toolwire.templates.qwen_xml import call_values, jinja_json, jinja_str, write_call
 
 MARKERS = {
     "bos": "<seed:bos>",
@@ -47,7 +46,7 @@ M = MARKERS
 
 SPECIAL_TOKENS = frozenset({M["bos"], M["eos"], M["think_open"], M["think_close"], M["call_open"],
                             M["call_close"], M["budget_open"], M["budget_close"]})
-_SPECIAL_SPLIT = re.compile("(" + "|".join(re.escape(t) for t in sorted(SPECIAL_TOKENS, key=len, reverse=True)) + ")")
+_SPECIALS = special_pattern(SPECIAL_TOKENS)
 
 _DEFAULT_SYSTEM = "You are Doubao, a helpful AI assistant. You may call one or more functions to assist with the user query."
 _JSON_TOOLDEF = ("\nTool List:\nYou are authorized to use the following tools (described in JSON Schema format). "
@@ -77,7 +76,7 @@ def _py_type(spec: object) -> str:
 
 
 def _fixed(out: PromptBuilder, text: str, index: int | None) -> None:
-    fixed_text(out, text, index, _SPECIAL_SPLIT)
+    out.fixed(text, index, _SPECIALS)
 
 
 def _stub(out: PromptBuilder, fn: dict, index: int | None, tool_index: int) -> None:

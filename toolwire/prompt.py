@@ -11,6 +11,7 @@ Each segment is ``(kind, text, message_index)``:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Literal, NamedTuple
 
@@ -23,6 +24,11 @@ class Segment(NamedTuple):
     kind: SegmentKind
     text: str
     message_index: int | None
+
+
+def special_pattern(tokens: Iterable[str]) -> "re.Pattern[str]":
+    """A pattern matching any of ``tokens`` (longest first), for :meth:`PromptBuilder.fixed`."""
+    return re.compile("|".join(re.escape(t) for t in sorted(set(tokens), key=len, reverse=True)))
 
 
 @dataclass(frozen=True)
@@ -79,6 +85,15 @@ class PromptBuilder:
 
     def content(self, text: str, message_index: int | None = None) -> "PromptBuilder":
         return self.add("content", text, message_index)
+
+    def fixed(self, text: str, message_index: int | None, specials: "re.Pattern[str]") -> "PromptBuilder":
+        """Fixed template wording in which any control-token spelling (matched by ``specials``, see
+        :func:`special_pattern`) is emitted as ``special`` and the rest as ``template``."""
+        pos = 0
+        for m in specials.finditer(text):
+            self.template(text[pos:m.start()], message_index).special(m.group(), message_index)
+            pos = m.end()
+        return self.template(text[pos:], message_index)
 
     def extend(self, segments: Iterable[Segment]) -> "PromptBuilder":
         for seg in segments:
