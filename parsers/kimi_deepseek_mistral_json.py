@@ -135,11 +135,11 @@ class JsonCallParser(StreamParser):
     def _make_scanners(cls, g: Grammar) -> dict[str, MarkerScanner]:
         cached = cls._scanner_cache.get(g)
         if cached is None:
-            opener = g.section_open or g.call_open
+            openers = [m for m in (g.section_open, g.call_open) if m]  # a call may also come without its section
             ends = [m for m in (g.call_close, g.section_close, g.call_open) if m]
             cached = {
-                "content": MarkerScanner([opener]),
-                "reasoning": MarkerScanner([m for m in (g.think_close, opener) if m]),
+                "content": MarkerScanner(openers),
+                "reasoning": MarkerScanner([m for m in (g.think_close, *openers) if m]),
                 "section": MarkerScanner([m for m in (g.call_open, g.section_close) if m]),
                 "header": MarkerScanner([g.header_end] + ends),
                 "body": MarkerScanner(ends),
@@ -189,6 +189,9 @@ class JsonCallParser(StreamParser):
             self._in_section = True
             self._state = _SECTION
         else:
+            if g.section_open:
+                self._diag("call_outside_section", f"a call without the {g.section_open!r} section around it",
+                           severity="info")
             self._open_header()
         return hit.end
 
@@ -257,10 +260,10 @@ class JsonCallParser(StreamParser):
             return None if hit.start == pos else hit.start
         self._flush_junk(allowed=g.trailer)
         if hit.marker == g.call_close:
-            self._state = _SECTION
+            self._after_call()
             return hit.end
         self._diag("call_not_closed", f"a call was not closed with {g.call_close!r}", severity="info")
-        self._state = _SECTION
+        self._after_call()
         return hit.start
 
     def _between(self, buf: str, pos: int, final: bool) -> int | None:

@@ -225,20 +225,17 @@ def check_corpus_row(row: dict, tools: list, structure: tuple[str, ...]) -> None
     assert_nothing_lost(row["output"], out, structure)
 
 
-_WORD = re.compile(r"[^\W_]+")
-
-
 def assert_nothing_lost(output: str, out, structure: tuple[str, ...]) -> None:
-    """Every word of ``output`` (markers removed) is in content, reasoning, a call's raw text, name or id,
-    or a diagnostic's raw text, as often as it occurs; ``structure`` lists the format's own words."""
+    """Every letter and digit of ``output`` outside the format's ``structure`` (its markers and own words,
+    like R1's ``function``) is in content, reasoning, a call's raw text, name or id, or a diagnostic's raw
+    text, as often as it occurs (counted per character: pieces of content around a call join up)."""
     text = output
-    words = {s for s in structure if s.isalnum()}  # the format's own words, like R1's "function"
-    for marker in sorted(set(structure) - words, key=len, reverse=True):
+    for marker in sorted(structure, key=len, reverse=True):
         text = text.replace(marker, " ")
     kept = accounted_text(out) + "\n" + " ".join(f"{c.name} {c.id}" for c in out.tool_calls)
-    have = Counter(_WORD.findall(kept))
-    for word, count in Counter(_WORD.findall(text)).items():
-        assert word in words or have[word] >= count, f"{word!r} lost"
+    have = Counter(ch for ch in kept if ch.isalnum())
+    for ch, count in Counter(ch for ch in text if ch.isalnum()).items():
+        assert have[ch] >= count, f"{ch!r} lost"
 
 
 # ---- linear time
