@@ -9,7 +9,8 @@ call's opening marker and its arguments) names the tool, so one state machine re
     section_close  content ...
 
 A grammar without a section (Mistral) opens each call directly in the content and has no ``call_close``:
-the JSON scanner alone finds where the arguments end. Arguments stream as raw JSON text while they arrive
+the JSON scanner alone finds where the arguments end. A call written without its section in a grammar that
+has one is read too, with a ``call_outside_section`` diagnostic. Arguments stream as raw JSON text while they arrive
 (:class:`~toolwire.parsers.json_body.ArgumentsStream`); the string-aware scanner decides where the object
 ends, so a marker spelled *inside* a JSON string is string content. A marker met while the JSON is already
 malformed ends the body there. Every state scans only new text (the lexer holds back at most a marker
