@@ -41,6 +41,13 @@ def gpt_oss(ctx: Context, i: int) -> tuple[Action, str]:
     return "drop", f"a final answer (message {later}) follows this tool call"
 
 
+def kimi_after_last_answer(ctx: Context, i: int) -> tuple[Action, str]:
+    last = ctx.last("answer", lambda m: m.role == "assistant" and not m.tool_calls)
+    if i > last:
+        return "keep", "after the last assistant answer without tool calls (the current tool loop)"
+    return "drop", f"at or before the last assistant answer without tool calls (message {last})"
+
+
 def dsml_v32(ctx: Context, i: int) -> tuple[Action, str]:
     if not ctx.thinking:
         return thinking_off(ctx, i)
@@ -148,8 +155,9 @@ POLICIES: dict[str, FamilyPolicy] = {
     "gpt_oss": FamilyPolicy(gpt_oss, description="keeps a tool call's analysis until a final answer follows; "
                                                  "drops final answers' analysis"),
     "seed_oss": FamilyPolicy(keep_all, description="keeps every earlier reasoning (trimmed), thinking on or off"),
-    "kimi_k2_thinking": FamilyPolicy(keep_tool_loop, passback_required=lambda ctx: True,
-                                     description="keeps the current tool loop"),
+    "kimi_k2_thinking": FamilyPolicy(kimi_after_last_answer, passback_required=lambda ctx: True,
+                                     description="keeps reasoning after the last assistant answer without tool "
+                                                 "calls (the current tool loop)"),
 }
 
 

@@ -48,15 +48,6 @@ def render_parts(message: Message, out: PromptBuilder, index: int) -> None:
             out.content(part.text or "", index)
 
 
-def _keeps_reasoning(options: RenderOptions, index: int, last_plain: int) -> bool:
-    """K2-Thinking's own rule (after the last assistant message without tool calls), unless the caller
-    overrode the context policy."""
-    plan = options.plan
-    if plan is None or plan.policy == "family":
-        return index > last_plain
-    return options.keeps_reasoning(index)
-
-
 def _tools_block(tools: list[Tool], out: PromptBuilder) -> None:
     if tools:
         out.special(M["system"]).template("tool_declare").special(M["middle"])
@@ -120,9 +111,6 @@ class KimiK2ThinkingFormat(Format):
 
     def _render(self, messages: list[Message], tools: list[Tool], options: RenderOptions,
                 out: PromptBuilder) -> bool:
-        # history ends at the last assistant message without tool calls; reasoning survives only after it
-        last_plain = max((i for i, m in enumerate(messages) if m.role == "assistant" and not m.tool_calls),
-                         default=-1)
         _tools_block(tools, out)
         if not messages or messages[0].role != "system":
             out.special(M["system"]).template("system").special(M["middle"])
@@ -139,7 +127,7 @@ class KimiK2ThinkingFormat(Format):
             if msg.role == "assistant":
                 out.special(M["think_open"], index)
                 reasoning = message_reasoning(msg)
-                if reasoning is not None and _keeps_reasoning(options, index, last_plain):
+                if reasoning is not None and options.keeps_reasoning(index):
                     out.content(jinja_str(reasoning), index)
                 out.special(M["think_close"], index)
                 render_parts(msg, out, index)

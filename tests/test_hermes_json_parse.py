@@ -3,7 +3,6 @@ streaming, truncation, unknown tools, calls inside reasoning, the bare-JSON opti
 
 from __future__ import annotations
 
-import json
 import time
 
 import pytest
@@ -12,7 +11,7 @@ from hypothesis import strategies as st
 
 import toolwire
 from toolwire.output import ArgumentsDelta
-from support import assert_events_consistent, full_state, golden_params, require_shared, stream_parse, summary
+from support import assert_events_consistent, golden_params, require_shared, stream_parse, summary
 
 from hermes_json_support import FAMILIES, accounted, check_chunking, declared
 
