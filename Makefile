@@ -10,7 +10,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install -q --upgrade pip
 
 $(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e .
+	$(BIN)/pip install -q -e '.[schema]'
 	touch $@
 
 $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python

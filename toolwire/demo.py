@@ -69,13 +69,31 @@ def run_demo(*, delay: float = 0.0, format_name: str = "deepseek_v4", out=None) 
     result = parser.finish()
     print(f"\n-- {n_deltas} deltas", file=out)
 
-    print("\n== 3. typed candidates (requests for your dispatch core; toolwire never executes them)", file=out)
-    for call in result.tool_calls:
+    print("\n== 3. typed candidates, validated against the tool schemas (requests for your dispatch core; "
+          "toolwire never executes them)", file=out)
+    checked = _validated(result, request["tools"], out)
+    for call in checked.tool_calls:
         print(f"  #{call.index} {call.status:9} {call.name}({json.dumps(call.arguments, ensure_ascii=False)})"
               f"  source={call.source}", file=out)
+        if call.status == "validated":
+            print(f"      canonical {json.dumps(call.canonical_arguments, ensure_ascii=False)}  "
+                  f"idempotency key {call.fingerprint(scope={'tenant': 'demo'})[:16]}…", file=out)
         for d in call.diagnostics:
             print(f"      {d.severity}: [{d.code}] {d.message}", file=out)
+    result = checked
+    print(f"  finish_reason: {result.finish_reason()}", file=out)
     print(f"  content:   {result.content!r}", file=out)
     print(f"  reasoning: {len(result.reasoning)} chars; truncated={result.truncated}; "
           f"diagnostics={[d.code for d in result.diagnostics]}", file=out)
     return 0
+
+
+def _validated(result, tools, out):
+    """Schema-validate when jsonschema is installed (``toolwire[schema]``); otherwise say so and go on."""
+    from .errors import MissingExtra
+
+    try:
+        return result.validate(tools)
+    except MissingExtra as exc:
+        print(f"  (not validated: {exc})", file=out)
+        return result
