@@ -62,7 +62,17 @@ def test_wrapped_tool_result_is_not_a_turn():
     ("glm47", {"clear_thinking": False}, {2: "keep", 4: "keep", 6: "keep"}),
     ("glm47", {}, {2: "drop", 4: "drop", 6: "keep"}),
     ("kimi_k2_thinking", {}, {2: "drop", 4: "drop", 6: "required"}),
-])
+    ("qwen3_thinking_2507", {}, {2: "drop", 4: "drop", 6: "keep"}),
+    ("qwen35", {}, {2: "drop", 4: "drop", 6: "keep"}),
+    ("qwen36", {}, {2: "drop", 4: "drop", 6: "keep"}),
+    ("glm45", {}, {2: "drop", 4: "drop", 6: "keep"}),
+    ("glm46", {}, {2: "drop", 4: "drop", 6: "keep"}),
+    ("minimax_m2", {}, {2: "drop", 4: "drop", 6: "keep"}),
+    ("gpt_oss", {}, {2: "drop", 4: "drop", 6: "keep"}),     # 2: a final answer (4) follows the call
+    ("seed_oss", {}, {2: "keep", 4: "keep", 6: "keep"}),
+] + [(name, {}, {2: "drop", 4: "drop", 6: "drop"}) for name in (
+    "qwen25", "qwen3_instruct_2507", "qwen3_coder", "kimi_k2", "llama31", "mistral_small32", "deepseek_v31",
+    "deepseek_r1")])
 def test_family_decisions(fmt, kwargs, expected):
     p = plan(conv_two_turns(), fmt, thinking=True, **kwargs)
     assert actions(p) == expected
@@ -74,6 +84,18 @@ def test_family_decisions(fmt, kwargs, expected):
         assert p.messages[i].reasoning_content is None
     for i in set(expected) - set(dropped):
         assert p.messages[i].reasoning_content
+
+
+def test_every_format_has_a_built_in_policy():
+    from toolwire.context_policy import POLICIES
+
+    assert sorted(POLICIES) == toolwire.formats()
+
+
+def test_gpt_oss_closing_final_answer_keeps_its_analysis():
+    msgs = conv_two_turns()[:5]
+    assert actions(plan(msgs, "gpt_oss", thinking=True, add_generation_prompt=False))[4] == "keep"
+    assert actions(plan(msgs, "gpt_oss", thinking=True))[4] == "drop"
 
 
 def test_thinking_off_drops_everything_in_deepseek():
