@@ -155,3 +155,14 @@ def test_safe_json_exact_ints_and_depth_limit():
     with pytest.raises(ValueError):
         loads("[NaN]")
     assert loads(json.dumps({"s": "[[[[" * 100})) == {"s": "[[[[" * 100}
+
+
+def test_core_import_stays_light():
+    import subprocess
+    import sys
+
+    code = ("import sys, toolwire; toolwire.get_format('deepseek_v4').render([{'role': 'user', 'content': 'x'}]); "
+            "print(sorted(m for m in ('transformers', 'tokenizers', 'jsonschema', 'lxml', 'tiktoken', 'torch') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
