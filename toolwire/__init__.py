@@ -8,21 +8,20 @@ raw output (complete or streamed) into content, reasoning and typed tool-call ca
 >>> prompt = fmt.render([{"role": "user", "content": "hi"}])
 """
 
-from .errors import ToolwireError, UnknownFormat, InvalidRequest
+from .canonical import canonical_json, canonical_value, fingerprint
+from .errors import InvalidRequest, MissingExtra, ToolwireError, UnknownFormat
 from .format import Format, RenderOptions
+from .limits import DEFAULT_LIMITS, Limits
 from .models import ContentPart, FunctionCall, FunctionDef, Message, Tool, ToolCall
+from .openai_compat import ChatCompletionsStream, accumulate_deltas, error_result, to_openai_message
 from .output import (
-    ArgumentsDelta, ContentDelta, Diagnostic, Event, ParsedOutput, ReasoningDelta, ToolCallCandidate,
+    ArgumentsDelta, CallError, ContentDelta, Diagnostic, Event, ParsedOutput, ReasoningDelta, ToolCallCandidate,
     ToolCallFinished, ToolCallStarted,
 )
 from .prompt import RenderedPrompt, Segment
 from .registry import formats, get_format
-from .output import CallError
-from .limits import DEFAULT_LIMITS, Limits
 from .specs import ToolSpec, tool_specs
-from .canonical import canonical_json, canonical_value, fingerprint
-from .validation import MissingExtra, ToolSet
-from .openai_compat import ChatCompletionsStream, accumulate_deltas, error_result, to_openai_message
+from .validation import ToolSet
 
 __version__ = "0.1.0"
 
