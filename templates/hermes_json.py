@@ -60,14 +60,6 @@ def _check_name(name: str, index: int, call_index: int) -> None:
                                    field=f"tool_calls[{call_index}].function.name")
 
 
-def is_query(message: Message) -> bool:
-    """The template's "real user query": a user message that is not one whole ``<tool_response>`` block."""
-    if message.role != "user" or not isinstance(message.content, str):
-        return False
-    text = message.content
-    return not (text.startswith(M["response_open"]) and text.endswith(M["response_close"]))
-
-
 class HermesJsonFormat(Format):
     """The shared Qwen chat frame (``<|im_start|>role\\n...<|im_end|>\\n``) with JSON tool calls."""
 
@@ -263,5 +255,4 @@ class Qwen3Thinking2507(Qwen3):
 
 FORMATS: dict[str, Format] = {f.name: f for f in (Qwen25(), Qwen3(), Qwen3Instruct2507(), Qwen3Thinking2507())}
 
-__all__ = ["FORMATS", "MARKERS", "HermesJsonFormat", "Qwen25", "Qwen3", "Qwen3Instruct2507", "Qwen3Thinking2507",
-           "is_query"]
+__all__ = ["FORMATS", "MARKERS", "HermesJsonFormat", "Qwen25", "Qwen3", "Qwen3Instruct2507", "Qwen3Thinking2507"]
