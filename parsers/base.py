@@ -8,12 +8,20 @@ one-shot and streamed results cannot differ.
 :class:`CallBuilder` writes a call's arguments as JSON fragments while they arrive (``{"key": "``, the
 string's escaped pieces, ``"``, ``}``), so the fragments of one call always concatenate to
 ``json.dumps(arguments, ensure_ascii=False)``.
+
+**Token ids.** A parser made with ``tokenizer=`` also takes ``feed(ids=[...])``: the ids are decoded
+(:class:`toolwire.tokenize.TokenDecoder`) into the same text buffer, and the spans written by control-token
+ids are recorded. A marker holding a control-token spelling (``<tool_call>``, ``｜DSML｜`` inside
+``<｜DSML｜invoke name="``) then counts only where those ids wrote it; the same text from ordinary tokens is
+text. Families see this through the ``literal`` callback they pass to every scan (None for text input, so
+text parsing costs nothing more) and :meth:`StreamParser._marker_at`.
 """
 
 from __future__ import annotations
 
 import json
 from json.encoder import encode_basestring
+from operator import index as as_int
 from typing import Any, Iterable, Sequence
 
 from toolwire.errors import StreamClosed
@@ -88,7 +96,7 @@ class CallBuilder:
         self._string_parts: list[str] = []
         self._opened = False
         self._size = 0  # UTF-8 bytes of the arguments JSON emitted so far
-        self._max_size = getattr(parser, "limits", DEFAULT_LIMITS).max_argument_bytes
+        self._max_size = parser.limits.max_argument_bytes
 
     # -- events
     def start(self) -> None:
@@ -99,9 +107,7 @@ class CallBuilder:
         if self._size <= self._max_size:
             self._size += len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
             if self._size > self._max_size:
-                self.status = "rejected"
-                self.diag("too_large", f"the arguments exceed {self._max_size} bytes (Limits.max_argument_bytes)",
-                          severity="error")
+                self.reject_too_large(f"the arguments exceed {self._max_size} bytes (Limits.max_argument_bytes)")
 
     def _key(self, key: str) -> None:
         prefix = "{" if self._key_count == 0 else ", "
@@ -154,6 +160,13 @@ class CallBuilder:
         self.diagnostics.append(Diagnostic(code=code, message=message, severity=severity, raw=raw,
                                            call_index=self.index))
 
+    def reject_too_large(self, message: str) -> None:
+        """The call exceeds a limit (:class:`~toolwire.limits.Limits`): ``rejected``, with one ``too_large``
+        diagnostic however many limits it exceeds."""
+        self.status = "rejected"
+        if not any(d.code == "too_large" for d in self.diagnostics):
+            self.diag("too_large", message, severity="error")
+
     def finish(self, status: str | None = None) -> ToolCallCandidate:
         """Close the arguments object and emit ToolCallFinished. An open string is closed as is."""
         if self._string_key is not None:
@@ -172,14 +185,25 @@ class CallBuilder:
 
 
 class StreamParser:
-    """Base class of every family's stream parser. Subclasses implement :meth:`_advance`."""
+    """Base class of every family's stream parser. Subclasses implement :meth:`_advance`.
+
+    Options every family accepts (a family ``__init__`` takes ``**options`` and passes them on):
+    ``thinking``, ``promote_reasoning_calls`` (accept calls written inside the reasoning), ``limits``
+    (:class:`~toolwire.limits.Limits`) and ``tokenizer`` (for ``feed(ids=...)``: any tokenizer
+    :mod:`toolwire.tokenize` accepts).
+    """
 
     def __init__(self, tools: Sequence[Any] | None = None, *, thinking: bool = False,
-                 promote_reasoning_calls: bool = False, limits: Limits | None = None):
+                 promote_reasoning_calls: bool = False, limits: Limits | None = None, tokenizer: Any = None):
         self.tools = tools
         self.limits = limits or DEFAULT_LIMITS
         self.thinking = thinking
         self.promote_reasoning_calls = promote_reasoning_calls
+        self.tokenizer = tokenizer
+        self._decoder: Any = None     # the TokenDecoder, once fed ids
+        self._literal: Any = None     # MarkerScanner.scan's ``literal`` callback while fed ids (else None)
+        self._fed = 0                 # characters decoded from ids so far
+        self._special: dict[int, int] = {}  # start -> length of each text piece written by a control id
         self._names = tool_names(tools)
         self._buf = ""
         self._events: list[Event] = []
@@ -193,11 +217,17 @@ class StreamParser:
         self._finished = False
 
     # ---- public API
-    def feed(self, delta: str = "") -> list[Event]:
-        """Consume the next piece of output; returns the events it completes."""
+    def feed(self, delta: str = "", *, ids: Iterable[int] | None = None) -> list[Event]:
+        """Consume the next piece of output, as text or (with ``tokenizer=``) as token ids; returns the
+        events it completes. A stream takes one kind of input: text fed to an id stream, or ids fed while
+        text is held back, raise ``ValueError``."""
+        if ids is not None:
+            return self._feed_ids(delta, ids)
         if self._flushed:
             raise StreamClosed("feed() after flush() or finish()")
         if delta:
+            if self._decoder is not None:
+                raise ValueError("this stream is being fed token ids; feed(ids=...) only")
             self._buf += delta
             self._advance(final=False)
         return self._drain()
@@ -209,6 +239,8 @@ class StreamParser:
             raise StreamClosed("flush() after finish()")
         if not self._flushed:
             self._flushed = True
+            if self._decoder is not None:
+                self._take_pieces(self._decoder.flush(), final=True)
             self._advance(final=True)
         return self._drain()
 
@@ -222,6 +254,64 @@ class StreamParser:
             tool_calls=sorted(self._candidates, key=lambda c: c.index),
             diagnostics=self._diagnostics, truncated=self._truncated,
         )
+
+    # ---- token ids
+    def _feed_ids(self, delta: str, ids: Iterable[int]) -> list[Event]:
+        if delta:
+            raise ValueError("pass text or ids, not both")
+        if self._flushed:
+            raise StreamClosed("feed() after flush() or finish()")
+        if self._decoder is None:
+            if self.tokenizer is None:
+                raise ValueError("feeding token ids needs stream(..., tokenizer=<the model's tokenizer>)")
+            if self._buf:
+                raise ValueError("this stream is being fed text; feed(text) only")
+            from toolwire.tokenize import TokenDecoder
+
+            self._decoder = TokenDecoder(self.tokenizer)
+            self._literal = self._is_literal
+        decoder = self._decoder
+        known = decoder.vocab.known
+        run: list[int] = []
+        for tid in ids:
+            try:
+                number = as_int(tid)
+            except TypeError:
+                number = -1
+            if known(number):
+                run.append(number)
+                continue
+            self._take_pieces(decoder.feed(run), final=False)
+            run = []
+            self._diag("invalid_token_id", f"token id {tid!r} is not in the vocabulary", raw=str(tid))
+        self._take_pieces(decoder.feed(run), final=False)
+        return self._drain()
+
+    def _take_pieces(self, pieces: list, final: bool) -> None:
+        """Decoded :class:`~toolwire.tokenize.TokenPiece` items: their text joins the buffer and the spans
+        of control-token pieces are recorded (parsed right away unless ``final``: flush parses them)."""
+        if not pieces:
+            return
+        fed, special = self._fed, self._special
+        for text, is_special in pieces:
+            if is_special:
+                special[fed] = len(text)
+            fed += len(text)
+        self._fed = fed
+        self._buf += "".join(p.text for p in pieces)
+        if not final:
+            self._advance(final=False)
+
+    def _is_literal(self, text: str, start: int, marker: str) -> bool:
+        """The ``literal`` scan callback: ``marker`` at ``text[start]`` (``text`` ends where the input read so
+        far ends, as every parser's buffer does) holds a control-token spelling that no control id wrote."""
+        at = self._fed - len(text) + start
+        special = self._special
+        return any(special.get(at + offset) != length for offset, length in self._decoder.vocab.control_spans(marker))
+
+    def _marker_at(self, text: str, pos: int, marker: str) -> bool:
+        """Whether ``marker`` starts at ``text[pos]`` (written with its control ids, when fed ids)."""
+        return text.startswith(marker, pos) and (self._literal is None or not self._literal(text, pos, marker))
 
     # ---- for subclasses
     def _advance(self, final: bool) -> None:  # pragma: no cover - abstract
@@ -249,10 +339,8 @@ class StreamParser:
         ``limits.max_calls`` (a call past it is still reported, rejected with ``too_large``)."""
         call = CallBuilder(self, self._call_count, name, source, call_id)
         self._call_count += 1
-        if call.index >= getattr(self, "limits", DEFAULT_LIMITS).max_calls:
-            call.status = "rejected"
-            call.diag("too_large", f"more than {call.index} tool calls in one output (Limits.max_calls)",
-                      severity="error")
+        if call.index >= self.limits.max_calls:
+            call.reject_too_large(f"more than {self.limits.max_calls} tool calls in one output (Limits.max_calls)")
         if self._names is not None and name not in self._names:
             call.status = "rejected"
             call.diag("unknown_tool", f"tool {name!r} is not among the declared tools", severity="error")

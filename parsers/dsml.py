@@ -12,8 +12,9 @@ Rules (each one is tested):
 
 * ``string="true"`` values are byte-exact and stream out as JSON string fragments while they arrive; only a
   possible prefix of the closing tag is held back. ``string="false"`` values are JSON (exact big integers,
-  via :func:`toolwire.parsers.safe_json.loads`). Without a ``string`` attribute a value is JSON if it parses,
-  else the raw text; either way with a diagnostic.
+  via :func:`toolwire.parsers.safe_json.loads_argument`, bounded by ``limits``: a value past them is kept
+  as text and the call is rejected, ``too_large``). Without a ``string`` attribute a value is JSON if it
+  parses, else the raw text; either way with a diagnostic.
 * The ``\\n\\n`` before the block belongs to the block. Text after the block stays in content, with a
   diagnostic; a second block is parsed too.
 * Output that ends inside an invoke or a parameter gives a ``truncated`` candidate; ``ParsedOutput.truncated``.
@@ -35,7 +36,7 @@ from typing import Any, Sequence
 
 from .base import CallBuilder, StreamParser
 from .lexer import MarkerScanner
-from .safe_json import loads
+from .safe_json import error_code, loads_argument
 
 MAX_HEADER = 512
 """Longest tag header (``NAME"`` or ``KEY" string="true"``) read before the tag counts as malformed."""
@@ -104,9 +105,8 @@ class DsmlStreamParser(StreamParser):
         """A parser class bound to one version's markers (what a Format's ``parser_class`` is)."""
         return type(name, (cls,), {"grammar": grammar, "__doc__": cls.__doc__})
 
-    def __init__(self, tools: Sequence[Any] | None = None, *, thinking: bool = False,
-                 promote_reasoning_calls: bool = False):
-        super().__init__(tools, thinking=thinking, promote_reasoning_calls=promote_reasoning_calls)
+    def __init__(self, tools: Sequence[Any] | None = None, *, thinking: bool = False, **options: Any):
+        super().__init__(tools, thinking=thinking, **options)
         self._state = _REASONING if thinking else _CONTENT
         self._in_reasoning = False  # the open block was written inside the reasoning
         self._call: CallBuilder | None = None
@@ -132,7 +132,8 @@ class DsmlStreamParser(StreamParser):
 
     # ------------------------------------------------------------------ helpers
     def _scan(self, final: bool):
-        return self.grammar.scanner(self._state, self._in_reasoning).scan(self._text, self._pos, final=final)
+        return self.grammar.scanner(self._state, self._in_reasoning).scan(self._text, self._pos, final=final,
+                                                                         literal=self._literal)
 
     def _mirror(self, piece: str) -> None:
         """Block text written inside the reasoning stays reasoning unless its calls are promoted."""
@@ -180,7 +181,7 @@ class DsmlStreamParser(StreamParser):
         text, pos, end = self._text, self._pos, hit.start
         in_text = self._state in _TEXT_STATES
         if final:
-            held = self.grammar.scanner(self._state, self._in_reasoning).scan(text, pos).start
+            held = self.grammar.scanner(self._state, self._in_reasoning).scan(text, pos, literal=self._literal).start
             tail = text[held:].lstrip("\n")
             if tail[:1] == "<" and (len(tail) >= 2 or not in_text):
                 end = held
@@ -428,11 +429,14 @@ class DsmlStreamParser(StreamParser):
         if not complete:
             call.diag("truncated_value", f"the value of {key!r} was cut off", raw=raw)
             return
+        limits = self.limits
         try:
-            call.value(key, loads(raw))
+            call.value(key, loads_argument(raw, max_depth=limits.max_depth, max_bytes=limits.max_argument_bytes))
         except ValueError as exc:
             call.value(key, raw)
-            if self._mode == "json":
+            if error_code(exc) == "too_large":
+                call.reject_too_large(f"argument {key!r}: {exc}; kept as text")
+            elif self._mode == "json":
                 call.diag("invalid_json_value", f'the string="false" value of {key!r} is not JSON ({exc}); kept '
                           "as text", raw=raw)
                 self._mark("repaired")

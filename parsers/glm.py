@@ -78,7 +78,7 @@ class GlmParser(TaggedCallParser):
         if self._skip and not self._drop_framing(final):
             return False
         rest = self._buf[self._pos:self._pos + len(M["think_open"])]
-        if rest == M["think_open"]:
+        if self._marker_at(self._buf, self._pos, M["think_open"]):
             self._pos += len(rest)
             self._mode = "reasoning"
         elif not final and M["think_open"].startswith(rest) and len(rest) < len(M["think_open"]):

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from .base import CallBuilder, StreamParser, tool_schemas
-from .lexer import MarkerScanner
+from .lexer import LiteralCheck, MarkerScanner
 from .schema_coerce import coerce, is_string_schema, parameter_schema
 
 WHITESPACE = " \t\r\n"
@@ -44,9 +44,10 @@ class Closer:
     ends_call: bool = False
 
 
-def confirm(text: str, at: int, followers: Sequence[str], final: bool) -> tuple[bool | None, int]:
+def confirm(text: str, at: int, followers: Sequence[str], final: bool,
+            literal: LiteralCheck | None = None) -> tuple[bool | None, int]:
     """Does ``text[at:]`` start (after whitespace) with a follower, or end? ``(True|False|None, ws_end)``:
-    None means undecided until more text arrives."""
+    None means undecided until more text arrives. ``literal`` as in :meth:`MarkerScanner.scan`."""
     n = len(text)
     k = at
     while k < n and text[k] in WHITESPACE:
@@ -55,7 +56,7 @@ def confirm(text: str, at: int, followers: Sequence[str], final: bool) -> tuple[
         return (True if final else None), k
     rest = text[k:k + max(map(len, followers), default=0)]
     for follower in followers:
-        if rest.startswith(follower):
+        if rest.startswith(follower) and (literal is None or not literal(text, k, follower)):
             return True, k
     if not final and any(f.startswith(rest) for f in followers if len(rest) < len(f)):
         return None, k
@@ -179,7 +180,7 @@ class TaggedCallParser(StreamParser):
         if self._skip and not self._drop_framing(final):
             return False
         buf, pos = self._buf, self._pos
-        hit = self._text_scanners[self._mode].scan(buf, pos, final=final)
+        hit = self._text_scanners[self._mode].scan(buf, pos, final=final, literal=self._literal)
         end = hit.start
         text = buf[pos:end]
         if hit.marker is None:
@@ -204,7 +205,7 @@ class TaggedCallParser(StreamParser):
         """Collect text up to the next of ``scanner``'s markers into ``self._parts``; the marker found
         (consumed), or None when more text is needed."""
         buf, pos = self._buf, self._pos
-        hit = scanner.scan(buf, pos, final=final)
+        hit = scanner.scan(buf, pos, final=final, literal=self._literal)
         self._parts.append(buf[pos:hit.start])
         self._pos = hit.end
         return hit.marker
@@ -311,14 +312,14 @@ class TaggedCallParser(StreamParser):
     def _value(self, final: bool) -> bool:
         buf, pos = self._buf, self._pos
         while True:
-            hit = self._value_scanner.scan(buf, pos, final=final)
+            hit = self._value_scanner.scan(buf, pos, final=final, literal=self._literal)
             if hit.marker is None:
                 self._value_piece(buf[pos:hit.start])
                 self._pos = hit.start
                 return False
             closer = self.value_closers[hit.marker]
             resume = hit.end + self._lookahead if hit.start == pos else hit.end
-            verdict, ws_end = confirm(buf, resume, closer.followers, final)
+            verdict, ws_end = confirm(buf, resume, closer.followers, final, self._literal)
             if verdict is None:
                 self._value_piece(buf[pos:hit.start])
                 self._pos = hit.start

@@ -15,9 +15,9 @@ End of output acts as the stop token: a call whose JSON is complete there is ``p
 ``truncated``. Malformed sequences (a missing ``<|end|>`` or ``<|start|>``, headerless text, stray markers)
 are repaired where the intent is clear and always named by a diagnostic; nothing raises.
 
-With ``encoding=`` (a tiktoken ``o200k_harmony`` encoding, see ``toolwire.templates.harmony.load_o200k_harmony``)
-the parser also takes token ids: ``feed(ids=[...])``. Markers are then recognised by their special ids only,
-so marker text spelled with ordinary tokens stays text.
+With ``tokenizer=`` (or ``encoding=``: a tiktoken ``o200k_harmony`` encoding, see
+``toolwire.templates.harmony.load_o200k_harmony``) the parser also takes token ids: ``feed(ids=[...])``.
+Markers are then recognised by their special ids only, so marker text spelled with ordinary tokens stays text.
 """
 
 from __future__ import annotations
@@ -26,9 +26,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from toolwire.errors import StreamClosed
-from toolwire.limits import DEFAULT_LIMITS, Limits, size_problem
-from toolwire.output import Diagnostic, Event
+from toolwire.limits import size_problem
+from toolwire.output import Diagnostic
 
 from .base import CallBuilder, StreamParser
 from .json_body import ArgumentsStream, finish_call, stream_arguments, worse_status
@@ -133,17 +132,6 @@ def parse_header(text: str, role: str | None, default_role: str | None = None) -
 
 # ------------------------------------------------------------------------------------------- the parser
 
-def _known(vocab: Any, tid: int) -> bool:
-    """Whether an ordinary id decodes (checked where the vocabulary exposes token bytes)."""
-    if vocab.token_bytes is None:
-        return tid >= 0
-    try:
-        vocab.token_bytes(tid)
-    except (KeyError, ValueError, TypeError, OverflowError):
-        return False
-    return True
-
-
 @dataclass
 class _Body:
     """The message being read: where its text goes, and a call's argument state."""
@@ -157,62 +145,29 @@ class _Body:
 
 
 class HarmonyStreamParser(StreamParser):
-    """Streaming parser for gpt-oss output (text, or token ids with ``encoding=``).
+    """Streaming parser for gpt-oss output (text, or token ids with ``tokenizer=``).
 
-    Options: ``promote_reasoning_calls`` (accept analysis-channel calls), ``encoding`` (for ``feed(ids=...)``:
-    the o200k_harmony tiktoken encoding, or any tokenizer :mod:`toolwire.tokenize` accepts),
-    ``limits`` (:class:`toolwire.limits.Limits`: call count, argument size and depth), ``max_header_chars``.
-    ``thinking`` is accepted for the common interface; gpt-oss always reasons.
+    Options: those of :class:`~toolwire.parsers.base.StreamParser` (``promote_reasoning_calls`` accepts
+    analysis-channel calls; ``tokenizer``, also spelled ``encoding``, is the o200k_harmony tiktoken encoding
+    or any tokenizer :mod:`toolwire.tokenize` accepts), and ``max_header_chars``. ``thinking`` is accepted
+    for the common interface; gpt-oss always reasons.
+
+    Fed ids, every harmony marker is a control id, so the decoded pieces are routed directly: a special
+    piece is a marker (another control token gets a diagnostic), ordinary text is text.
     """
 
-    def __init__(self, tools: Sequence[Any] | None = None, *, thinking: bool = True,
-                 promote_reasoning_calls: bool = False, encoding: Any = None, limits: Limits | None = None,
-                 max_header_chars: int = MAX_HEADER_CHARS):
-        super().__init__(tools, thinking=thinking, promote_reasoning_calls=promote_reasoning_calls)
-        self.limits = limits or DEFAULT_LIMITS
-        self.max_header_chars = max_header_chars
-        self._decoder = None
+    def __init__(self, tools: Sequence[Any] | None = None, *, thinking: bool = True, encoding: Any = None,
+                 max_header_chars: int = MAX_HEADER_CHARS, **options: Any):
         if encoding is not None:
-            from toolwire.tokenize import TokenDecoder
-
-            self._decoder = TokenDecoder(encoding)
-        self._ids_mode = False
+            options.setdefault("tokenizer", encoding)
+        super().__init__(tools, thinking=thinking, **options)
+        self.max_header_chars = max_header_chars
         self._body: _Body | None = None
         self._foreign_note = ""
         self._new_header(role="assistant", started=True, explicit=False)
 
-    # ---- public: text or token ids
-    def feed(self, delta: str = "", *, ids: Sequence[int] | None = None) -> list[Event]:
-        """Consume the next piece of output, as text or (with ``encoding=``) as token ids."""
-        if ids is None:
-            if delta and self._ids_mode:
-                raise ValueError("this stream is being fed token ids; feed(ids=...) only")
-            return super().feed(delta)
-        if delta:
-            raise ValueError("pass text or ids, not both")
-        if self._flushed:
-            raise StreamClosed("feed() after flush() or finish()")
-        if self._decoder is None:
-            raise ValueError("feeding token ids needs stream(..., encoding=<o200k_harmony encoding>)")
-        if self._buf:
-            raise ValueError("this stream is being fed text; feed(text) only")
-        self._ids_mode = True
-        self._feed_ids(ids)
-        return self._drain()
-
-    def _feed_ids(self, ids: Sequence[int]) -> None:
-        vocab = self._decoder.vocab
-        run: list[int] = []
-        for tid in ids:
-            if isinstance(tid, int) and (tid in vocab.control_ids or _known(vocab, tid)):
-                run.append(tid)
-                continue
-            self._on_pieces(self._decoder.feed(run))
-            run = []
-            self._diag("invalid_token_id", f"token id {tid!r} is not in the vocabulary", raw=str(tid))
-        self._on_pieces(self._decoder.feed(run))
-
-    def _on_pieces(self, pieces) -> None:
+    # ---- the base's hooks: token pieces, or text
+    def _take_pieces(self, pieces: list, final: bool) -> None:
         for text, special in pieces:
             if not special:
                 self._on_text(text)
@@ -222,12 +177,8 @@ class HarmonyStreamParser(StreamParser):
                 self._diag("unexpected_special_token", f"control token {text} is not part of the harmony format; "
                            "ignored", raw=text)
 
-    # ---- the base's hook
     def _advance(self, final: bool) -> None:
-        if self._ids_mode:
-            if final:
-                self._on_pieces(self._decoder.flush())
-        else:
+        if self._decoder is None:
             buf, pos = self._buf, 0
             while True:
                 hit = _SCANNER.scan(buf, pos, final=final)
@@ -324,9 +275,6 @@ class HarmonyStreamParser(StreamParser):
                 call.diagnostics[:] = [Diagnostic(code=d.code, message=REASONING_CALL_NOTE, severity=d.severity,
                                                   call_index=d.call_index) if d.code == "call_in_reasoning" else d
                                        for d in call.diagnostics]
-        if call.index >= self.limits.max_calls:
-            call.status = "rejected"
-            call.diag("too_large", f"more than {self.limits.max_calls} calls in one output", severity="error")
         self._body.call = call
         self._body.args = stream_arguments(call)
 
@@ -409,8 +357,7 @@ class HarmonyStreamParser(StreamParser):
             call.status = worse_status(call.status, "repaired")
         problem = size_problem(closed.arguments, closed.raw, self.limits)
         if problem:
-            call.status = "rejected"
-            call.diag("too_large", problem, severity="error")
+            call.reject_too_large(problem)
         if truncated:
             self._truncated = True
         finish_call(call, closed, raw=stream.raw + trailing)

@@ -94,9 +94,9 @@ class HermesJsonParser(StreamParser):
     think_tag_at_start = False   # the model may open <think> itself as the first thing it writes (Qwen3)
     prompt_opens_reasoning = False  # the prompt already opened <think> (Qwen3-Thinking-2507)
 
-    def __init__(self, tools: Sequence[Any] | None = None, *, thinking: bool = False,
-                 promote_reasoning_calls: bool = False, bare_json_calls: bool = False):
-        super().__init__(tools, thinking=thinking, promote_reasoning_calls=promote_reasoning_calls)
+    def __init__(self, tools: Sequence[Any] | None = None, *, thinking: bool = False, bare_json_calls: bool = False,
+                 **options: Any):
+        super().__init__(tools, thinking=thinking, **options)
         self.bare_json_calls = bool(bare_json_calls)
         self._mode = _REASONING if self.prompt_opens_reasoning else _START if self.think_tag_at_start else _CONTENT
         self._after_think = False        # drop the newlines that follow </think>
@@ -116,7 +116,7 @@ class HermesJsonParser(StreamParser):
     def _at_start(self, final: bool) -> bool:
         buf = self._buf
         for opener in _THINK_START:
-            if buf.startswith(opener) and (len(buf) > len(opener) or final or opener != M["think_open"]):
+            if self._marker_at(buf, 0, opener) and (len(buf) > len(opener) or final or opener != M["think_open"]):
                 self._buf = buf[len(opener):]
                 self._mode = _REASONING
                 return True
@@ -142,7 +142,7 @@ class HermesJsonParser(StreamParser):
                 self._mode = _BARE
                 self._bare = JsonValueScanner()
                 return True
-        hit = _CONTENT_SCAN.scan(buf, final=final)
+        hit = _CONTENT_SCAN.scan(buf, final=final, literal=self._literal)
         self._emit_content(buf[:hit.start])
         if hit.marker is None:
             self._buf = buf[hit.start:]
@@ -153,7 +153,7 @@ class HermesJsonParser(StreamParser):
 
     def _in_reasoning(self, final: bool) -> bool:
         buf = self._buf
-        hit = _REASONING_SCAN.scan(buf, final=final)
+        hit = _REASONING_SCAN.scan(buf, final=final, literal=self._literal)
         self._emit_reasoning(buf[:hit.start])
         if hit.marker is None:
             self._buf = buf[hit.start:]
@@ -193,7 +193,7 @@ class HermesJsonParser(StreamParser):
                 return False
             body.tail = []
         scan = _REASONING_BODY_END_SCAN if body.source == "reasoning" else _BODY_END_SCAN
-        hit = scan.scan(buf, final=final)
+        hit = scan.scan(buf, final=final, literal=self._literal)
         if buf[:hit.start]:
             body.tail.append(buf[:hit.start])
         if hit.marker is None:

@@ -6,13 +6,19 @@ matching: when the buffer ends with what could still become a marker, only that 
 so text streams out as soon as it cannot be part of a marker. Each character is scanned a bounded
 number of times (once, plus at most the longest marker's length while held back), which keeps
 streaming linear in the output size. Literal alternations cannot backtrack catastrophically.
+
+With token-id input a marker counts only where the model wrote it with its control-token ids; the scan's
+``literal`` callback (built by the parser) skips marker text that came from ordinary tokens.
 """
 
 from __future__ import annotations
 
-from typing import Iterable, NamedTuple
+from typing import Callable, Iterable, NamedTuple
 
 import regex
+
+LiteralCheck = Callable[[str, int, str], bool]
+"""``literal(text, start, marker)``: whether ``marker`` found at ``text[start]`` is only its spelling."""
 
 
 class Hit(NamedTuple):
@@ -41,8 +47,12 @@ class MarkerScanner:
         # markers that are a proper prefix of another marker: a match at the very end may still grow
         self._extendable = frozenset(a for a in self.markers for b in self.markers if a != b and b.startswith(a))
 
-    def scan(self, text: str, pos: int = 0, *, final: bool = False) -> Hit:
-        """Scan ``text[pos:]``. With ``final`` no prefix is held back (the output has ended)."""
+    def scan(self, text: str, pos: int = 0, *, final: bool = False, literal: LiteralCheck | None = None) -> Hit:
+        """Scan ``text[pos:]``. With ``final`` no prefix is held back (the output has ended).
+
+        ``literal`` (token-id input, see :class:`~toolwire.parsers.base.StreamParser`) tells a marker's text
+        written with ordinary tokens from the marker itself: a hit for which ``literal(text, start, marker)``
+        is true is text, and the scan goes on past it."""
         m = self._pattern.search(text, pos, partial=not final)
         if m is None:
             return Hit(len(text), None)
@@ -52,7 +62,20 @@ class MarkerScanner:
             rest = text[m.start():]
             if any(len(b) > len(rest) and b.startswith(rest) for b in self.markers):
                 return Hit(m.start(), None)
+        if literal is not None and literal(text, m.start(), m.group()):
+            return self._past_literal(text, Hit(m.start(), m.group()), final, literal)
         return Hit(m.start(), m.group())
+
+    def _past_literal(self, text: str, hit: Hit, final: bool, literal: LiteralCheck) -> Hit:
+        """The first genuine hit from a literal one on: a shorter marker at the same place, or a later hit."""
+        while True:
+            for shorter in self.markers:  # longest first
+                if len(shorter) < len(hit.marker) and text.startswith(shorter, hit.start) \
+                        and not literal(text, hit.start, shorter):
+                    return Hit(hit.start, shorter)
+            hit = self.scan(text, hit.start + 1, final=final)
+            if hit.marker is None or not literal(text, hit.start, hit.marker):
+                return hit
 
 
 def held_back_prefix(text: str, marker: str) -> int:

@@ -107,11 +107,11 @@ class LlamaParser(StreamParser):
         if rest.startswith("{"):
             self._open_object()  # the blanks stay pending until we know whether this is a call
             return i
-        if rest == PYTHON_TAG:
+        if self._marker_at(buf, i, PYTHON_TAG):
             self._pending = ""
             self._tagged = True
             return i + len(PYTHON_TAG)
-        if PYTHON_TAG.startswith(rest) and not final:
+        if len(rest) < len(PYTHON_TAG) and PYTHON_TAG.startswith(rest) and not final:
             return None if i == pos else i
         if self._tagged:
             self._pending = ""

@@ -111,9 +111,8 @@ class XmlToolParser(StreamParser):
     grammar: ClassVar[XmlGrammar] = QWEN_GRAMMAR
     reasoning_start: ClassVar[str] = "never"
 
-    def __init__(self, tools: Sequence[Any] | None = None, *, thinking: bool = False,
-                 promote_reasoning_calls: bool = False):
-        super().__init__(tools, thinking=thinking, promote_reasoning_calls=promote_reasoning_calls)
+    def __init__(self, tools: Sequence[Any] | None = None, *, thinking: bool = False, **options: Any):
+        super().__init__(tools, thinking=thinking, **options)
         self._schemas = tool_schemas(tools)
         if self.reasoning_start == "marker":
             self._state: State = "start"
@@ -194,7 +193,7 @@ class XmlToolParser(StreamParser):
     # ------------------------------------------------------------------ content and reasoning
     def _start(self) -> bool:
         marker = self.grammar.think_open
-        if self._buf.startswith(marker, self._pos):
+        if self._marker_at(self._buf, self._pos, marker):
             self._skip(len(marker))
             self._state = "reasoning"
             return True
@@ -210,7 +209,7 @@ class XmlToolParser(StreamParser):
             self._strip_newlines -= 1
         if self._pos < len(buf):
             self._strip_newlines = 0
-        hit = g.content_scan.scan(buf, self._pos, final=self._final)
+        hit = g.content_scan.scan(buf, self._pos, final=self._final, literal=self._literal)
         if hit.marker:
             self._emit_content(_rstrip_newlines(buf[self._pos:hit.start], g.before_call_newlines))
             self._pos = hit.end
@@ -223,7 +222,7 @@ class XmlToolParser(StreamParser):
 
     def _reasoning(self) -> bool:
         buf, g = self._buf, self.grammar
-        hit = g.reasoning_scan.scan(buf, self._pos, final=self._final)
+        hit = g.reasoning_scan.scan(buf, self._pos, final=self._final, literal=self._literal)
         framing = len(g.reasoning_framing)
         if hit.marker == g.think_close:
             self._emit_reasoning(_rstrip_newlines(buf[self._pos:hit.start], framing))
@@ -258,7 +257,7 @@ class XmlToolParser(StreamParser):
                 self._gap = []
                 self._state = "content"
             return False
-        if self._buf.startswith(g.call_open, self._pos):
+        if self._marker_at(self._buf, self._pos, g.call_open):
             self._gap = []
             self._skip(len(g.call_open))
             self._open_block("content")
@@ -272,7 +271,7 @@ class XmlToolParser(StreamParser):
 
     # ------------------------------------------------------------------ call block
     def _scan_junk(self, scanner: MarkerScanner):
-        hit = scanner.scan(self._buf, self._pos, final=self._final)
+        hit = scanner.scan(self._buf, self._pos, final=self._final, literal=self._literal)
         self._junk.append(self._take(hit.start))
         return hit
 
@@ -396,7 +395,7 @@ class XmlToolParser(StreamParser):
     def _value(self) -> bool:
         buf, g = self._buf, self.grammar
         framing = g.value_framing
-        hit = g.value_scan.scan(buf, self._pos, final=self._final)
+        hit = g.value_scan.scan(buf, self._pos, final=self._final, literal=self._literal)
         carry, self._carry = self._carry, ""
         if hit.marker:
             end = hit.start
@@ -437,7 +436,7 @@ class XmlToolParser(StreamParser):
         at_end = self._pos == len(self._buf)
         if at_end and not self._final:
             return False
-        confirmed = at_end or any(f and self._buf.startswith(f, self._pos) for f in followers)
+        confirmed = at_end or any(f and self._marker_at(self._buf, self._pos, f) for f in followers)
         if not confirmed:
             if any(f and self._can_become(f) for f in followers):
                 return False

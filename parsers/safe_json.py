@@ -122,6 +122,15 @@ def loads(text: str, *, max_depth: int = MAX_DEPTH, max_bytes: int | None = None
     return json.loads(text, parse_constant=_no_constants)
 
 
+def loads_argument(text: str, *, max_depth: int = MAX_DEPTH, max_bytes: int | None = None) -> Any:
+    """:func:`loads` for the value of one argument: its nesting counts from the arguments object that holds
+    it (so ``max_depth`` is the arguments' bound, as :class:`toolwire.limits.Limits` states it)."""
+    try:
+        return loads(text, max_depth=max_depth - 1, max_bytes=max_bytes)
+    except JsonTooDeep as exc:
+        raise JsonTooDeep(exc.depth + 1, max_depth) from None
+
+
 def error_code(exc: BaseException) -> str:
     """The candidate error code for a decoding failure: ``too_large`` past a limit, else ``invalid_json``."""
     return "too_large" if isinstance(exc, (JsonTooDeep, JsonTooLarge)) else "invalid_json"

@@ -72,6 +72,7 @@ class Vocabulary:
         self.control_ids = {i: t for t, i in control.items()}
         ordered = sorted(control, key=len, reverse=True)
         self.control_pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+        self._spans: dict[str, tuple[tuple[int, int], ...]] = {}
 
     def encode_plain(self, text: str) -> list[int]:
         """``text`` as ordinary tokens: no control token can come out of it."""
@@ -93,6 +94,26 @@ class Vocabulary:
     def find_controls(self, text: str) -> Iterable[re.Match]:
         """Control-token occurrences in ``text``, leftmost, longest first."""
         return self.control_pattern.finditer(text) if self.control_pattern is not None else ()
+
+    def control_spans(self, marker: str) -> tuple[tuple[int, int], ...]:
+        """``(offset, length)`` of each control-token spelling inside ``marker`` (cached: parsers ask this of
+        their few marker texts). Empty when the marker holds none: then ids cannot tell it from text."""
+        spans = self._spans.get(marker)
+        if spans is None:
+            spans = self._spans[marker] = tuple((m.start(), len(m.group())) for m in self.find_controls(marker))
+        return spans
+
+    def known(self, tid: int) -> bool:
+        """Whether ``tid`` is an id of this vocabulary (a control id, or an ordinary id that decodes)."""
+        if tid in self.control_ids:
+            return True
+        if self.token_bytes is None:
+            return tid >= 0
+        try:
+            self.token_bytes(tid)
+        except (KeyError, ValueError, TypeError, OverflowError, IndexError):
+            return False
+        return True
 
     token_bytes: Callable[[int], bytes] | None = None
     """The exact bytes of an ordinary token, where the tokenizer exposes them (byte-level vocabularies)."""
@@ -152,6 +173,9 @@ class _TokenizersVocab(Vocabulary):
     def decode_plain(self, ids: Sequence[int]) -> str:
         return self._tok.decode(list(ids), skip_special_tokens=False)
 
+    def known(self, tid: int) -> bool:
+        return tid >= 0 and self._tok.id_to_token(tid) is not None
+
 
 class _TransformersSlowVocab(Vocabulary):
     """A ``transformers`` tokenizer without a ``tokenizers`` backend."""
@@ -173,6 +197,9 @@ class _TransformersSlowVocab(Vocabulary):
 
     def decode_plain(self, ids: Sequence[int]) -> str:
         return self._tok.decode(list(ids), skip_special_tokens=False, clean_up_tokenization_spaces=False)
+
+    def known(self, tid: int) -> bool:
+        return 0 <= tid < len(self._tok)
 
 
 class _TiktokenVocab(Vocabulary):
@@ -213,6 +240,9 @@ class _MistralVocab(Vocabulary):
 
     def decode_plain(self, ids: Sequence[int]) -> str:
         return self._raw.decode(list(ids))
+
+    def known(self, tid: int) -> bool:
+        return 0 <= tid < self._raw.n_words
 
 
 def _mistral_raw(obj: Any) -> Any | None:
