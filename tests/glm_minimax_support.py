@@ -6,93 +6,33 @@
 * ``turn_output``: what the model generates for an assistant turn (render with the turn minus render of the
   generation prompt, stop token removed), the way the golden parse vectors were derived;
 * hypothesis strategies for round trips, with the schema each value is typed by;
-* ``accounted_chars``: the "nothing lost" check on malformed output.
+* the malformed-output corpora and marker-soup fuzzing, with :mod:`support`'s "nothing lost" check
+  (``lost_chars``).
+
+The golden-vector checks, chunking checks and the JSON-value strategies are :mod:`support`'s.
 """
 
 from __future__ import annotations
 
 import json
-import random
-from collections import Counter
-
 import pytest
 from hypothesis import strategies as st
 
 import toolwire
-from toolwire.errors import ToolwireError
-from support import (
-    REAL, assert_events_consistent, every_split, full_state, random_chunks, render_kwargs, require_shared,
-    stream_parse, summary,
-)
+import support
+from support import chunkings, json_scalars, json_values, lost_chars, text_of_every_kind
 
 TEMPLATE_FILES = {"glm45": "GLM-4.5", "glm46": "GLM-4.6", "glm47": "GLM-4.7-Flash", "minimax_m2": "MiniMax-M2"}
 STOP = {"minimax_m2": "[e~[\n"}
 """Text the reference writes after an assistant turn that is the stop token (not model output)."""
 
 
-# ---- golden vectors
-
-def check_golden_render(row: dict) -> None:
-    """The row renders byte for byte to ``expected`` (or is refused with a toolwire error); segments
-    concatenate to the text and only the family's own markers are special."""
-    require_shared()
-    fmt = toolwire.get_format(row["family"])
-    req = row["request"]
-    if "expected_error" in row:
-        with pytest.raises(ToolwireError):
-            fmt.render(req["messages"], req.get("tools"), **render_kwargs(row["options"]))
-        return
-    prompt = fmt.render(req["messages"], req.get("tools"), **render_kwargs(row["options"]))
-    assert prompt.text == row["expected"]
-    assert "".join(s.text for s in prompt.segments) == prompt.text
-    assert set(prompt.special_markers()) <= set(fmt.markers.values())
-
-
-def _parse_kwargs(row: dict) -> dict:
-    return {"thinking": bool(row["options"].get("thinking", False))}
-
-
-def check_golden_parse_oneshot(row: dict) -> None:
-    """One-shot parse equals ``expected``; every call is a clean ``proposed`` candidate, no diagnostics."""
-    require_shared()
-    out = toolwire.get_format(row["family"]).parse(row["model_output"], row["tools"], **_parse_kwargs(row))
-    assert summary(out) == row["expected"]
-    assert all(c.status == "proposed" and not c.diagnostics for c in out.tool_calls), out.codes()
-    assert out.diagnostics == [] and not out.truncated
-
-
-def check_golden_parse_streamed(row: dict) -> None:
-    """1-char feeds and every two-piece split (or 60 random splittings of long outputs) give the one-shot
-    result exactly, with stream events consistent with it."""
-    require_shared()
-    fmt = toolwire.get_format(row["family"])
-    text, tools, kw = row["model_output"], row["tools"], _parse_kwargs(row)
-    want = full_state(fmt.parse(text, tools, **kw))
-    if len(text) <= 400:
-        splits = [list(text)] + list(every_split(text))
-    else:
-        rng = random.Random(row["id"])
-        splits = [list(text)] + [random_chunks(text, rng, rng.choice([3, 16, 64])) for _ in range(60)]
-    for chunks in splits:
-        result, events = stream_parse(fmt, text, chunks, tools, **kw)
-        assert full_state(result) == want, chunks
-        assert_events_consistent(result, events)
-    assert summary(result) == row["expected"]
-
-
 def check_chunking(fmt, text: str, tools=None, *, seed: int = 0, exhaustive: bool = True, **kw):
     """Asserts 1-char feeds, every two-piece split (short outputs, when ``exhaustive``) and random splits
     give the one-shot result, with consistent events; returns the one-shot result."""
-    ref = fmt.parse(text, tools, **kw)
-    want = full_state(ref)
-    pieces = [list(text)] + (list(every_split(text)) if exhaustive and len(text) <= 300 else [])
-    rng = random.Random(seed)
-    pieces += [random_chunks(text, rng, rng.choice([2, 7, 64])) for _ in range(8 if exhaustive else 2)]
-    for chunks in pieces:
-        result, events = stream_parse(fmt, text, chunks, tools, **kw)
-        assert full_state(result) == want, chunks
-        assert_events_consistent(result, events)
-    return ref
+    splits = chunkings(text, seed=seed, every_split_upto=300 if exhaustive else -1,
+                       random_splits=8 if exhaustive else 2)
+    return support.check_chunking(fmt, text, tools, splits=splits, **kw)
 
 
 # ---- the real templates
@@ -101,34 +41,15 @@ def reference_render(family: str, messages: list, tools: list | None = None, *, 
                      add_generation_prompt: bool = True, **variables) -> str:
     """The real template's output through transformers, fed as ``apply_chat_template`` feeds it
     (top-level None-valued keys dropped, arguments decoded to objects)."""
-    require_shared()
-    path = REAL / "templates" / f"{TEMPLATE_FILES[family]}.jinja"
-    if not path.exists():
-        pytest.skip(f"{path} is absent")
-    hf = pytest.importorskip("transformers.utils.chat_template_utils")
-    msgs = [{k: v for k, v in m.items() if v is not None} for m in json.loads(json.dumps(messages))]
-    for m in msgs:
-        for call in m.get("tool_calls") or []:
-            if isinstance(call["function"].get("arguments"), str):
-                call["function"]["arguments"] = json.loads(call["function"]["arguments"])
     if thinking is not None and family != "minimax_m2":
         variables["enable_thinking"] = thinking
-    out, _ = hf.render_jinja_template(conversations=[msgs], tools=tools, chat_template=path.read_text(encoding="utf-8"),
-                    add_generation_prompt=add_generation_prompt, **variables)
-    return out[0]
+    return support.reference_render(TEMPLATE_FILES[family], messages, tools, drop_none=True,
+                                    add_generation_prompt=add_generation_prompt, **variables)
 
 
 def turn_output(fmt, history: list, turn: dict, tools=None, *, thinking: bool = False, **options) -> str:
     """The model output for ``turn`` after ``history``'s generation prompt (asserts the prompt is a prefix)."""
-    prompt = fmt.render(history, tools, thinking=thinking, **options).text
-    full = fmt.render(history + [turn], tools, thinking=thinking, add_generation_prompt=False, **options).text
-    assert full.startswith(prompt), "the generation prompt is not a prefix of the rendered turn"
-    out = full[len(prompt):]
-    stop = STOP.get(fmt.name)
-    if stop:
-        assert out.endswith(stop)
-        out = out[:-len(stop)]
-    return out
+    return support.turn_output(fmt, history, turn, tools, stop=STOP.get(fmt.name, ""), thinking=thinking, **options)
 
 
 def json_type(value) -> str:
@@ -160,24 +81,13 @@ def without(*markers: str):
     return lambda text: not any(m in text for m in markers)
 
 
-_MARKUP = st.sampled_from(["<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>",
-                           "<think>", "</think>", "<minimax:tool_call>", "</minimax:tool_call>", '<invoke name="',
-                           "</invoke>", '<parameter name="', "</parameter>", '">', "{", "}", "[", '"', "\\",
-                           "\n", "\t", " ", "&amp;", "'", "True", "None", "null", "007", "1e5"])
-strings = st.one_of(
-    st.text(max_size=30),
-    st.text(alphabet=st.sampled_from(" \t\n\r"), max_size=6),
-    st.lists(_MARKUP, max_size=6).map("".join),
-    st.text(alphabet=st.characters(min_codepoint=0x80, max_codepoint=0x1FAFF, exclude_categories=("Cs",)),
-            max_size=10),
-)
+strings = text_of_every_kind([
+    "<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>", "<think>", "</think>",
+    "<minimax:tool_call>", "</minimax:tool_call>", '<invoke name="', "</invoke>", '<parameter name="', "</parameter>",
+    '">', "{", "}", "[", '"', "\\", "\n", "\t", " ", "&amp;", "'", "True", "None", "null", "007", "1e5"])
 """Strings of every kind: plain, whitespace-only, markup and marker soup, non-ASCII."""
 
-_VALUE = st.recursive(
-    st.one_of(st.none(), st.booleans(), strings, st.integers(min_value=-(2 ** 70), max_value=2 ** 70),
-              st.floats(allow_nan=False, allow_infinity=False)),
-    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(strings, inner, max_size=3)),
-    max_leaves=8)
+_VALUE = json_values(json_scalars(strings), strings, max_size=3, max_leaves=8)
 keys = st.text(min_size=1, max_size=12).filter(lambda k: k.strip() == k and "<" not in k and '"' not in k)
 argument_sets = st.dictionaries(keys, _VALUE, max_size=4)
 names = st.from_regex(r"[a-z][a-z0-9_]{0,15}", fullmatch=True)
@@ -202,23 +112,6 @@ def consistent_types(call_list: list[tuple[str, dict]]) -> bool:
             if seen.setdefault((name, key), json_type(value)) != json_type(value):
                 return False
     return True
-
-
-def accounted_chars(out, markers) -> Counter:
-    """Non-whitespace characters a result keeps (content, reasoning, names, raw arguments, diagnostics'
-    raw text), with the family's markers removed."""
-    parts = [out.content, out.reasoning]
-    parts += [c.name + c.raw_arguments for c in out.tool_calls]
-    parts += [d.raw or "" for d in out.diagnostics]
-    parts += [d.raw or "" for c in out.tool_calls for d in c.diagnostics]
-    return visible_chars("".join(parts), markers)
-
-
-def visible_chars(text: str, markers) -> Counter:
-    """Non-whitespace characters of ``text`` once every marker in ``markers`` is removed."""
-    for marker in sorted(markers, key=len, reverse=True):
-        text = text.replace(marker, "")
-    return Counter(ch for ch in text if not ch.isspace())
 
 
 def family(name: str):
@@ -293,8 +186,7 @@ def check_corpus_case(row: dict) -> None:
     assert got_calls == want["calls"]
     assert (out.content, out.reasoning, out.truncated) == (want["content"], want["reasoning"], want["truncated"])
     assert [d.code for d in out.diagnostics] == want["codes"]
-    markers = set(fmt.markers.values())
-    assert not visible_chars(row["model_output"], markers) - accounted_chars(out, markers), "output text was lost"
+    assert not lost_chars(row["model_output"], out, set(fmt.markers.values())), "output text was lost"
 
 
 # ---- fuzzing: marker soup never crashes a parser
@@ -311,7 +203,6 @@ def marker_soup(markers) -> st.SearchStrategy[str]:
 def check_fuzz(fmt, text: str, tools, **kw) -> None:
     """No exception; 1-char and random chunkings agree with one-shot; nothing lost; truncation consistent."""
     out = check_chunking(fmt, text, tools, exhaustive=False, **kw)
-    markers = set(fmt.markers.values())
-    assert not visible_chars(text, markers) - accounted_chars(out, markers), "output text was lost"
+    assert not lost_chars(text, out, set(fmt.markers.values())), "output text was lost"
     if any(c.status == "truncated" for c in out.tool_calls):
         assert out.truncated

@@ -13,9 +13,10 @@ import pytest
 
 import toolwire
 from toolwire.errors import ToolwireError
+import support
 from support import (
-    assert_events_consistent, every_split, full_state, golden, golden_params, random_chunks, require_shared,
-    stream_parse, summary,
+    assert_events_consistent, check_chunking, chunkings, every_split, full_state, golden, golden_params,
+    random_chunks, require_shared, stream_parse, turn_output,
 )
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -25,46 +26,10 @@ def params(kind: str, families: list[str]):
     return [p for family in families for p in golden_params(kind, family)]
 
 
-def check_golden_render(row: dict) -> None:
-    require_shared()
-    fmt = toolwire.get_format(row["family"])
-    request = row["request"]
-    if "expected_error" in row:
-        with pytest.raises(ToolwireError):
-            fmt.render(request["messages"], request.get("tools"), **row["options"])
-        return
-    prompt = fmt.render(request["messages"], request.get("tools"), **row["options"])
-    assert prompt.text == row["expected"]
-    assert "".join(s.text for s in prompt.segments) == prompt.text
-
-
-def check_golden_parse_one_shot(row: dict) -> None:
-    require_shared()
-    fmt = toolwire.get_format(row["family"])
-    out = fmt.parse(row["model_output"], row["tools"], **row["options"])
-    assert summary(out) == row["expected"]
-    assert out.diagnostics == [] and all(c.status == "proposed" for c in out.tool_calls)
-    assert not out.truncated
-
-
-def check_golden_parse_streamed(row: dict) -> None:
-    require_shared()
-    fmt = toolwire.get_format(row["family"])
-    text = row["model_output"]
-    one_shot = full_state(fmt.parse(text, row["tools"], **row["options"]))
-    result, events = stream_parse(fmt, text, tools=row["tools"], **row["options"])  # 1 character per feed
-    assert summary(result) == row["expected"]
-    assert full_state(result) == one_shot
-    assert_events_consistent(result, events)
-    rng = random.Random(row["id"])
-    for _ in range(3):
-        result, events = stream_parse(fmt, text, random_chunks(text, rng, 24), tools=row["tools"], **row["options"])
-        assert full_state(result) == one_shot
-        assert_events_consistent(result, events)
-    if len(text) <= 300:
-        for chunks in every_split(text):
-            result, events = stream_parse(fmt, text, chunks, tools=row["tools"], **row["options"])
-            assert full_state(result) == one_shot
+def golden_streamed_splits(row: dict) -> list[list[str]]:
+    """1-char feeds, 3 random splittings (seeded by the row's id) and, for outputs up to 300 characters,
+    every two-piece split."""
+    return chunkings(row["model_output"], seed=row["id"], random_splits=3, max_len=24)
 
 
 def golden_tools(family: str) -> list[dict]:
@@ -90,7 +55,8 @@ def check_corpus_row(row: dict, tools: list[dict]) -> None:
     fmt = toolwire.get_format(row["format"])
     opts = row.get("options", {})
     use_tools = None if row.get("no_tools") else tools
-    out = fmt.parse(row["output"], use_tools, **opts)
+    out = check_chunking(fmt, row["output"], use_tools, splits=[*every_split(row["output"]), list(row["output"])],
+                         **opts)
     expect = row["expect"]
     assert out.content == expect["content"]
     assert out.reasoning == expect.get("reasoning", "")
@@ -103,14 +69,6 @@ def check_corpus_row(row: dict, tools: list[dict]) -> None:
         if d.code in expect.get("raw", {}):
             assert d.raw == expect["raw"][d.code]
     assert out.truncated == expect.get("truncated", False)
-    one_shot = full_state(out)
-    for chunks in every_split(row["output"]):
-        result, events = stream_parse(fmt, row["output"], chunks, tools=use_tools, **opts)
-        assert full_state(result) == one_shot
-        assert_events_consistent(result, events)
-    result, events = stream_parse(fmt, row["output"], tools=use_tools, **opts)
-    assert full_state(result) == one_shot
-    assert_events_consistent(result, events)
 
 
 # ---------------------------------------------------------------- round trip (hypothesis)
@@ -139,12 +97,8 @@ texts = st.lists(st.text(max_size=6) | _MARKUP, max_size=6).map("".join)
 plain_texts = st.text(st.characters(blacklist_characters="<", blacklist_categories=("Cs",)), max_size=30).map(str.strip)
 """Content and reasoning: no ``<`` (a marker spelled in free text is ambiguous by nature)."""
 
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(min_value=-10**30, max_value=10**30)
-    | st.floats(allow_nan=False, allow_infinity=False) | texts,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
-    max_leaves=8,
-)
+json_values = support.json_values(support.json_scalars(texts, int_bound=10**30), st.text(max_size=5), max_size=3,
+                                  max_leaves=8)
 _NULL_SPELLINGS = ("null", "None")
 
 typed_args = st.fixed_dictionaries({}, optional={
@@ -165,12 +119,8 @@ END_OF_TURN = {"qwen3_coder": "<|im_end|>\n", "qwen35": "<|im_end|>\n", "qwen36"
 
 def model_output(family: str, turn: dict, thinking: bool, **options) -> str:
     """What the model generates for ``turn``: the render with it minus the generation prompt, minus the stop."""
-    fmt = toolwire.get_format(family)
-    history = [{"role": "user", "content": "go"}]
-    prefix = fmt.render(history, RT_TOOLS, thinking=thinking, **options).text
-    full = fmt.render(history + [turn], RT_TOOLS, thinking=thinking, add_generation_prompt=False, **options).text
-    assert full.startswith(prefix)
-    out = full[len(prefix):]
+    out = turn_output(toolwire.get_format(family), [{"role": "user", "content": "go"}], turn, RT_TOOLS,
+                      thinking=thinking, **options)
     return out[:-len(END_OF_TURN[family])] if out.endswith(END_OF_TURN[family]) else out
 
 
@@ -218,19 +168,8 @@ REFERENCE_TEMPLATES = {"qwen3_coder": "Qwen3-Coder", "qwen35": "Qwen3.5-4B", "qw
 def reference_render(family: str, messages: list[dict], tools: list[dict] | None, *, add_generation_prompt: bool,
                      **template_kwargs) -> str:
     """The model's own Jinja template, rendered by transformers as the golden vectors were (arguments as objects)."""
-    render_jinja_template = pytest.importorskip("transformers.utils.chat_template_utils").render_jinja_template
-    from support import REAL
-    template = (REAL / "templates" / f"{REFERENCE_TEMPLATES[family]}.jinja").read_text(encoding="utf-8")
-    fed = []
-    for m in messages:
-        m = dict(m)
-        if m.get("tool_calls"):
-            m["tool_calls"] = [{**c, "function": {**c["function"], "arguments": json.loads(c["function"]["arguments"])}}
-                               for c in m["tool_calls"]]
-        fed.append(m)
-    rendered, _ = render_jinja_template([fed], tools=tools, chat_template=template,
-                                        add_generation_prompt=add_generation_prompt, **template_kwargs)
-    return rendered[0]
+    return support.reference_render(REFERENCE_TEMPLATES[family], messages, tools,
+                                    add_generation_prompt=add_generation_prompt, **template_kwargs)
 
 
 def _assistant_with_calls(draw_calls, content, reasoning):

@@ -15,14 +15,14 @@ from hypothesis import strategies as st
 import toolwire
 from toolwire.canonical import NotCanonicalizable, canonical_json, canonical_value, fingerprint
 from toolwire.output import ToolCallCandidate
+from support import json_values
 
 # text rich in characters whose NFC and NFD forms differ
 ACCENTED = st.text(alphabet=st.sampled_from(list("aeoc AEC\u00e9\u00e8\u00f1\u00c5\u1e9b\u0301\u0323\u0307"
                                                   "\uac00\u212b\u00fc\n\t\"\\/~<>{}")), max_size=8)
 SCALARS = (st.none() | st.booleans() | st.integers(min_value=-(10 ** 30), max_value=10 ** 30)
            | st.floats(allow_nan=False, allow_infinity=False) | ACCENTED | st.text(max_size=8))
-JSON = st.recursive(SCALARS, lambda kids: st.lists(kids, max_size=4) | st.dictionaries(ACCENTED, kids, max_size=4),
-                    max_leaves=16)
+JSON = json_values(SCALARS, ACCENTED, max_leaves=16)
 ARGS = st.dictionaries(ACCENTED, JSON, max_size=5)
 
 

@@ -9,10 +9,9 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import toolwire
 from toolwire.parsers.deepseek_legacy import MARKERS
-from support import golden_params
+from support import check_golden_parse_oneshot, check_golden_parse_streamed, golden_params
 from kimi_deepseek_llama_mistral_support import (
-    arguments, assert_linear, check_chunking, check_golden_parse_oneshot, check_golden_parse_streamed, check_soup,
-    declared, generation, roundtrip, soup, tool_names,
+    arguments, assert_linear, check_chunking, check_soup, declared, generation, roundtrip, soup, tool_names,
 )
 
 V31 = toolwire.get_format("deepseek_v31")

@@ -12,10 +12,10 @@ from hypothesis import given, settings, strategies as st
 
 import toolwire
 from support import (
-    assert_events_consistent, every_split, full_state, golden_params, random_chunks, stream_parse, summary,
+    assert_events_consistent, check_chunking, check_golden_parse_oneshot, check_golden_parse_streamed, counting_scans,
+    every_split, full_state, golden_params, random_chunks, stream_parse, summary,
 )
 from toolwire.output import ArgumentsDelta
-from toolwire.parsers.lexer import MarkerScanner
 
 FAMILIES = ("deepseek_v32", "deepseek_v4", "deepseek_v41")
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "dsml"
@@ -39,20 +39,16 @@ def result(out: toolwire.ParsedOutput) -> dict:
     }
 
 
+def splits_of(text: str, seed: int = 0) -> list[list[str]]:
+    """1-char feeds, then every two-piece split (outputs up to 600 characters) or 40 random splittings."""
+    if len(text) <= 600:
+        return [list(text), *every_split(text)]
+    return [list(text)] + [random_chunks(text, random.Random(seed + n), 64) for n in range(40)]
+
+
 def assert_chunking_invariant(fmt, text, tools=None, *, seed=0, **kw):
     """1-char feeds, every two-piece split (short outputs) or random splits (long ones): all equal one-shot."""
-    one_shot = fmt.parse(text, tools, **kw)
-    expected = full_state(one_shot)
-    res, events = stream_parse(fmt, text, tools=tools, **kw)
-    assert full_state(res) == expected
-    assert_events_consistent(res, events)
-    splits = every_split(text) if len(text) <= 600 else (
-        random_chunks(text, random.Random(seed + n), 64) for n in range(40))
-    for chunks in splits:
-        res, events = stream_parse(fmt, text, chunks, tools=tools, **kw)
-        assert full_state(res) == expected, chunks
-        assert_events_consistent(res, events)
-    return one_shot
+    return check_chunking(fmt, text, tools, splits=splits_of(text, seed), **kw)
 
 
 # ---- golden vectors
@@ -64,17 +60,12 @@ def _golden_rows():
 
 @pytest.mark.parametrize("row", list(_golden_rows()))
 def test_golden_parse_one_shot(row):
-    out = toolwire.get_format(row["family"]).parse(row["model_output"], row["tools"], **row["options"])
-    assert summary(out) == row["expected"]
-    assert out.diagnostics == [] and not out.truncated
-    assert all(c.status == "proposed" and c.diagnostics == [] for c in out.tool_calls)
+    check_golden_parse_oneshot(row)
 
 
 @pytest.mark.parametrize("row", list(_golden_rows()))
 def test_golden_parse_streamed(row):
-    fmt = toolwire.get_format(row["family"])
-    out = assert_chunking_invariant(fmt, row["model_output"], row["tools"], **row["options"])
-    assert summary(out) == row["expected"]
+    check_golden_parse_streamed(row, splits_of(row["model_output"]))
 
 
 # ---- the malformed-output corpus
@@ -214,27 +205,20 @@ def test_reasoning_then_content_with_thinking():
 
 
 @pytest.mark.parametrize("family", FAMILIES)
-def test_streaming_is_linear_and_the_buffer_stays_small(family, monkeypatch):
+def test_streaming_is_linear_and_the_buffer_stays_small(family):
     """Each character is scanned a bounded number of times, whatever the value's length."""
-    scanned = [0]
-    original = MarkerScanner.scan
-
-    def counting(self, text, pos=0, *, final=False):
-        scanned[0] += len(text) - pos
-        return original(self, text, pos, final=final)
-
-    monkeypatch.setattr(MarkerScanner, "scan", counting)
     fmt = toolwire.get_format(family)
     m = fmt.markers
     value = "lorem </ipsum> " * 4000
     text = (f"\n\n{m['tool_calls_open']}\n{m['invoke_open']}write\">\n{m['parameter_open']}text\" string=\"true\">"
             f"{value}{m['parameter_close']}\n{m['invoke_close']}\n{m['tool_calls_close']}")
-    parser = fmt.stream()
-    longest = 0
-    for i in range(0, len(text), 4):
-        parser.feed(text[i:i + 4])
-        longest = max(longest, len(parser._buf))
-    out = parser.finish()
+    with counting_scans() as scanned:
+        parser = fmt.stream()
+        longest = 0
+        for i in range(0, len(text), 4):
+            parser.feed(text[i:i + 4])
+            longest = max(longest, len(parser._buf))
+        out = parser.finish()
     assert out.tool_calls[0].arguments == {"text": value}
     assert longest < 2 * len(m["parameter_close"])
     assert scanned[0] < 4 * len(text)

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import toolwire
-from support import assert_events_consistent, full_state, random_chunks, stream_parse
+from support import assert_events_consistent, full_state, json_values, random_chunks, stream_parse
 from toolwire.errors import UnrepresentableValue
 
 FAMILIES = ("deepseek_v32", "deepseek_v4", "deepseek_v41")
@@ -34,8 +34,7 @@ _numbers = st.one_of(
     st.floats(allow_nan=False, allow_infinity=False),
 )
 _scalars = st.one_of(st.none(), st.booleans(), _numbers, _strings)
-_json = st.recursive(_scalars, lambda kids: st.one_of(
-    st.lists(kids, max_size=4), st.dictionaries(_strings, kids, max_size=4)), max_leaves=12)
+_json = json_values(_scalars, _strings)
 _keys = st.text(max_size=12).filter(lambda k: not any(c in k for c in '"<>\n'))
 _arguments = st.dictionaries(_keys, _json, max_size=5)
 _calls = st.lists(st.tuples(st.sampled_from([t["function"]["name"] for t in TOOLS]), _arguments), min_size=0, max_size=3)

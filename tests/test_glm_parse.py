@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, assume, given, settings, strategies as st
 import toolwire
 from toolwire.errors import UnrepresentableValue
 from toolwire.output import ArgumentsDelta
-from support import summary
+from support import counting_scans, summary
 from glm_minimax_support import (
     calls, check_chunking, check_corpus_case, check_fuzz, consistent_types, load_corpus, marker_soup, merged_tools,
     strings, turn_output, without,
@@ -131,29 +131,19 @@ def test_glm45_think_is_reasoning_only_at_the_start():
 
 # ---- linear time: bounded scanning and buffering while one value grows to 64k characters
 
-def test_streaming_cost_is_linear_in_output(monkeypatch):
-    from toolwire.parsers.lexer import MarkerScanner
-
-    scanned = [0]
-    original = MarkerScanner.scan
-
-    def counting(self, text, pos=0, *, final=False):
-        scanned[0] += len(text) - pos
-        return original(self, text, pos, final=final)
-
-    monkeypatch.setattr(MarkerScanner, "scan", counting)
+def test_streaming_cost_is_linear_in_output():
     for family in FAMILIES:
         fmt = toolwire.get_format(family)
         head = "<tool_call>write_file<arg_key>content</arg_key><arg_value>"
         body = ("x = '</arg_value>' if a < b else </arg_\n" * 1700)[:65536]
         text = head + body + "</arg_value></tool_call>"
-        parser = fmt.stream(WRITE)
-        scanned[0] = 0
-        biggest = 0
-        for i in range(0, len(text), 7):
-            parser.feed(text[i:i + 7])
-            biggest = max(biggest, len(parser._buf))
-        out = parser.finish()
+        with counting_scans() as scanned:
+            parser = fmt.stream(WRITE)
+            biggest = 0
+            for i in range(0, len(text), 7):
+                parser.feed(text[i:i + 7])
+                biggest = max(biggest, len(parser._buf))
+            out = parser.finish()
         assert out.tool_calls[0].arguments["content"] == body
         assert biggest <= 32, "the parser keeps only a bounded tail"
         assert scanned[0] <= 4 * len(text), f"scanned {scanned[0]} characters for a {len(text)}-character output"

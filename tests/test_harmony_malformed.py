@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import toolwire
-from support import assert_events_consistent, every_split, full_state, stream_parse
+from support import assert_events_consistent, check_chunking, every_split, full_state, stream_parse
 from harmony_oracles import tiktoken_encoding
 
 FMT = toolwire.get_format("gpt_oss")
@@ -47,15 +47,9 @@ def _ids_parse(text: str, tools):
 def test_corpus_case(case):
     tools = _tools(case["tools"])
     text = case["output"]
-    out = FMT.parse(text, tools)
+    out = check_chunking(FMT, text, tools, splits=[list(text), *every_split(text)])
     _check(out, case["expected"])
-    one_shot = full_state(out)
-    result, events = stream_parse(FMT, text, tools=tools)
-    assert full_state(result) == one_shot
-    assert_events_consistent(result, events)
-    for chunks in every_split(text):
-        assert full_state(stream_parse(FMT, text, chunks, tools=tools)[0]) == one_shot
-    assert full_state(_ids_parse(text, tools)) == one_shot
+    assert full_state(_ids_parse(text, tools)) == full_state(out)
 
 
 def test_corpus_is_not_trivial():

@@ -4,7 +4,6 @@ header variants, analysis-channel calls, several messages, truncation, unknown t
 from __future__ import annotations
 
 import json
-import random
 
 import pytest
 
@@ -12,8 +11,8 @@ import toolwire
 from toolwire.limits import Limits
 from toolwire.output import ArgumentsDelta
 from support import (
-    assert_events_consistent, every_split, full_state, golden_params, random_chunks, require_shared, stream_parse,
-    summary,
+    assert_events_consistent, check_chunking, check_golden_parse_oneshot, chunkings, full_state, golden_params,
+    require_shared, stream_parse, summary,
 )
 from harmony_oracles import harmony_encoding, tiktoken_encoding
 
@@ -61,11 +60,7 @@ def _parse(row: dict, **kw):
 
 @pytest.mark.parametrize("row", _golden(strict_marks=True))
 def test_golden_parse_one_shot(row):
-    require_shared()
-    out = _parse(row)
-    assert summary(out) == row["expected"]
-    assert all(c.status == "proposed" for c in out.tool_calls)
-    assert not out.truncated and out.diagnostics == []
+    check_golden_parse_oneshot(row, thinking=row["options"].get("thinking", True))
 
 
 @pytest.mark.parametrize("row", [p for p in golden_params("parse", "gpt_oss") if p.id in LOSSY])
@@ -78,21 +73,10 @@ def test_golden_lossy_vectors_give_what_the_output_holds(row):
 def test_golden_parse_streamed(row):
     """Every split point (short outputs), 1-char feeds and random chunkings give the one-shot result."""
     require_shared()
-    text, tools = row["model_output"], row["tools"]
-    one_shot = full_state(_parse(row))
-    assert summary(_parse(row)) == _adjusted(row)
-    result, events = stream_parse(FMT, text, tools=tools, thinking=True)
-    assert full_state(result) == one_shot
-    assert_events_consistent(result, events)
-    splits = every_split(text) if len(text) <= 600 else []
-    for chunks in splits:
-        result, events = stream_parse(FMT, text, chunks, tools=tools, thinking=True)
-        assert full_state(result) == one_shot
-    rng = random.Random(row["id"])
-    for _ in range(20):
-        result, events = stream_parse(FMT, text, random_chunks(text, rng, 64), tools=tools, thinking=True)
-        assert full_state(result) == one_shot
-        assert_events_consistent(result, events)
+    text = row["model_output"]
+    out = check_chunking(FMT, text, row["tools"], thinking=True, splits=chunkings(
+        text, seed=row["id"], every_split_upto=600, random_splits=20, max_len=64))
+    assert summary(out) == _adjusted(row)
 
 
 @pytest.mark.parametrize("row", _golden(strict_marks=False))

@@ -4,12 +4,11 @@ type; and chunking invariance on those outputs (every split point for short ones
 from __future__ import annotations
 
 import json
-import random
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import toolwire
-from support import assert_events_consistent, every_split, full_state, random_chunks, stream_parse
+from support import assert_events_consistent, check_chunking, chunkings, full_state, json_values
 from harmony_oracles import prompt_ids, tiktoken_encoding
 
 FMT = toolwire.get_format("gpt_oss")
@@ -24,10 +23,9 @@ _ANY_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40) | 
      "a<|call|>b", "x<|end|><|start|>assistant<|channel|>commentary<|message|>y"])
 # plain text can carry no marker (harmony has no escape for it); token ids can
 PLAIN_TEXT = _ANY_TEXT.filter(lambda s: not any(m in s for m in MARKERS))
-JSON_VALUES = st.recursive(
+JSON_VALUES = json_values(
     st.none() | st.booleans() | st.integers() | st.integers(min_value=10 ** 18, max_value=10 ** 40)
-    | st.floats(allow_nan=False, allow_infinity=False) | _ANY_TEXT,
-    lambda c: st.lists(c, max_size=3) | st.dictionaries(_ANY_TEXT, c, max_size=3), max_leaves=8)
+    | st.floats(allow_nan=False, allow_infinity=False) | _ANY_TEXT, _ANY_TEXT, max_size=3, max_leaves=8)
 ARGS = st.dictionaries(_ANY_TEXT, JSON_VALUES, max_size=4)
 
 
@@ -68,14 +66,9 @@ def _summary(out) -> dict:
 
 
 def _check_streaming(text: str, one_shot) -> None:
-    rng = random.Random(text)
-    chunkings = [list(text)] + [random_chunks(text, rng, 24) for _ in range(3)]
-    if len(text) <= 200:
-        chunkings += list(every_split(text))
-    for chunks in chunkings:
-        result, events = stream_parse(FMT, text, chunks, tools=TOOLS)
-        assert full_state(result) == full_state(one_shot)
-        assert_events_consistent(result, events)
+    out = check_chunking(FMT, text, TOOLS, splits=chunkings(text, seed=text, every_split_upto=200, random_splits=3,
+                                                            max_len=24))
+    assert full_state(out) == full_state(one_shot)
 
 
 @st.composite

@@ -11,7 +11,10 @@ from hypothesis import strategies as st
 
 import toolwire
 from toolwire.output import ArgumentsDelta
-from support import assert_events_consistent, golden_params, require_shared, stream_parse, summary
+from support import (
+    assert_events_consistent, check_golden_parse_oneshot, check_golden_parse_streamed, chunkings, golden_params,
+    golden_parse_kwargs, require_shared, stream_parse, summary,
+)
 
 from hermes_json_support import FAMILIES, accounted, check_chunking, declared
 
@@ -23,26 +26,15 @@ QWEN3 = toolwire.get_format("qwen3")
 THINKING_2507 = toolwire.get_format("qwen3_thinking_2507")
 
 
-def _kw(row: dict) -> dict:
-    return {"thinking": bool(row["options"].get("thinking", False))}
-
-
 @pytest.mark.parametrize("row", GOLDEN)
 def test_golden_parse_one_shot(row):
-    require_shared()
-    out = toolwire.get_format(row["family"]).parse(row["model_output"], row["tools"], **_kw(row))
-    assert summary(out) == row["expected"]
-    assert all(c.status == "proposed" and c.source == "content" for c in out.tool_calls)
-    assert out.codes() == [] and not out.truncated
+    check_golden_parse_oneshot(row)
 
 
 @pytest.mark.parametrize("row", GOLDEN)
 def test_golden_parse_streamed(row):
     """1-char feeds, every two-piece split and random splits give the one-shot result; events agree."""
-    require_shared()
-    fmt = toolwire.get_format(row["family"])
-    out = check_chunking(fmt, row["model_output"], row["tools"], seed=len(row["id"]), **_kw(row))
-    assert summary(out) == row["expected"]
+    check_golden_parse_streamed(row, chunkings(row["model_output"], seed=len(row["id"]), max_len=(2, 5, 16, 64)))
 
 
 @pytest.mark.parametrize("row", WITH_CALLS)
@@ -51,7 +43,7 @@ def test_golden_arguments_stream_as_the_raw_json(row):
     require_shared()
     fmt = toolwire.get_format(row["family"])
     text = row["model_output"]
-    result, events = stream_parse(fmt, text, None, row["tools"], **_kw(row))
+    result, events = stream_parse(fmt, text, None, row["tools"], **golden_parse_kwargs(row))
     for call in result.tool_calls:
         frags = [e for e in events if isinstance(e, ArgumentsDelta) and e.index == call.index]
         assert "".join(e.fragment for e in frags) == call.raw_arguments
@@ -70,7 +62,7 @@ def test_golden_outputs_cut_anywhere_are_truncated_never_complete(row):
     for cut in range(0, len(text), 3):
         part = text[:cut]
         result, events = stream_parse(fmt, part, [part[i:i + 7] for i in range(0, len(part), 7)], row["tools"],
-                                      **_kw(row))
+                                      **golden_parse_kwargs(row))
         assert_events_consistent(result, events)
         complete = sum(1 for c in closes if c <= cut)
         assert [c.status for c in result.tool_calls][:complete] == ["proposed"] * complete

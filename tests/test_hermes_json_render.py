@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import toolwire
-from toolwire.errors import InvalidRequest, ToolwireError, UnrepresentableValue, UnsupportedByFormat
-from support import golden_params, render_kwargs, require_shared
+from toolwire.errors import InvalidRequest, UnrepresentableValue, UnsupportedByFormat
+from support import check_golden_render, golden_params
 
 from hermes_json_support import FAMILIES, THINKING, declared, reference_render
 
@@ -21,17 +21,7 @@ WEATHER = declared("get_weather", "search")
 
 @pytest.mark.parametrize("row", GOLDEN)
 def test_golden_render(row):
-    require_shared()
-    fmt = toolwire.get_format(row["family"])
-    req = row["request"]
-    if "expected_error" in row:
-        with pytest.raises(ToolwireError):
-            fmt.render(req["messages"], req.get("tools"), **render_kwargs(row["options"]))
-        return
-    prompt = fmt.render(req["messages"], req.get("tools"), **render_kwargs(row["options"]))
-    assert prompt.text == row["expected"]
-    assert "".join(s.text for s in prompt.segments) == prompt.text
-    assert set(prompt.special_markers()) <= set(fmt.markers.values())
+    check_golden_render(row)
 
 
 def test_every_family_is_registered():

@@ -6,8 +6,8 @@ import pytest
 
 import toolwire
 from toolwire.errors import InvalidRequest
-from support import golden_params
-from kimi_deepseek_llama_mistral_support import check_golden_render, content_segments, reference_render
+from support import check_golden_render, golden_params
+from kimi_deepseek_llama_mistral_support import content_segments, reference_render
 
 K2 = toolwire.get_format("kimi_k2")
 THINKING = toolwire.get_format("kimi_k2_thinking")

@@ -6,8 +6,8 @@ import pytest
 
 import toolwire
 from toolwire.errors import InvalidOption, InvalidRequest, UnsupportedByFormat
-from support import golden_params
-from kimi_deepseek_llama_mistral_support import check_golden_render, content_segments, reference_render
+from support import check_golden_render, golden_params
+from kimi_deepseek_llama_mistral_support import content_segments, reference_render
 
 LLAMA = toolwire.get_format("llama31")
 TOOLS = [{"type": "function", "function": {

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from support import golden_params
-from glm_minimax_support import check_golden_parse_oneshot, check_golden_parse_streamed, check_golden_render
+from support import check_golden_parse_oneshot, check_golden_parse_streamed, check_golden_render, golden_params
 
 FAMILIES = ("minimax_m2",)
 

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, assume, given, settings, strategies as st
 import toolwire
 from toolwire.errors import UnrepresentableValue
 from toolwire.output import ArgumentsDelta
-from support import summary
+from support import counting_scans, summary
 from glm_minimax_support import (
     calls, check_chunking, check_corpus_case, check_fuzz, consistent_types, load_corpus, marker_soup, merged_tools,
     strings, turn_output, without,
@@ -94,25 +94,17 @@ def test_promote_reasoning_calls():
     assert (out.reasoning, out.content) == ("x", "y")
 
 
-def test_streaming_cost_is_linear_in_output(monkeypatch):
-    from toolwire.parsers.lexer import MarkerScanner
-
-    scanned = [0]
-    original = MarkerScanner.scan
-
-    def counting(self, text, pos=0, *, final=False):
-        scanned[0] += len(text) - pos
-        return original(self, text, pos, final=final)
-
-    monkeypatch.setattr(MarkerScanner, "scan", counting)
+def test_streaming_cost_is_linear_in_output():
     body = ("<p>x</parameter> y </invoke>z </param\n" * 1800)[:65536]
     text = HEAD + '<parameter name="content">' + body + "</parameter>\n</invoke>\n</minimax:tool_call>"
-    parser = MM.stream(WRITE)
-    biggest = 0
-    for i in range(0, len(text), 5):
-        parser.feed(text[i:i + 5])
-        biggest = max(biggest, len(parser._buf))
-    assert parser.finish().tool_calls[0].arguments["content"] == body
+    with counting_scans() as scanned:
+        parser = MM.stream(WRITE)
+        biggest = 0
+        for i in range(0, len(text), 5):
+            parser.feed(text[i:i + 5])
+            biggest = max(biggest, len(parser._buf))
+        out = parser.finish()
+    assert out.tool_calls[0].arguments["content"] == body
     assert biggest <= 32
     assert scanned[0] <= 4 * len(text)
 

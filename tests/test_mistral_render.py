@@ -8,8 +8,8 @@ import pytest
 
 import toolwire
 from toolwire.errors import InvalidRequest, UnsupportedByFormat
-from support import golden_params
-from kimi_deepseek_llama_mistral_support import check_golden_render, content_segments, reference_render
+from support import check_golden_render, golden_params
+from kimi_deepseek_llama_mistral_support import content_segments, reference_render
 
 MISTRAL = toolwire.get_format("mistral_small32")
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]

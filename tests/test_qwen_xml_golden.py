@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from qwen_xml_cases import check_golden_parse_one_shot, check_golden_parse_streamed, check_golden_render, params
+from support import check_golden_parse_oneshot, check_golden_parse_streamed, check_golden_render
+from qwen_xml_cases import golden_streamed_splits, params
 
 FAMILIES = ["qwen3_coder", "qwen35", "qwen36"]
 
@@ -16,9 +17,9 @@ def test_render_matches_golden(row):
 
 @pytest.mark.parametrize("row", params("parse", FAMILIES))
 def test_parse_one_shot_matches_golden(row):
-    check_golden_parse_one_shot(row)
+    check_golden_parse_oneshot(row)
 
 
 @pytest.mark.parametrize("row", params("parse", FAMILIES))
 def test_parse_streamed_matches_golden(row):
-    check_golden_parse_streamed(row)
+    check_golden_parse_streamed(row, golden_streamed_splits(row))

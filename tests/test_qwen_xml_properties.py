@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 import toolwire
 from qwen_xml_cases import RT_TOOLS
-from support import assert_events_consistent, full_state, random_chunks, stream_parse
+from support import check_chunking, kept_text, random_chunks
 
 FORMATS = {
     "qwen3_coder": ["<tool_call>", "</tool_call>"],
@@ -32,12 +32,9 @@ def outputs(draw, family):
 
 
 def everything_kept(out) -> str:
-    parts = [out.content, out.reasoning]
-    for call in out.tool_calls:
-        parts += [call.name, call.raw_arguments, json.dumps(call.arguments, ensure_ascii=False)]
-        parts += [d.raw or "" for d in call.diagnostics]
-    parts += [d.raw or "" for d in out.diagnostics]
-    return "\x00".join(parts)
+    """What the result keeps (:func:`support.kept_text` with call names), and each call's decoded arguments."""
+    return "\x00".join([kept_text(out, names=True), *(json.dumps(c.arguments, ensure_ascii=False)
+                                                      for c in out.tool_calls)])
 
 
 @pytest.mark.parametrize("family", sorted(FORMATS))
@@ -46,7 +43,8 @@ def everything_kept(out) -> str:
 def test_arbitrary_output(family, data, thinking, seed):
     text = data.draw(outputs(family))
     fmt = toolwire.get_format(family)
-    out = fmt.parse(text, RT_TOOLS, thinking=thinking)
+    out = check_chunking(fmt, text, RT_TOOLS, splits=[random_chunks(text, random.Random(seed), 5), list(text)],
+                         thinking=thinking)
     kept = everything_kept(out)
     for word in {w for w in text.replace("<", " ").replace(">", " ").replace("=", " ").split() if w.startswith("w")}:
         if word.endswith("x") and word[1:-1].isdigit():
@@ -55,9 +53,3 @@ def test_arbitrary_output(family, data, thinking, seed):
         assert call.status in ("proposed", "repaired", "rejected", "truncated")
         if call.status == "truncated":
             assert out.truncated
-    result, events = stream_parse(fmt, text, random_chunks(text, random.Random(seed), 5), tools=RT_TOOLS,
-                                  thinking=thinking)
-    assert full_state(result) == full_state(out)
-    assert_events_consistent(result, events)
-    result, events = stream_parse(fmt, text, tools=RT_TOOLS, thinking=thinking)
-    assert full_state(result) == full_state(out)

@@ -7,9 +7,8 @@ import json
 import pytest
 
 import toolwire
-from toolwire.parsers.lexer import MarkerScanner
 from qwen_xml_cases import corpus_tools
-from support import assert_events_consistent, stream_parse
+from support import assert_events_consistent, counting_scans, stream_parse
 
 TOOLS = corpus_tools("qwen_xml")
 CODER = toolwire.get_format("qwen3_coder")
@@ -72,28 +71,21 @@ def test_promoted_reasoning_call_keeps_its_source():
     (CODER, "<tool_call>\n<function=write_file>\n<parameter=content>\n", "\n</parameter>\n</function>\n</tool_call>"),
     (SEED, "<seed:tool_call>\n<function=write_file>\n<parameter=content>", "</parameter>\n</function>\n</seed:tool_call>"),
 ])
-def test_buffer_stays_bounded_and_scanning_is_linear(fmt, opening, closing, monkeypatch):
+def test_buffer_stays_bounded_and_scanning_is_linear(fmt, opening, closing):
     """A 64k value in 4-char deltas: the parser keeps only a short tail and scans each character a bounded
     number of times (no re-parse of the buffer per delta)."""
-    scanned = [0]
-    original = MarkerScanner.scan
-
-    def counting(self, text, pos=0, *, final=False):
-        scanned[0] += len(text) - pos
-        return original(self, text, pos, final=final)
-
-    monkeypatch.setattr(MarkerScanner, "scan", counting)
     unit = "ab</par\n\n</parameter x\n"                     # near-miss closing tags and newlines
     value = (unit * (65536 // len(unit) + 1))[:65536]
     text = opening + value + closing
-    p = fmt.stream(TOOLS)
-    events = []
-    longest = 0
-    for i in range(0, len(text), 4):
-        events.extend(p.feed(text[i:i + 4]))
-        longest = max(longest, len(p._buf))
-    events.extend(p.flush())
-    out = p.finish()
+    with counting_scans() as scanned:
+        p = fmt.stream(TOOLS)
+        events = []
+        longest = 0
+        for i in range(0, len(text), 4):
+            events.extend(p.feed(text[i:i + 4]))
+            longest = max(longest, len(p._buf))
+        events.extend(p.flush())
+        out = p.finish()
     assert out.tool_calls[0].arguments == {"content": value}
     assert_events_consistent(out, events)
     assert longest <= 32
