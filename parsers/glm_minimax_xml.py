@@ -25,14 +25,11 @@ from typing import Any, Callable, Sequence
 
 from .base import CallBuilder, StreamParser, tool_schemas
 from .lexer import LiteralCheck, MarkerScanner
-from .schema_coerce import coerce, is_string_schema, parameter_schema
+from .schema_coerce import coerce_argument, is_string_schema, parameter_schema
 
 WHITESPACE = " \t\r\n"
 MAX_HEAD_CHARS = 512
 """A call name or argument key longer than this (with no closing marker) is not treated as one."""
-
-_COERCE_SEVERITY = {"integer_from_float": "info"}
-
 
 @dataclass(frozen=True)
 class Closer:
@@ -303,11 +300,8 @@ class TaggedCallParser(StreamParser):
             call.end_string()
             return
         tool_schema = self._schemas.get(call.name)
-        raw = self._take()
-        value, diags = coerce(raw, parameter_schema(tool_schema, self._key) if tool_schema else None, tool_schema)
-        for code, message in diags:
-            call.diag(code, f"argument {self._key!r}: {message}", severity=_COERCE_SEVERITY.get(code, "warning"))
-        call.value(self._key, value)
+        schema = parameter_schema(tool_schema, self._key) if tool_schema else None
+        coerce_argument(call, self._key, self._take(), schema, tool_schema)
 
     def _value(self, final: bool) -> bool:
         buf, pos = self._buf, self._pos

@@ -35,7 +35,7 @@ import regex
 
 from .base import CallBuilder, StreamParser
 from .json_body import (
-    ArgumentsStream, JsonValueScanner, repair_ladder, LadderResult, finish_call, stream_arguments,
+    ArgumentsStream, JsonValueScanner, repair_ladder, LadderResult, call_object_bounds, finish_call, stream_arguments,
 )
 from .lexer import MarkerScanner
 
@@ -74,10 +74,10 @@ class _CallBody:
 
     __slots__ = ("source", "parts", "scanner", "head", "call", "args", "args_offset", "tail")
 
-    def __init__(self, source: str):
+    def __init__(self, source: str, max_depth: int):
         self.source = source
         self.parts: list[str] = []        # the body's JSON phase text
-        self.scanner = JsonValueScanner()
+        self.scanner = JsonValueScanner(max_depth)
         self.head: str | None = ""        # opening text while it may still be canonical; None once decided
         self.call: CallBuilder | None = None
         self.args: ArgumentsStream | None = None
@@ -101,6 +101,7 @@ class HermesJsonParser(StreamParser):
         self._mode = _REASONING if self.prompt_opens_reasoning else _START if self.think_tag_at_start else _CONTENT
         self._after_think = False        # drop the newlines that follow </think>
         self._bare_open = self.bare_json_calls  # a bare JSON answer is still possible
+        self._bounds = call_object_bounds(self.limits)  # a body is a call object around the arguments
         self._bare: JsonValueScanner | None = None
         self._bare_parts: list[str] = []
         self._body: _CallBody | None = None
@@ -140,7 +141,7 @@ class HermesJsonParser(StreamParser):
             self._bare_open = False
             if buf[blank:blank + 1] == "{":
                 self._mode = _BARE
-                self._bare = JsonValueScanner()
+                self._bare = JsonValueScanner(self._bounds["max_depth"])
                 return True
         hit = _CONTENT_SCAN.scan(buf, final=final, literal=self._literal)
         self._emit_content(buf[:hit.start])
@@ -171,7 +172,7 @@ class HermesJsonParser(StreamParser):
 
     # ---- calls
     def _open_call(self, source: str, return_mode: int) -> None:
-        self._body = _CallBody(source)
+        self._body = _CallBody(source, self._bounds["max_depth"])
         self._return_mode = return_mode
         self._mode = _CALL
         self._bare_open = False
@@ -243,7 +244,7 @@ class HermesJsonParser(StreamParser):
         if truncated:
             self._truncated = True
         text = body.text()
-        decoded = repair_ladder(text, truncated)
+        decoded = repair_ladder(text, truncated, **self._bounds)
         value = decoded.value
         name = value.get("name") if value is not None else None
         args = value.get("arguments") if value is not None else None
@@ -312,7 +313,7 @@ class HermesJsonParser(StreamParser):
         if not final:
             return False
         text = "".join(self._bare_parts) + buf
-        decoded = repair_ladder(text, False)
+        decoded = repair_ladder(text, False, **self._bounds)
         value = decoded.value
         name = value.get("name") if isinstance(value, dict) else None
         args = value.get("arguments") if isinstance(value, dict) else None

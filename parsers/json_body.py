@@ -21,13 +21,14 @@ import json
 import re
 from typing import Any, Callable, NamedTuple
 
+from toolwire.limits import DEFAULT_LIMITS, Limits
 from toolwire.output import ToolCallCandidate, ToolCallFinished
 
 from .base import CallBuilder
-from .safe_json import MAX_DEPTH, JsonTooDeep, loads
+from .safe_json import MAX_DEPTH, JsonTooDeep, JsonTooLarge, loads
 
 __all__ = ["JsonValueScanner", "DecodedArguments", "decode_arguments", "LadderResult", "repair_ladder",
-           "ArgumentsStream", "ClosedArguments",
+           "ArgumentsStream", "ClosedArguments", "call_object_bounds",
            "stream_arguments", "finish_call", "worse_status"]
 
 _STRING_STOP = re.compile(r'["\\\x00-\x1f]')   # what ends a run of plain string characters (strict mode)
@@ -67,9 +68,10 @@ class JsonValueScanner:
 
     __slots__ = ("depth", "in_string", "started", "done", "opener", "start", "end", "pos", "error", "error_pos",
                  "safe", "_safe_in_string", "_stack", "_expect", "_is_key", "_esc", "_num", "_lit",
-                 "_frozen_closers")
+                 "_frozen_closers", "max_depth")
 
-    def __init__(self) -> None:
+    def __init__(self, max_depth: int = MAX_DEPTH) -> None:
+        self.max_depth = max_depth
         self.depth = 0
         self.in_string = False
         self.started = False
@@ -239,8 +241,8 @@ class JsonValueScanner:
                     self.opener = ch
                     self.start = base + i
                 if ch == "{" or ch == "[":
-                    if len(stack) >= MAX_DEPTH:
-                        self._fail(base + i, f"nesting deeper than {MAX_DEPTH} levels")
+                    if len(stack) >= self.max_depth:
+                        self._fail(base + i, f"nesting deeper than {self.max_depth} levels")
                         return i
                     stack.append(ch)
                     self.depth += 1
@@ -464,14 +466,14 @@ def _token_repairs(text: str, truncated: bool) -> tuple[str, list[tuple[str, str
     return "".join(tok for _, tok in tokens), diags, suspicious
 
 
-def _strict(text: str) -> tuple[Any, str | None, bool]:
-    """(value, None, False) when ``text`` is strict JSON, else (None, reason, too_deep)."""
+def _strict(text: str, load: Callable[[str], Any]) -> tuple[Any, str | None]:
+    """(value, None) when ``text`` is strict JSON, else (None, reason). A text past the limits raises."""
     try:
-        return loads(text), None, False
-    except JsonTooDeep as exc:
-        return None, str(exc), True
+        return load(text), None
+    except (JsonTooDeep, JsonTooLarge):
+        raise
     except ValueError as exc:
-        return None, str(exc), False
+        return None, str(exc)
 
 
 def _closed_string(token: str) -> bool:
@@ -482,19 +484,27 @@ def _closed_string(token: str) -> bool:
     return backslashes % 2 == 0
 
 
-def repair_ladder(raw: str, truncated: bool = False) -> LadderResult:
+def repair_ladder(raw: str, truncated: bool = False, *, max_depth: int = MAX_DEPTH,
+                  max_bytes: int | None = None) -> LadderResult:
     """The ladder behind :func:`decode_arguments` (same rules); also returns the text the value came
-    from. The value must be a JSON object."""
+    from. The value must be a JSON object. Text nested deeper than ``max_depth`` or larger than
+    ``max_bytes`` UTF-8 bytes is not decoded: ``too_large``, ``rejected`` (``truncated`` if ``truncated``)."""
     final = "truncated" if truncated else None
     if not raw.strip():
         return LadderResult(None, final or "rejected", [("empty_arguments", "no JSON text where arguments belong")], None)
-    value, reason, too_deep = _strict(raw)
+    try:
+        return _climb(raw, final, lambda text: loads(text, max_depth=max_depth, max_bytes=max_bytes))
+    except (JsonTooDeep, JsonTooLarge) as exc:
+        return LadderResult(None, final or "rejected", [("too_large", str(exc))], None)
+
+
+def _climb(raw: str, final: str | None, load: Callable[[str], Any]) -> LadderResult:
+    truncated = final is not None
+    value, reason = _strict(raw, load)
     diags: list[tuple[str, str]] = []
     text = raw
     if reason is None:
         return _check_object(value, final or "proposed", diags, text)
-    if too_deep:
-        return LadderResult(None, final or "rejected", [("arguments_too_deep", reason)], None)
     # rung 1: a code fence around the JSON
     m = _FENCE_OPEN.match(text)
     if m:
@@ -503,13 +513,13 @@ def repair_ladder(raw: str, truncated: bool = False) -> LadderResult:
         if closed or truncated:
             text = inner[:-3] if closed else inner
             diags.append(("repaired_code_fence", "removed a Markdown code fence around the JSON"))
-            value, reason, _ = _strict(text)
+            value, reason = _strict(text, load)
             if reason is None:
                 return _check_object(value, final or "repaired", diags, text)
     # rungs 2-4: Python literals and quotes, trailing commas, (truncated) the final brace
     repaired, more, suspicious = _token_repairs(text, truncated)
     if more:
-        value, reason2, _ = _strict(repaired)
+        value, reason2 = _strict(repaired, load)
         if reason2 is None:
             return _check_object(value, final or "repaired", diags + more, repaired)
     if suspicious:
@@ -529,7 +539,8 @@ def _check_object(value: Any, status: str, diags: list, text: str) -> LadderResu
     return LadderResult(value, status, diags, text)
 
 
-def decode_arguments(raw: str, *, truncated: bool = False) -> DecodedArguments:
+def decode_arguments(raw: str, *, truncated: bool = False, max_depth: int = MAX_DEPTH,
+                     max_bytes: int | None = None) -> DecodedArguments:
     """Decode a call's raw argument text through the repair ladder.
 
     Strict JSON (bounded by :func:`toolwire.parsers.safe_json.loads`) is ``proposed``. Otherwise, each
@@ -539,8 +550,9 @@ def decode_arguments(raw: str, *, truncated: bool = False) -> DecodedArguments:
     value decoded that way is ``repaired``. Text still not JSON is ``rejected`` (a string followed by
     more text is reported as ``unescaped_quote``: never guessed). With ``truncated=True`` the status is
     always ``truncated`` (the value, when recoverable, is still returned; ``truncated_json`` when not).
+    Past ``max_depth`` / ``max_bytes`` nothing is decoded: ``too_large``.
     """
-    decoded = repair_ladder(raw, truncated)
+    decoded = repair_ladder(raw, truncated, max_depth=max_depth, max_bytes=max_bytes)
     return DecodedArguments(decoded.value, decoded.status, decoded.diagnostics)
 
 
@@ -573,13 +585,15 @@ class ArgumentsStream:
       model wrote; the status and a diagnostic say it is partial). Never dispatch a rejected call.
 
     Only an object is streamed; any other value is sent whole at :meth:`close`. Cost is O(raw length).
+    ``limits`` bound the nesting the scanner follows and what :meth:`decode` accepts (``too_large`` past them).
     """
 
-    __slots__ = ("scanner", "emit", "_parts", "_pending", "_sent", "_sent_upto")
+    __slots__ = ("scanner", "emit", "limits", "_parts", "_pending", "_sent", "_sent_upto")
 
-    def __init__(self, emit: Callable[[str], None]):
-        self.scanner = JsonValueScanner()
+    def __init__(self, emit: Callable[[str], None], limits: Limits = DEFAULT_LIMITS):
+        self.scanner = JsonValueScanner(limits.max_depth)
         self.emit = emit
+        self.limits = limits
         self._parts: list[str] = []     # every raw piece received
         self._pending: list[str] = []   # received, not yet sent (short while the JSON is strict)
         self._sent: list[str] = []      # fragments sent
@@ -623,12 +637,17 @@ class ArgumentsStream:
             self._sent.append(fragment)
             self.emit(fragment)
 
+    def decode(self, truncated: bool = False) -> LadderResult:
+        """The raw text so far through the repair ladder, bounded by the limits."""
+        return repair_ladder(self.raw, truncated, max_depth=self.limits.max_depth,
+                             max_bytes=self.limits.max_argument_bytes)
+
     def close(self, *, truncated: bool = False, decoded: LadderResult | None = None) -> ClosedArguments:
         """Finish: decode the raw text (or use ``decoded`` from a larger body), emit the completing
         fragment and return arguments consistent with every fragment sent."""
         raw = self.raw
         if decoded is None:
-            decoded = repair_ladder(raw, truncated)
+            decoded = self.decode(truncated)
         reported = raw[self.scanner.start:] if self.scanner.started else raw.lstrip(_WS)
         diags = list(decoded.diagnostics)
         sent = self.sent
@@ -644,13 +663,13 @@ class ArgumentsStream:
             prefix = raw[:self._sent_upto]
             if text.startswith(prefix):
                 rest = text[len(prefix):]
-                if decoded.status == "proposed" or _loads_or_none(sent + rest) == decoded.value:
+                if decoded.status == "proposed" or self._loads_or_none(sent + rest) == decoded.value:
                     self._send(rest)
                     return ClosedArguments(decoded.value, decoded.status, diags, reported)
         # no value consistent with what was sent: close the streamed prefix
         closing = self.scanner.closers()
         self._send(closing)
-        partial = _loads_or_none(raw[start:self._sent_upto] + closing)
+        partial = self._loads_or_none(raw[start:self._sent_upto] + closing)
         if not isinstance(partial, dict):  # cannot happen for a strict prefix; keep the contract anyway
             partial = {}
         status = decoded.status if decoded.status in ("rejected", "truncated") else "rejected"
@@ -659,12 +678,12 @@ class ArgumentsStream:
                           + ("ended" if status == "truncated" else "became unusable")))
         return ClosedArguments(partial, status, diags, reported)
 
-
-def _loads_or_none(text: str) -> Any:
-    try:
-        return loads(text)
-    except ValueError:
-        return None
+    def _loads_or_none(self, text: str) -> Any:
+        """Streamed text decoded (the scanner kept it within the depth limit; its size is what was sent)."""
+        try:
+            return loads(text, max_depth=self.limits.max_depth)
+        except ValueError:
+            return None
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -680,7 +699,17 @@ def worse_status(*statuses: str) -> str:
 
 def stream_arguments(call: CallBuilder) -> ArgumentsStream:
     """An :class:`ArgumentsStream` whose fragments become the call's ``ArgumentsDelta`` events."""
-    return ArgumentsStream(call._fragment)
+    return ArgumentsStream(call._fragment, call.parser.limits)
+
+
+CALL_OBJECT_BYTES = 4096
+"""Room for the name and keys around the arguments when a whole call object is decoded."""
+
+
+def call_object_bounds(limits: Limits) -> dict[str, int]:
+    """:func:`repair_ladder` bounds for a call object that wraps the arguments (``{"name": ..., "arguments":
+    {...}}``): one level deeper than the arguments may nest, :data:`CALL_OBJECT_BYTES` more bytes."""
+    return {"max_depth": limits.max_depth + 1, "max_bytes": limits.max_argument_bytes + CALL_OBJECT_BYTES}
 
 
 def diagnostic_severity(code: str) -> str:
@@ -694,7 +723,10 @@ def finish_call(call: CallBuilder, closed: ClosedArguments, *, raw: str | None =
     call's (``rejected`` for an unknown tool or a call in reasoning) and the arguments'; ``raw``
     overrides the raw argument text kept on the candidate."""
     for code, message in closed.diagnostics:
-        call.diag(code, message, severity=diagnostic_severity(code))
+        if code == "too_large":
+            call.reject_too_large(message)
+        else:
+            call.diag(code, message, severity=diagnostic_severity(code))
     status = worse_status(call.status, closed.status)
     call.status = status
     cand = ToolCallCandidate(

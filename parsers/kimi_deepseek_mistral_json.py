@@ -28,7 +28,7 @@ from typing import Callable, ClassVar, NamedTuple, Sequence
 from toolwire.output import ToolCallCandidate
 
 from .base import CallBuilder, StreamParser
-from .json_body import finish_call, repair_ladder, stream_arguments
+from .json_body import finish_call, stream_arguments
 from .lexer import MarkerScanner
 
 MAX_HEADER_CHARS = 1024
@@ -85,7 +85,7 @@ class StreamedCall:
         whether the call was truncated."""
         raw = self.stream.raw
         if raw.strip() and not self.stream.scanner.strict:
-            ladder = repair_ladder(raw)
+            ladder = self.stream.decode()
             if ladder.value is not None or any(code == "unescaped_quote" for code, _ in ladder.diagnostics):
                 finish_call(self.call, self.stream.close(decoded=ladder))  # repaired, or rejected as malformed
                 return False

@@ -20,7 +20,7 @@ from typing import Any, Sequence
 import regex
 
 from .base import StreamParser
-from .json_body import JsonValueScanner, decode_arguments, diagnostic_severity, worse_status
+from .json_body import JsonValueScanner, call_object_bounds, decode_arguments, diagnostic_severity, worse_status
 from .kimi_deepseek_mistral_json import StreamedCall
 
 # One marker table shared by the renderer (toolwire.templates.llama re-exports it) and this parser.
@@ -73,6 +73,7 @@ class LlamaParser(StreamParser):
         super().__init__(tools, thinking=thinking, **options)
         if builtin_tools:
             self._names = (self._names or frozenset()) | frozenset(builtin_tools)
+        self._bounds = call_object_bounds(self.limits)  # a call is an object around the parameters
         self._state = _START
         self._tagged = False                 # the current call came after <|python_tag|>
         self._pending = ""                   # blanks (and a ';') not yet known to be content or framing
@@ -235,7 +236,7 @@ class LlamaParser(StreamParser):
 
     # ---- helpers
     def _open_object(self) -> None:
-        self._outer = JsonValueScanner()
+        self._outer = JsonValueScanner(self._bounds["max_depth"])
         self._text = []
         self._state = _PREFIX_STATE
 
@@ -246,7 +247,7 @@ class LlamaParser(StreamParser):
 
     def _emit_whole(self, text: str, *, truncated: bool) -> bool:
         """A complete (or truncated) object that is not in the streaming shape: a call, or False."""
-        decoded = decode_arguments(text, truncated=truncated)
+        decoded = decode_arguments(text, truncated=truncated, **self._bounds)
         value = decoded.value
         if not isinstance(value, dict) or not isinstance(value.get("name"), str):
             return False

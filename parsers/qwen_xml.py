@@ -39,7 +39,7 @@ from typing import Any, Callable, ClassVar, Literal, Sequence
 
 from .base import CallBuilder, StreamParser, tool_schemas
 from .lexer import MarkerScanner
-from .schema_coerce import coerce, is_string_schema, parameter_schema
+from .schema_coerce import coerce_argument, is_string_schema, parameter_schema
 
 WHITESPACE = " \t\r\n"
 """Whitespace allowed between a closing tag and the structural marker that confirms it."""
@@ -472,11 +472,8 @@ class XmlToolParser(StreamParser):
         if self._typed is None:
             call.end_string()
             return
-        value, diagnostics = coerce("".join(self._pieces), self._typed, self._root)
+        coerce_argument(call, self._key, "".join(self._pieces), self._typed, self._root)
         self._pieces = []
-        call.value(self._key, value)
-        for code, message in diagnostics:
-            call.diag(code, f"argument {self._key!r}: {message}")
 
     def _after_function(self) -> bool:
         g = self.grammar

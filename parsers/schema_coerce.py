@@ -27,6 +27,10 @@ Resolution order (each step only runs when the previous ones did not decide):
    allowed, with an ``integer_from_float`` diagnostic. Numbers must be finite; ints stay exact.
 7. **Fallback** - if nothing decoded and ``string`` is allowed, the raw string; otherwise the raw string
    is kept and a ``coercion_failed`` diagnostic names the expected types. Nothing is ever dropped.
+
+**Limits.** A container value past ``max_depth`` (the arguments' bound, as :class:`toolwire.limits.Limits`
+states it: the arguments object holding the value is one level) or ``max_bytes`` is not decoded: the raw
+string is kept with a ``too_large`` diagnostic (the parser rejects the call).
 """
 
 from __future__ import annotations
@@ -35,7 +39,9 @@ import ast
 import math
 from typing import Any, Callable
 
-from .safe_json import MAX_DEPTH, loads as json_loads
+from toolwire.limits import utf8_size
+
+from .safe_json import MAX_DEPTH, loads as json_loads, nesting_depth
 
 MAX_LITERAL_CHARS = 262_144
 """Python-literal parsing (``ast.literal_eval``) is only tried on inputs up to this size."""
@@ -193,9 +199,11 @@ def is_string_schema(schema: dict | None, root: dict | None = None) -> bool:
     return not types or types == {"string"}
 
 
-def coerce(raw: str, schema: dict | None, root: dict | None = None) -> tuple[object, list[tuple[str, str]]]:
+def coerce(raw: str, schema: dict | None, root: dict | None = None, *, max_depth: int = MAX_DEPTH,
+           max_bytes: int | None = None) -> tuple[object, list[tuple[str, str]]]:
     """Type ``raw`` by ``schema`` (see the module docstring for the order). Returns the value and
-    ``(code, message)`` diagnostics; on failure the raw string is kept with a ``coercion_failed`` diagnostic."""
+    ``(code, message)`` diagnostics; on failure the raw string is kept with a ``coercion_failed`` diagnostic,
+    past the limits with a ``too_large`` one."""
     diags: Diagnostics = []
     types, branches = _allowed(schema, root, diags)
     if not types or types == {"string"}:
@@ -204,10 +212,14 @@ def coerce(raw: str, schema: dict | None, root: dict | None = None) -> tuple[obj
         if raw in (m for m in _members(branch) if isinstance(m, str)):
             return raw, diags
     text = raw.strip()
+    problem = _size_problem(text, types, max_depth - 1, max_bytes)
+    if problem:
+        diags.append(("too_large", problem))
+        return raw, diags
     for name in _DECODE_ORDER:
         if name not in types:
             continue
-        ok, value = _DECODERS[name](text, types)
+        ok, value = _DECODERS[name](text, types, max_depth - 1)
         if ok:
             if name == "integer" and isinstance(value, float):
                 value = int(value)
@@ -220,6 +232,23 @@ def coerce(raw: str, schema: dict | None, root: dict | None = None) -> tuple[obj
     return raw, diags
 
 
+_SEVERITY = {"integer_from_float": "info"}
+
+
+def coerce_argument(call: Any, key: str, raw: str, schema: dict | None, root: dict | None = None) -> None:
+    """Type the text of argument ``key`` with :func:`coerce`, bounded by the call's parser limits, and store it
+    on ``call`` (a :class:`~toolwire.parsers.base.CallBuilder`) with its diagnostics: ``too_large`` rejects
+    the call, a failed coercion warns, a float read as an integer is noted."""
+    limits = call.parser.limits
+    value, diags = coerce(raw, schema, root, max_depth=limits.max_depth, max_bytes=limits.max_argument_bytes)
+    for code, message in diags:
+        if code == "too_large":
+            call.reject_too_large(f"argument {key!r}: {message}")
+        else:
+            call.diag(code, f"argument {key!r}: {message}", severity=_SEVERITY.get(code, "warning"))
+    call.value(key, value)
+
+
 # ---------------------------------------------------------------- decoders
 
 _FAIL = (False, None)
@@ -229,9 +258,20 @@ def _preview(raw: str, limit: int = 40) -> str:
     return repr(raw if len(raw) <= limit else raw[:limit] + "...")
 
 
-def _json(text: str) -> tuple[bool, Any]:
+def _size_problem(text: str, types: set[str], depth: int, max_bytes: int | None) -> str | None:
+    """Why a container value is too large to decode (``depth``: its own nesting bound), or None."""
+    if not ({"object", "array"} & types and text[:1] in "[{"):
+        return None
+    if max_bytes is not None and utf8_size(text, max_bytes) > max_bytes:
+        return f"the value takes more than {max_bytes} bytes (Limits.max_argument_bytes); kept as text"
+    if nesting_depth(text) > depth and (len(text) > MAX_LITERAL_CHARS or _literal_depth(text, depth) > depth):
+        return f"the value makes the arguments nest deeper than {depth + 1} levels (Limits.max_depth); kept as text"
+    return None
+
+
+def _json(text: str, depth: int = 0) -> tuple[bool, Any]:
     try:
-        return True, json_loads(text)
+        return True, json_loads(text, max_depth=depth)
     except (ValueError, RecursionError):
         return _FAIL
 
@@ -262,51 +302,51 @@ def _literal_depth(text: str, limit: int) -> int:
     return best
 
 
-def _json_compatible(value: Any, depth: int = 0) -> bool:
-    if depth > MAX_DEPTH:
+def _json_compatible(value: Any, limit: int, depth: int = 0) -> bool:
+    if depth > limit:
         return False
     if value is None or isinstance(value, (bool, int, str)):
         return True
     if isinstance(value, float):
         return math.isfinite(value)
     if isinstance(value, list):
-        return all(_json_compatible(v, depth + 1) for v in value)
+        return all(_json_compatible(v, limit, depth + 1) for v in value)
     if isinstance(value, dict):
-        return all(isinstance(k, str) and _json_compatible(v, depth + 1) for k, v in value.items())
+        return all(isinstance(k, str) and _json_compatible(v, limit, depth + 1) for k, v in value.items())
     return False
 
 
-def _literal(text: str) -> tuple[bool, Any]:
+def _literal(text: str, depth: int) -> tuple[bool, Any]:
     """A Python literal (``['a']``, ``{'k': None}``) read with ``ast.literal_eval``, size/depth bounded."""
-    if len(text) > MAX_LITERAL_CHARS or _literal_depth(text, MAX_DEPTH) > MAX_DEPTH:
+    if len(text) > MAX_LITERAL_CHARS or _literal_depth(text, depth) > depth:
         return _FAIL
     try:
         value = ast.literal_eval(text)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return _FAIL
-    return (True, value) if _json_compatible(value) else _FAIL
+    return (True, value) if _json_compatible(value, depth) else _FAIL
 
 
 def _container(kind: type) -> Callable[[str, set[str]], tuple[bool, Any]]:
     opener = "{" if kind is dict else "["
 
-    def decode(text: str, _types: set[str]) -> tuple[bool, Any]:
+    def decode(text: str, _types: set[str], depth: int) -> tuple[bool, Any]:
         if not text.startswith(opener):
             return _FAIL
         for reader in (_json, _literal):
-            ok, value = reader(text)
-            if ok and isinstance(value, kind) and _json_compatible(value):
+            ok, value = reader(text, depth)
+            if ok and isinstance(value, kind) and _json_compatible(value, depth):
                 return True, value
         return _FAIL
 
     return decode
 
 
-def _null(text: str, _types: set[str]) -> tuple[bool, Any]:
+def _null(text: str, _types: set[str], _depth: int) -> tuple[bool, Any]:
     return (True, None) if text in ("null", "None") else _FAIL
 
 
-def _boolean(text: str, _types: set[str]) -> tuple[bool, Any]:
+def _boolean(text: str, _types: set[str], _depth: int) -> tuple[bool, Any]:
     if text in ("true", "True"):
         return True, True
     if text in ("false", "False"):
@@ -325,7 +365,7 @@ def _number_text(text: str) -> tuple[bool, Any]:
     return True, value
 
 
-def _integer(text: str, types: set[str]) -> tuple[bool, Any]:
+def _integer(text: str, types: set[str], _depth: int) -> tuple[bool, Any]:
     ok, value = _number_text(text)
     if not ok:
         return _FAIL
@@ -336,13 +376,13 @@ def _integer(text: str, types: set[str]) -> tuple[bool, Any]:
     return _FAIL
 
 
-def _number(text: str, _types: set[str]) -> tuple[bool, Any]:
+def _number(text: str, _types: set[str], _depth: int) -> tuple[bool, Any]:
     return _number_text(text)
 
 
-_DECODERS: dict[str, Callable[[str, set[str]], tuple[bool, Any]]] = {
+_DECODERS: dict[str, Callable[[str, set[str], int], tuple[bool, Any]]] = {
     "null": _null, "boolean": _boolean, "integer": _integer, "number": _number,
     "object": _container(dict), "array": _container(list),
 }
 
-__all__ = ["parameter_schema", "is_string_schema", "coerce", "MAX_LITERAL_CHARS"]
+__all__ = ["parameter_schema", "is_string_schema", "coerce", "coerce_argument", "MAX_LITERAL_CHARS"]

@@ -215,7 +215,7 @@ def test_unescaped_inner_quotes_are_rejected_never_guessed():
     ("   ", "empty_arguments"),
     ("[1, 2]", "arguments_not_object"),
     ('"{\\"a\\": 1}"', "arguments_not_object"),
-    ("{" * 100 + "}" * 100, "arguments_too_deep"),
+    ("{" * 100 + "}" * 100, "too_large"),
     ("not json at all", "invalid_json"),
     ('{"a": NaN}', "invalid_json"),
 ])
