@@ -1,13 +1,16 @@
-"""Run every benchmark module (``bench/bench_*.py``) or the ones named: ``python -m bench [dsml qwen ...]``."""
+"""Run every benchmark module (``bench/bench_*.py``) or the ones named: ``python -m bench [dsml qwen ...]``.
+
+Prints the machine and versions first, each module's tables, then a summary of toolwire against each peer.
+"""
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
-import platform
 import sys
 
 import bench
+from bench import harness
 
 
 def main(argv: list[str]) -> int:
@@ -17,10 +20,12 @@ def main(argv: list[str]) -> int:
     if unknown:
         print(f"unknown benchmark(s) {unknown}; available: {names}", file=sys.stderr)
         return 2
-    print(f"# toolwire benchmarks on {platform.machine()} {platform.processor() or ''}, Python {platform.python_version()}")
+    print("# toolwire benchmarks\n")
+    print(harness.environment())
     for name in chosen:
         print(f"\n## {name}", flush=True)
         importlib.import_module(f"bench.bench_{name}").main()
+    harness.summary_table()
     return 0
 
 

@@ -15,19 +15,17 @@ Table 2 (DeepSeek): toolwire ``deepseek_v4`` against ``deepseek-recipe`` (DeepSe
 (``bench/setup_peers.sh``); rows for a missing peer say so. DeepSeek's V4 Python encoder is not
 installable from a package registry, so V4 is measured against the Rust encoder only.
 
-All timings run in one process, median of repeated batches.
+All timings run in one process: CPU µs per call, median of 5 batches (:func:`bench.harness.per_call_us`).
 """
 
 from __future__ import annotations
 
 import copy
 import json
-import statistics
-import time
 from pathlib import Path
-from typing import Any, Callable
 
 import toolwire
+from bench import harness
 from toolwire.templates.jinja import ChatTemplate, decode_arguments, options_to_variables
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "real"
@@ -69,22 +67,6 @@ def conversation(turns: int) -> list[dict]:
     return messages
 
 
-def timed(fn: Callable[[], Any], budget: float = 0.25) -> float:
-    """Median µs per call over batches that together take about ``budget`` seconds."""
-    fn()
-    start = time.perf_counter()
-    fn()
-    once = max(time.perf_counter() - start, 1e-6)
-    per_batch = max(1, int(budget / 5 / once))
-    samples = []
-    for _ in range(5):
-        start = time.perf_counter()
-        for _ in range(per_batch):
-            fn()
-        samples.append((time.perf_counter() - start) / per_batch)
-    return statistics.median(samples) * 1e6
-
-
 def _carrier_tokenizer():
     """A transformers tokenizer to call apply_chat_template on (the template is passed explicitly), with
     ``strftime_now`` pinned to the date the other renderers get."""
@@ -106,10 +88,10 @@ def _carrier_tokenizer():
     return AutoTokenizer.from_pretrained(str(folder)) if folder.is_dir() else None
 
 
-def template_table() -> list[str]:
+def template_table() -> None:
+    """Print table 1 and record, per format, transformers / toolwire at 2 and 50 turns."""
     hf = _carrier_tokenizer()
-    rows = ["| format | template | turns | toolwire µs | jinja runner µs | apply_chat_template µs | "
-            "transformers / toolwire | same text |", "|---|---|---:|---:|---:|---:|---:|---|"]
+    rows = []
     available = set(toolwire.formats())
     for fmt_name, template_file, special in PAIRS:
         path = SHARED / "templates" / template_file
@@ -120,6 +102,7 @@ def template_table() -> list[str]:
         runner = ChatTemplate(source, special_tokens=special, now="2025-03-14")
         options = {"thinking": fmt_name == "gpt_oss"}
         variables = options_to_variables(runner.variables, **options)
+        ours_us, theirs_us = [], []
         for turns in (2, 50):
             messages = conversation(turns)
             template_messages = decode_arguments(messages)
@@ -129,19 +112,27 @@ def template_table() -> list[str]:
             native = lambda: fmt.render(messages, TOOLS, **native_opts)  # noqa: E731
             ours = lambda: runner.render(template_messages, TOOLS, add_generation_prompt=True, **variables)  # noqa: E731
             texts = {native().text, ours()}
-            t_native, t_ours = timed(native), timed(ours)
+            t_native, t_ours = harness.per_call_us(native), harness.per_call_us(ours)
             if hf is not None:
                 theirs = lambda: hf.apply_chat_template(  # noqa: E731
                     copy.deepcopy(template_messages), tools=TOOLS, chat_template=source, tokenize=False,
                     add_generation_prompt=True, **special, **variables)
                 texts.add(theirs())
-                t_hf = timed(theirs)
+                t_hf = harness.per_call_us(theirs)
                 hf_cell, ratio = f"{t_hf:,.0f}", f"{t_hf / t_native:.1f}x"
+                ours_us.append(t_native)
+                theirs_us.append(t_hf)
             else:
                 hf_cell, ratio = "(transformers missing)", "-"
-            rows.append(f"| {fmt_name} | {template_file} | {turns} | {t_native:,.0f} | {t_ours:,.0f} | {hf_cell} | "
-                        f"{ratio} | {'yes' if len(texts) == 1 else 'NO'} |")
-    return rows
+            rows.append([fmt_name, template_file, turns, f"{t_native:,.0f}", f"{t_ours:,.0f}", hf_cell, ratio,
+                         "yes" if len(texts) == 1 else "NO"])
+        if theirs_us:
+            harness.record("render", f"{fmt_name} (2 / 50 turns), µs", " / ".join(f"{t:,.0f}" for t in ours_us),
+                           "apply_chat_template", " / ".join(f"{t:,.0f}" for t in theirs_us),
+                           " / ".join(f"{b / a:.1f}x" for a, b in zip(ours_us, theirs_us)))
+    print("\nnative renderers against the models' chat templates (CPU µs per render)\n")
+    harness.print_table(["format", "template", "turns", "toolwire µs", "jinja runner µs", "apply_chat_template µs",
+                         "transformers / toolwire", "same text"], rows, align="llrrrrrl")
 
 
 # ---------------------------------------------------------------- DeepSeek encoders
@@ -189,54 +180,56 @@ def _dsv32_messages(messages: list[dict], tools: list[dict]) -> list[dict]:
     return out
 
 
-def deepseek_table() -> list[str]:
-    rows = ["| encoder | turns | µs | peer / toolwire | same text |", "|---|---:|---:|---:|---|"]
+def _encoder_rows(rows: list, label: str, turns: int, native, peer_label: str, peer) -> None:
+    """Time toolwire's ``native`` render and, when there is one, the ``peer`` encoder (which returns the prompt
+    text); add their rows (with whether the texts are identical) and record the ratio for the summary."""
+    t_native = harness.per_call_us(native)
+    rows.append([f"toolwire {label}", turns, f"{t_native:,.0f}", "1.0x", "-"])
+    if peer is None:
+        rows.append([f"{peer_label} (not installed: bench/setup_peers.sh)", turns, "-", "-", "-"])
+        return
+    same = peer() == native().text
+    t_peer = harness.per_call_us(peer)
+    rows.append([peer_label, turns, f"{t_peer:,.0f}", f"{t_peer / t_native:.2f}x", "yes" if same else "NO"])
+    harness.record("render", f"{label}, {turns} turns, µs", f"{t_native:,.0f}", peer_label, f"{t_peer:,.0f}",
+                   f"{t_peer / t_native:.2f}x")
+
+
+def deepseek_table() -> None:
+    """Print table 2 (DeepSeek encoders) and record its ratios."""
+    rows: list = []
     available = set(toolwire.formats())
-    try:
-        import deepseek_recipe as dr
-    except ImportError:
-        dr = None
+    dr = harness.optional_import("deepseek_recipe")
     reference = _dsv32_reference()
     for turns in (2, 50):
         messages = conversation(turns)
         if "deepseek_v4" in available:
             fmt = toolwire.get_format("deepseek_v4")
-            native = lambda: fmt.render(messages, TOOLS)  # noqa: E731
-            t_native = timed(native)
-            rows.append(f"| toolwire deepseek_v4 | {turns} | {t_native:,.0f} | 1.0x | - |")
+            recipe = None
             if dr is not None:
                 encoding = dr.DeepseekV4Encoding()
                 recipe = lambda: encoding.render_conversation(  # noqa: E731
                     _openai_to_recipe(messages, TOOLS, thinking=False)).prompt
-                same = recipe() == native().text
-                t_peer = timed(recipe)
-                rows.append(f"| deepseek-recipe DeepseekV4Encoding (Rust) | {turns} | {t_peer:,.0f} | "
-                            f"{t_peer / t_native:.2f}x | {'yes' if same else 'NO'} |")
-            else:
-                rows.append(f"| deepseek-recipe (not installed: bench/setup_peers.sh) | {turns} | - | - | - |")
+            _encoder_rows(rows, "deepseek_v4", turns, lambda: fmt.render(messages, TOOLS),
+                          "deepseek-recipe DeepseekV4Encoding (Rust)", recipe)
         if "deepseek_v32" in available:
             fmt32 = toolwire.get_format("deepseek_v32")
-            native32 = lambda: fmt32.render(messages, TOOLS)  # noqa: E731
-            t_native = timed(native32)
-            rows.append(f"| toolwire deepseek_v32 | {turns} | {t_native:,.0f} | 1.0x | - |")
+            ref = None
             if reference is not None:
                 ref_messages = _dsv32_messages(messages, TOOLS)
                 ref = lambda: reference.encode_messages(copy.deepcopy(ref_messages), thinking_mode="chat")  # noqa: E731
-                same = ref() == native32().text
-                t_peer = timed(ref)
-                rows.append(f"| reference encoding_dsv32.encode_messages (Python) | {turns} | {t_peer:,.0f} | "
-                            f"{t_peer / t_native:.2f}x | {'yes' if same else 'NO'} |")
-            else:
-                rows.append(f"| encoding_dsv32 (not installed: bench/setup_peers.sh) | {turns} | - | - | - |")
-    return rows
+            _encoder_rows(rows, "deepseek_v32", turns, lambda: fmt32.render(messages, TOOLS),
+                          "reference encoding_dsv32.encode_messages (Python)", ref)
+    print("\nDeepSeek: native renderers against DeepSeek's own encoders (CPU µs per render)\n")
+    harness.print_table(["encoder", "turns", "µs", "peer / toolwire", "same text"], rows, align="lrrrl")
 
 
 def main() -> None:
     """Print both tables (markdown)."""
-    print("\n".join(template_table()))
-    print()
-    print("\n".join(deepseek_table()))
+    template_table()
+    deepseek_table()
 
 
 if __name__ == "__main__":
+    print(harness.environment())
     main()

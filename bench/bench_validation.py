@@ -1,20 +1,12 @@
 """Validation cost per call for a 10-field schema, with the cached validator, against jsonschema itself.
 
-Run: ``.venv/bin/python -m bench validation`` (or ``python bench/bench_validation.py``). Prints one table:
-microseconds per call and the ratio to a bare, precompiled ``jsonschema`` validator in the same process.
+Run: ``.venv/bin/python -m bench validation``. Prints one table: CPU µs per call (:func:`bench.harness.per_call_us`)
+and the ratio to a bare, precompiled ``jsonschema`` validator in the same process.
 """
 
 from __future__ import annotations
 
-import sys
-import timeit
-from pathlib import Path
-
-if __package__ in (None, ""):  # run as a script
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-import jsonschema
-
+from bench import harness
 from toolwire.canonical import canonical_value, fingerprint
 from toolwire.output import ParsedOutput, ToolCallCandidate
 from toolwire.validation import ToolSet, compiled_validator
@@ -44,13 +36,12 @@ GOOD = {"query": "tool calling", "limit": 20, "offset": 0, "sort": "date", "year
 BAD = {**GOOD, "limit": 0, "sort": "newest", "extra": 1}
 
 
-def _per_call(fn, number: int) -> float:
-    """Best of 5 runs, in microseconds per call."""
-    return min(timeit.repeat(fn, number=number, repeat=5)) / number * 1e6
-
-
 def main() -> None:
-    """Print the table (microseconds per call, ratio to bare jsonschema)."""
+    """Print the table (µs per call, ratio to bare jsonschema) and record toolwire's valid-call ratio."""
+    jsonschema = harness.optional_import("jsonschema")
+    if jsonschema is None:
+        print("jsonschema is not importable in this interpreter (toolwire's `schema` extra): nothing to measure")
+        return
     tools = ToolSet(TOOLS)
     validator = compiled_validator(tools.specs["search_papers"])
     bare = jsonschema.Draft202012Validator(SCHEMA)
@@ -60,25 +51,26 @@ def main() -> None:
     canonical = canonical_value(GOOD)
     assert good.validate(tools).status == "validated" and len(bad.validate(tools).errors) == 3
     assert validator is compiled_validator(tools.specs["search_papers"])
-    n = 2000
-    rows = [
-        ("jsonschema, precompiled: list(iter_errors) (peer)", lambda: list(bare.iter_errors(GOOD)), n),
-        ("jsonschema.validate(), schema checked each call (peer)", lambda: jsonschema.validate(GOOD, SCHEMA), n // 10),
-        ("toolwire candidate.validate(ToolSet), valid call", lambda: good.validate(tools), n),
-        ("toolwire ParsedOutput.validate(tool dicts), valid call", lambda: output.validate(TOOLS), n),
-        ("toolwire candidate.validate(ToolSet), 3 errors", lambda: bad.validate(tools), n),
-        ("toolwire canonical_value (10 fields)", lambda: canonical_value(GOOD), n),
+    cases = [
+        ("jsonschema, precompiled: list(iter_errors) (peer)", lambda: list(bare.iter_errors(GOOD))),
+        ("jsonschema.validate(), schema checked each call (peer)", lambda: jsonschema.validate(GOOD, SCHEMA)),
+        ("toolwire candidate.validate(ToolSet), valid call", lambda: good.validate(tools)),
+        ("toolwire ParsedOutput.validate(tool dicts), valid call", lambda: output.validate(TOOLS)),
+        ("toolwire candidate.validate(ToolSet), 3 errors", lambda: bad.validate(tools)),
+        ("toolwire canonical_value (10 fields)", lambda: canonical_value(GOOD)),
         ("toolwire fingerprint (canonical args + scope)",
-         lambda: fingerprint("search_papers", canonical, version="1", scope={"tenant": "t"}), n),
+         lambda: fingerprint("search_papers", canonical, version="1", scope={"tenant": "t"})),
     ]
-    base = None
-    print(f"| {'validation of one call, 10-field schema':<58} | {'us/call':>8} | {'ratio':>6} |")
-    print(f"|{'-' * 60}|{'-' * 10}|{'-' * 8}|")
-    for label, fn, number in rows:
-        cost = _per_call(fn, number)
-        base = base or cost
-        print(f"| {label:<58} | {cost:>8.1f} | {cost / base:>6.2f} |")
+    costs = {label: harness.per_call_us(fn) for label, fn in cases}
+    print("\none call validated against a 10-field schema (CPU µs per call; ratio to the bare validator)\n")
+    base = costs[cases[0][0]]
+    harness.print_table(["validation of one call, 10-field schema", "µs/call", "ratio"],
+                        [[label, f"{cost:.1f}", f"{cost / base:.2f}"] for label, cost in costs.items()], align="lrr")
+    ours = costs["toolwire candidate.validate(ToolSet), valid call"]
+    harness.record("validation", "one valid call, 10-field schema, µs", f"{ours:.1f}",
+                   "jsonschema precompiled iter_errors", f"{base:.1f}", f"{base / ours:.2f}x")
 
 
 if __name__ == "__main__":
+    print(harness.environment())
     main()

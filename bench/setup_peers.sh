@@ -20,18 +20,24 @@ TORCH_VERSION=2.13.0  # the CPU wheel on this machine's disk; pip finds it by th
 PIP=("$VENV/bin/python" -m pip install -q --disable-pip-version-check)
 
 "${PIP[@]}" --no-deps "sglang==$SGLANG_VERSION"
-# what `from sglang.srt.function_call.deepseekv4_detector import DeepSeekV4Detector` imports
-"${PIP[@]}" "torch==$TORCH_VERSION" psutil pybase64 starlette msgspec pyzmq ipython aiohttp openai orjson \
-    partial-json-parser pydantic numpy requests packaging transformers sentencepiece tqdm pillow \
-    fastapi uvicorn uvloop setproctitle triton
+# what the import chain of the `sglang.srt.function_call.*_detector` modules the benchmarks use needs
+# (transformers also serves bench_render's apply_chat_template; jsonschema is bench_validation's peer)
+"${PIP[@]}" "torch==$TORCH_VERSION" triton psutil pybase64 starlette msgspec pyzmq ipython aiohttp openai orjson \
+    partial-json-parser pydantic numpy requests packaging transformers tqdm pillow jsonschema
 "${PIP[@]}" "deepseek-recipe==$RECIPE_VERSION"
 "${PIP[@]}" -e .
 
 "$VENV/bin/python" - <<'PY'
-from sglang.srt.function_call.deepseekv4_detector import DeepSeekV4Detector  # noqa: F401
+import importlib
+
+for detector in ("qwen25_detector", "qwen3_coder_detector", "deepseekv4_detector", "deepseekv31_detector",
+                 "deepseekv3_detector", "kimik2_detector", "llama32_detector", "mistral_detector"):
+    importlib.import_module(f"sglang.srt.function_call.{detector}")
 import deepseek_recipe  # noqa: F401
+import jsonschema  # noqa: F401
 import toolwire  # noqa: F401
-print("peers import: sglang DeepSeekV4Detector, deepseek_recipe, toolwire")
+import transformers  # noqa: F401
+print("peers import: sglang detectors, deepseek_recipe, jsonschema, transformers, toolwire")
 PY
 touch "$VENV/.ready"
 echo "ready: $VENV"
