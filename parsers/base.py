@@ -13,8 +13,8 @@ string's escaped pieces, ``"``, ``}``), so the fragments of one call always conc
 (:class:`toolwire.tokenize.TokenDecoder`) into the same text buffer, and the spans written by control-token
 ids are recorded. A marker holding a control-token spelling (``<tool_call>``, ``｜DSML｜`` inside
 ``<｜DSML｜invoke name="``) then counts only where those ids wrote it; the same text from ordinary tokens is
-text. Families see this through the ``literal`` callback they pass to every scan (None for text input, so
-text parsing costs nothing more) and :meth:`StreamParser._marker_at`.
+text. Families see this through the ``literal`` check they pass to every scan (``self._tokens``: None without
+a tokenizer, so text parsing costs nothing more) and :meth:`StreamParser._marker_at`.
 """
 
 from __future__ import annotations
@@ -184,6 +184,47 @@ class CallBuilder:
         return cand
 
 
+_TEXT, _IDS, _FLUSHED, _FINISHED = range(4)  # a stream's stage
+
+
+class TokenInput:
+    """A stream's token-id input: the tokenizer, its :class:`~toolwire.tokenize.TokenDecoder` once ids arrive,
+    and where control ids wrote text. Called as a scan's ``literal`` check (:meth:`MarkerScanner.scan`)."""
+
+    __slots__ = ("tokenizer", "decoder", "fed", "special")
+
+    def __init__(self, tokenizer: Any):
+        self.tokenizer = tokenizer
+        self.decoder: Any = None
+        self.fed = 0                          # characters decoded so far
+        self.special: dict[int, int] = {}     # start -> length of each piece a control id wrote
+
+    def start(self) -> None:
+        """The stream starts taking ids."""
+        from toolwire.tokenize import TokenDecoder
+
+        self.decoder = TokenDecoder(self.tokenizer)
+
+    def text(self, pieces: list) -> str:
+        """The text of decoded :class:`~toolwire.tokenize.TokenPiece` items, recording control pieces' spans."""
+        fed, special = self.fed, self.special
+        for text, is_special in pieces:
+            if is_special:
+                special[fed] = len(text)
+            fed += len(text)
+        self.fed = fed
+        return "".join(p.text for p in pieces)
+
+    def __call__(self, text: str, start: int, marker: str) -> bool:
+        """Whether ``marker`` at ``text[start]`` holds a control-token spelling that no control id wrote there.
+        ``text`` must end where the input decoded so far ends, as every parser's buffer does."""
+        if self.decoder is None:
+            return False
+        at = self.fed - len(text) + start
+        special = self.special
+        return any(special.get(at + offset) != length for offset, length in self.decoder.vocab.control_spans(marker))
+
+
 class StreamParser:
     """Base class of every family's stream parser. Subclasses implement :meth:`_advance`.
 
@@ -193,17 +234,16 @@ class StreamParser:
     :mod:`toolwire.tokenize` accepts).
     """
 
+    # Few instance attributes here: CPython keeps attribute access fast only up to 30 per instance, and the
+    # families add their own.
     def __init__(self, tools: Sequence[Any] | None = None, *, thinking: bool = False,
                  promote_reasoning_calls: bool = False, limits: Limits | None = None, tokenizer: Any = None):
         self.tools = tools
         self.limits = limits or DEFAULT_LIMITS
         self.thinking = thinking
         self.promote_reasoning_calls = promote_reasoning_calls
-        self.tokenizer = tokenizer
-        self._decoder: Any = None     # the TokenDecoder, once fed ids
-        self._literal: Any = None     # MarkerScanner.scan's ``literal`` callback while fed ids (else None)
-        self._fed = 0                 # characters decoded from ids so far
-        self._special: dict[int, int] = {}  # start -> length of each text piece written by a control id
+        self._tokens = TokenInput(tokenizer) if tokenizer is not None else None  # also the scans' ``literal``
+        self._stage = _TEXT
         self._names = tool_names(tools)
         self._buf = ""
         self._events: list[Event] = []
@@ -213,34 +253,29 @@ class StreamParser:
         self._diagnostics: list[Diagnostic] = []
         self._call_count = 0
         self._truncated = False
-        self._flushed = False
-        self._finished = False
 
     # ---- public API
-    def feed(self, delta: str = "", *, ids: Iterable[int] | None = None) -> list[Event]:
-        """Consume the next piece of output, as text or (with ``tokenizer=``) as token ids; returns the
-        events it completes. A stream takes one kind of input: text fed to an id stream, or ids fed while
-        text is held back, raise ``ValueError``."""
-        if ids is not None:
-            return self._feed_ids(delta, ids)
-        if self._flushed:
-            raise StreamClosed("feed() after flush() or finish()")
-        if delta:
-            if self._decoder is not None:
-                raise ValueError("this stream is being fed token ids; feed(ids=...) only")
-            self._buf += delta
-            self._advance(final=False)
-        return self._drain()
+    def feed(self, delta: str = "", ids: Iterable[int] | None = None) -> list[Event]:
+        """Consume the next piece of output, as text or (with ``tokenizer=``) as token ids, ``feed(ids=...)``;
+        returns the events it completes. A stream takes one kind of input: text fed to an id stream, or ids
+        fed while text is held back, raise ``ValueError``."""
+        # ``ids`` is not keyword-only: a keyword-only default costs every text feed a dict lookup
+        if ids is None and self._stage == _TEXT:
+            if delta:
+                self._buf += delta
+                self._advance(final=False)
+            return self._drain()
+        return self._feed_ids(delta, ids)
 
     def flush(self) -> list[Event]:
         """End of output: release what was held back and close what is open; returns those events.
         Call :meth:`finish` afterwards for the result (``finish`` flushes by itself when needed)."""
-        if self._finished:
+        if self._stage == _FINISHED:
             raise StreamClosed("flush() after finish()")
-        if not self._flushed:
-            self._flushed = True
-            if self._decoder is not None:
-                self._take_pieces(self._decoder.flush(), final=True)
+        if self._stage != _FLUSHED:
+            if self._stage == _IDS:
+                self._take_pieces(self._tokens.decoder.flush(), final=True)
+            self._stage = _FLUSHED
             self._advance(final=True)
         return self._drain()
 
@@ -248,7 +283,7 @@ class StreamParser:
         """End of output: flush, then return the result. The flush's events are discarded; use
         :meth:`flush` first to stream them."""
         self.flush()
-        self._finished = True
+        self._stage = _FINISHED
         return ParsedOutput(
             content="".join(self._content), reasoning="".join(self._reasoning),
             tool_calls=sorted(self._candidates, key=lambda c: c.index),
@@ -256,21 +291,25 @@ class StreamParser:
         )
 
     # ---- token ids
-    def _feed_ids(self, delta: str, ids: Iterable[int]) -> list[Event]:
+    def _feed_ids(self, delta: str, ids: Iterable[int] | None) -> list[Event]:
+        """:meth:`feed` past the text fast path: ids, or a feed the stream's stage refuses."""
+        if self._stage >= _FLUSHED:
+            raise StreamClosed("feed() after flush() or finish()")
+        if ids is None:  # text, while the stream is fed ids
+            if delta:
+                raise ValueError("this stream is being fed token ids; feed(ids=...) only")
+            return self._drain()
         if delta:
             raise ValueError("pass text or ids, not both")
-        if self._flushed:
-            raise StreamClosed("feed() after flush() or finish()")
-        if self._decoder is None:
-            if self.tokenizer is None:
-                raise ValueError("feeding token ids needs stream(..., tokenizer=<the model's tokenizer>)")
+        tokens = self._tokens
+        if tokens is None:
+            raise ValueError("feeding token ids needs stream(..., tokenizer=<the model's tokenizer>)")
+        if self._stage == _TEXT:
             if self._buf:
                 raise ValueError("this stream is being fed text; feed(text) only")
-            from toolwire.tokenize import TokenDecoder
-
-            self._decoder = TokenDecoder(self.tokenizer)
-            self._literal = self._is_literal
-        decoder = self._decoder
+            tokens.start()
+            self._stage = _IDS
+        decoder = tokens.decoder
         known = decoder.vocab.known
         run: list[int] = []
         for tid in ids:
@@ -288,30 +327,20 @@ class StreamParser:
         return self._drain()
 
     def _take_pieces(self, pieces: list, final: bool) -> None:
-        """Decoded :class:`~toolwire.tokenize.TokenPiece` items: their text joins the buffer and the spans
-        of control-token pieces are recorded (parsed right away unless ``final``: flush parses them)."""
-        if not pieces:
-            return
-        fed, special = self._fed, self._special
-        for text, is_special in pieces:
-            if is_special:
-                special[fed] = len(text)
-            fed += len(text)
-        self._fed = fed
-        self._buf += "".join(p.text for p in pieces)
-        if not final:
-            self._advance(final=False)
+        """Decoded :class:`~toolwire.tokenize.TokenPiece` items join the buffer (their control spans recorded),
+        parsed right away unless ``final`` (then the flush parses them)."""
+        if pieces:
+            self._buf += self._tokens.text(pieces)
+            if not final:
+                self._advance(final=False)
 
-    def _is_literal(self, text: str, start: int, marker: str) -> bool:
-        """The ``literal`` scan callback: ``marker`` at ``text[start]`` (``text`` ends where the input read so
-        far ends, as every parser's buffer does) holds a control-token spelling that no control id wrote."""
-        at = self._fed - len(text) + start
-        special = self._special
-        return any(special.get(at + offset) != length for offset, length in self._decoder.vocab.control_spans(marker))
+    def _reading_ids(self) -> bool:
+        """Whether this stream is fed token ids."""
+        return self._tokens is not None and self._tokens.decoder is not None
 
     def _marker_at(self, text: str, pos: int, marker: str) -> bool:
         """Whether ``marker`` starts at ``text[pos]`` (written with its control ids, when fed ids)."""
-        return text.startswith(marker, pos) and (self._literal is None or not self._literal(text, pos, marker))
+        return text.startswith(marker, pos) and (self._tokens is None or not self._tokens(text, pos, marker))
 
     # ---- for subclasses
     def _advance(self, final: bool) -> None:  # pragma: no cover - abstract

@@ -133,7 +133,7 @@ class DsmlStreamParser(StreamParser):
     # ------------------------------------------------------------------ helpers
     def _scan(self, final: bool):
         return self.grammar.scanner(self._state, self._in_reasoning).scan(self._text, self._pos, final=final,
-                                                                         literal=self._literal)
+                                                                         literal=self._tokens)
 
     def _mirror(self, piece: str) -> None:
         """Block text written inside the reasoning stays reasoning unless its calls are promoted."""
@@ -181,7 +181,7 @@ class DsmlStreamParser(StreamParser):
         text, pos, end = self._text, self._pos, hit.start
         in_text = self._state in _TEXT_STATES
         if final:
-            held = self.grammar.scanner(self._state, self._in_reasoning).scan(text, pos, literal=self._literal).start
+            held = self.grammar.scanner(self._state, self._in_reasoning).scan(text, pos, literal=self._tokens).start
             tail = text[held:].lstrip("\n")
             if tail[:1] == "<" and (len(tail) >= 2 or not in_text):
                 end = held

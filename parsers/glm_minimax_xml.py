@@ -177,7 +177,7 @@ class TaggedCallParser(StreamParser):
         if self._skip and not self._drop_framing(final):
             return False
         buf, pos = self._buf, self._pos
-        hit = self._text_scanners[self._mode].scan(buf, pos, final=final, literal=self._literal)
+        hit = self._text_scanners[self._mode].scan(buf, pos, final=final, literal=self._tokens)
         end = hit.start
         text = buf[pos:end]
         if hit.marker is None:
@@ -202,7 +202,7 @@ class TaggedCallParser(StreamParser):
         """Collect text up to the next of ``scanner``'s markers into ``self._parts``; the marker found
         (consumed), or None when more text is needed."""
         buf, pos = self._buf, self._pos
-        hit = scanner.scan(buf, pos, final=final, literal=self._literal)
+        hit = scanner.scan(buf, pos, final=final, literal=self._tokens)
         self._parts.append(buf[pos:hit.start])
         self._pos = hit.end
         return hit.marker
@@ -306,14 +306,14 @@ class TaggedCallParser(StreamParser):
     def _value(self, final: bool) -> bool:
         buf, pos = self._buf, self._pos
         while True:
-            hit = self._value_scanner.scan(buf, pos, final=final, literal=self._literal)
+            hit = self._value_scanner.scan(buf, pos, final=final, literal=self._tokens)
             if hit.marker is None:
                 self._value_piece(buf[pos:hit.start])
                 self._pos = hit.start
                 return False
             closer = self.value_closers[hit.marker]
             resume = hit.end + self._lookahead if hit.start == pos else hit.end
-            verdict, ws_end = confirm(buf, resume, closer.followers, final, self._literal)
+            verdict, ws_end = confirm(buf, resume, closer.followers, final, self._tokens)
             if verdict is None:
                 self._value_piece(buf[pos:hit.start])
                 self._pos = hit.start

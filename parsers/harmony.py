@@ -178,7 +178,7 @@ class HarmonyStreamParser(StreamParser):
                            "ignored", raw=text)
 
     def _advance(self, final: bool) -> None:
-        if self._decoder is None:
+        if not self._reading_ids():
             buf, pos = self._buf, 0
             while True:
                 hit = _SCANNER.scan(buf, pos, final=final)

@@ -143,7 +143,7 @@ class HermesJsonParser(StreamParser):
                 self._mode = _BARE
                 self._bare = JsonValueScanner(self._bounds["max_depth"])
                 return True
-        hit = _CONTENT_SCAN.scan(buf, final=final, literal=self._literal)
+        hit = _CONTENT_SCAN.scan(buf, final=final, literal=self._tokens)
         self._emit_content(buf[:hit.start])
         if hit.marker is None:
             self._buf = buf[hit.start:]
@@ -154,7 +154,7 @@ class HermesJsonParser(StreamParser):
 
     def _in_reasoning(self, final: bool) -> bool:
         buf = self._buf
-        hit = _REASONING_SCAN.scan(buf, final=final, literal=self._literal)
+        hit = _REASONING_SCAN.scan(buf, final=final, literal=self._tokens)
         self._emit_reasoning(buf[:hit.start])
         if hit.marker is None:
             self._buf = buf[hit.start:]
@@ -194,7 +194,7 @@ class HermesJsonParser(StreamParser):
                 return False
             body.tail = []
         scan = _REASONING_BODY_END_SCAN if body.source == "reasoning" else _BODY_END_SCAN
-        hit = scan.scan(buf, final=final, literal=self._literal)
+        hit = scan.scan(buf, final=final, literal=self._tokens)
         if buf[:hit.start]:
             body.tail.append(buf[:hit.start])
         if hit.marker is None:

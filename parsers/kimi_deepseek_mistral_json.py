@@ -178,7 +178,8 @@ class JsonCallParser(StreamParser):
     def _text(self, buf: str, pos: int, final: bool) -> int | None:
         """Content or reasoning until the next call (section) opens, or reasoning closes."""
         g = self.grammar
-        hit = self._scanners["reasoning" if self._in_reasoning else "content"].scan(buf, pos, final=final, literal=self._literal)
+        scanner = self._scanners["reasoning" if self._in_reasoning else "content"]
+        hit = scanner.scan(buf, pos, final=final, literal=self._tokens)
         (self._emit_reasoning if self._in_reasoning else self._emit_content)(buf[pos:hit.start])
         if hit.marker is None:
             return None if hit.start == pos else hit.start
@@ -198,7 +199,7 @@ class JsonCallParser(StreamParser):
 
     def _section(self, buf: str, pos: int, final: bool) -> int | None:
         """Inside a tool-call section, between calls."""
-        hit = self._scanners["section"].scan(buf, pos, final=final, literal=self._literal)
+        hit = self._scanners["section"].scan(buf, pos, final=final, literal=self._tokens)
         self._junk_text(buf[pos:hit.start])
         if hit.marker is None:
             return None if hit.start == pos else hit.start
@@ -212,7 +213,7 @@ class JsonCallParser(StreamParser):
     def _header_text(self, buf: str, pos: int, final: bool) -> int | None:
         """The call header, up to ``header_end``; bounded, and kept as a diagnostic when malformed."""
         g = self.grammar
-        hit = self._scanners["header"].scan(buf, pos, final=final, literal=self._literal)
+        hit = self._scanners["header"].scan(buf, pos, final=final, literal=self._tokens)
         piece = buf[pos:hit.start]
         if piece:
             self._header.append(piece)
@@ -235,7 +236,7 @@ class JsonCallParser(StreamParser):
     def _body(self, buf: str, pos: int, final: bool) -> int | None:
         """Raw JSON arguments; the scanner finds their end. Markers inside a JSON string are text."""
         call = self._call
-        hit = self._scanners["body"].scan(buf, pos, final=final, literal=self._literal)
+        hit = self._scanners["body"].scan(buf, pos, final=final, literal=self._tokens)
         end = call.feed(buf[pos:hit.start])
         if end >= 0:
             self._end_body(truncated=False)
@@ -255,7 +256,7 @@ class JsonCallParser(StreamParser):
     def _after_body(self, buf: str, pos: int, final: bool) -> int | None:
         """After the JSON value, up to ``call_close`` (only blanks and the format's trailer belong here)."""
         g = self.grammar
-        hit = self._scanners["body"].scan(buf, pos, final=final, literal=self._literal)
+        hit = self._scanners["body"].scan(buf, pos, final=final, literal=self._tokens)
         self._junk_text(buf[pos:hit.start])
         if hit.marker is None:
             return None if hit.start == pos else hit.start
@@ -275,7 +276,7 @@ class JsonCallParser(StreamParser):
         self._pending_ws += buf[pos:i]
         if i == n:
             return None if i == pos else i
-        hit = self._scanners["between"].scan(buf, i, final=final, literal=self._literal)
+        hit = self._scanners["between"].scan(buf, i, final=final, literal=self._tokens)
         if hit.start == i and hit.marker is not None:
             self._pending_ws = ""
             self._open_header()

@@ -209,7 +209,7 @@ class XmlToolParser(StreamParser):
             self._strip_newlines -= 1
         if self._pos < len(buf):
             self._strip_newlines = 0
-        hit = g.content_scan.scan(buf, self._pos, final=self._final, literal=self._literal)
+        hit = g.content_scan.scan(buf, self._pos, final=self._final, literal=self._tokens)
         if hit.marker:
             self._emit_content(_rstrip_newlines(buf[self._pos:hit.start], g.before_call_newlines))
             self._pos = hit.end
@@ -222,7 +222,7 @@ class XmlToolParser(StreamParser):
 
     def _reasoning(self) -> bool:
         buf, g = self._buf, self.grammar
-        hit = g.reasoning_scan.scan(buf, self._pos, final=self._final, literal=self._literal)
+        hit = g.reasoning_scan.scan(buf, self._pos, final=self._final, literal=self._tokens)
         framing = len(g.reasoning_framing)
         if hit.marker == g.think_close:
             self._emit_reasoning(_rstrip_newlines(buf[self._pos:hit.start], framing))
@@ -271,7 +271,7 @@ class XmlToolParser(StreamParser):
 
     # ------------------------------------------------------------------ call block
     def _scan_junk(self, scanner: MarkerScanner):
-        hit = scanner.scan(self._buf, self._pos, final=self._final, literal=self._literal)
+        hit = scanner.scan(self._buf, self._pos, final=self._final, literal=self._tokens)
         self._junk.append(self._take(hit.start))
         return hit
 
@@ -395,7 +395,7 @@ class XmlToolParser(StreamParser):
     def _value(self) -> bool:
         buf, g = self._buf, self.grammar
         framing = g.value_framing
-        hit = g.value_scan.scan(buf, self._pos, final=self._final, literal=self._literal)
+        hit = g.value_scan.scan(buf, self._pos, final=self._final, literal=self._tokens)
         carry, self._carry = self._carry, ""
         if hit.marker:
             end = hit.start

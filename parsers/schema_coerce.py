@@ -264,7 +264,8 @@ def _size_problem(text: str, types: set[str], depth: int, max_bytes: int | None)
         return None
     if max_bytes is not None and utf8_size(text, max_bytes) > max_bytes:
         return f"the value takes more than {max_bytes} bytes (Limits.max_argument_bytes); kept as text"
-    if nesting_depth(text) > depth and (len(text) > MAX_LITERAL_CHARS or _literal_depth(text, depth) > depth):
+    if text.count("[") + text.count("{") > depth and nesting_depth(text) > depth \
+            and (len(text) > MAX_LITERAL_CHARS or _literal_depth(text, depth) > depth):
         return f"the value makes the arguments nest deeper than {depth + 1} levels (Limits.max_depth); kept as text"
     return None
 

@@ -174,7 +174,10 @@ class _TokenizersVocab(Vocabulary):
         return self._tok.decode(list(ids), skip_special_tokens=False)
 
     def known(self, tid: int) -> bool:
-        return tid >= 0 and self._tok.id_to_token(tid) is not None
+        try:
+            return tid >= 0 and self._tok.id_to_token(tid) is not None
+        except (OverflowError, TypeError, ValueError):
+            return False
 
 
 class _TransformersSlowVocab(Vocabulary):
