@@ -135,6 +135,8 @@ def _ids(tok, *parts: tuple[str, bool]) -> list[int]:
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_marker_from_ordinary_tokens_stays_text_and_from_its_ids_is_a_marker(family):
+    """The family's call opener written with ordinary tokens is text; written with its control ids it is the
+    marker, and the output parses exactly as the same text does."""
     tok = tokenizer(family)
     fmt = toolwire.get_format(family)
     opener, header = OPENER[family], HEADER.get(family, "")
