@@ -166,3 +166,11 @@ def test_core_import_stays_light():
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_unknown_parse_option_is_a_clear_error():
+    from toolwire.errors import InvalidOption
+
+    for name in toolwire.formats():
+        with pytest.raises(InvalidOption, match="current_date"):
+            toolwire.get_format(name).parse("hi", current_date="2025-01-01")

@@ -93,8 +93,18 @@ class Format:
 
     # ---- parsing
     def stream(self, tools: Sequence[Any] | None = None, *, thinking: bool = False, **options: Any):
-        """A fresh stream parser: ``feed(delta) -> list[Event]`` and ``finish() -> ParsedOutput``."""
-        return self.parser_class(tools, thinking=thinking, **options)
+        """A fresh stream parser: ``feed(delta) -> list[Event]`` and ``finish() -> ParsedOutput``.
+
+        Options every format takes: ``promote_reasoning_calls``, ``limits`` (:class:`toolwire.Limits`) and
+        ``tokenizer`` (to ``feed(ids=...)``); some families take more (see their parser). An unknown option
+        is an :class:`~toolwire.errors.InvalidOption`."""
+        try:
+            return self.parser_class(tools, thinking=thinking, **options)
+        except TypeError as exc:
+            if "unexpected keyword argument" not in str(exc):
+                raise
+            bad = str(exc).rsplit("argument", 1)[-1].strip()
+            raise InvalidOption(f"{self.name} parsers take no option {bad}", field="options") from None
 
     def parse(self, text: str, tools: Sequence[Any] | None = None, *, thinking: bool = False,
               **options: Any) -> ParsedOutput:
