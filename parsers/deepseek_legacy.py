@@ -15,7 +15,7 @@ The formats carry no call ids: candidates get ``call_<index>``.
 
 from __future__ import annotations
 
-from .kimi_deepseek_mistral_json import Grammar, Header, JsonCallParser
+from .marker_json import Grammar, Header, JsonCallParser
 
 # One marker table shared by the renderer (toolwire.templates.deepseek_legacy re-exports it) and these parsers.
 MARKERS = {

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from .kimi_deepseek_mistral_json import Grammar, Header, JsonCallParser
+from .marker_json import Grammar, Header, JsonCallParser
 
 # One marker table shared by the renderer (toolwire.templates.kimi re-exports it) and this parser.
 MARKERS = {

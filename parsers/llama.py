@@ -21,7 +21,7 @@ import regex
 
 from .base import StreamParser
 from .json_body import JsonValueScanner, call_object_bounds, decode_arguments, diagnostic_severity, worse_status
-from .kimi_deepseek_mistral_json import StreamedCall
+from .marker_json import StreamedCall
 
 # One marker table shared by the renderer (toolwire.templates.llama re-exports it) and this parser.
 MARKERS = {

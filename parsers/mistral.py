@@ -7,7 +7,7 @@ the model's own; a call without one gets ``callNNNNN`` (9 alphanumerics, so it r
 
 from __future__ import annotations
 
-from .kimi_deepseek_mistral_json import Grammar, Header, JsonCallParser
+from .marker_json import Grammar, Header, JsonCallParser
 
 # One marker table shared by the renderer (toolwire.templates.mistral re-exports it) and this parser.
 MARKERS = {
