@@ -16,8 +16,8 @@ diagnosed repair in 4.7. Names are matched exactly against the declared tools.
 
 from __future__ import annotations
 
-from .glm_minimax_xml import Closer, TaggedCallParser
 from .lexer import MarkerScanner
+from .xml_calls import Closer, XmlCallParser
 
 # One marker table shared by the renderer (toolwire.templates.glm re-exports it) and this parser.
 MARKERS = {
@@ -51,12 +51,12 @@ _KEY = MarkerScanner((KEY_CLOSE, VALUE_OPEN, CALL_CLOSE))
 _AFTER_KEY = MarkerScanner((VALUE_OPEN, KEY_OPEN, CALL_CLOSE, CALL_OPEN))
 
 
-class GlmParser(TaggedCallParser):
+class GlmParser(XmlCallParser):
     """GLM-4.5 / 4.6 output: newline framing, the model opens ``<think>`` itself (only at the start)."""
 
     text_markers = {"content": (CALL_OPEN,), "reasoning": (M["think_close"], CALL_OPEN)}
-    framed = frozenset({("content", CALL_OPEN)})
-    after_think = "\n"
+    framing = {("content", CALL_OPEN): 1}
+    after_think = 1
     value_closers = {
         VALUE_CLOSE: Closer(VALUE_CLOSE, (KEY_OPEN, CALL_CLOSE, CALL_OPEN)),
         CALL_CLOSE: Closer(CALL_CLOSE, (CALL_OPEN,), ends_call=True),
@@ -69,23 +69,11 @@ class GlmParser(TaggedCallParser):
         self._begin()
 
     def _begin(self) -> None:
+        """The output starts with a framing newline; a ``<think>`` right after it opens the reasoning block."""
         self._state = "start"
-        self._skip = "\n"
+        self._skip = 1
 
     # ---- text
-    def _start(self, final: bool) -> bool:
-        """Drop the leading framing newline; a ``<think>`` right there opens the reasoning block."""
-        if self._skip and not self._drop_framing(final):
-            return False
-        rest = self._buf[self._pos:self._pos + len(M["think_open"])]
-        if self._marker_at(self._buf, self._pos, M["think_open"]):
-            self._pos += len(rest)
-            self._mode = "reasoning"
-        elif not final and M["think_open"].startswith(rest) and len(rest) < len(M["think_open"]):
-            return False
-        self._state = "text"
-        return True
-
     def _text_marker(self, marker: str) -> None:
         self._state = "head"
         self._parts = []
@@ -129,6 +117,11 @@ class GlmParser(TaggedCallParser):
         marker = self._between(_ARGS, final)
         if marker is None:
             return False
+        self._next_argument(marker)
+        return True
+
+    def _next_argument(self, marker: str) -> None:
+        """After an argument: the next key, the end of the call, or a new call (this one left unclosed)."""
         if marker == KEY_OPEN:
             self._raw(marker)
             self._state = "key"
@@ -136,14 +129,11 @@ class GlmParser(TaggedCallParser):
             self._end_call()
         else:
             self._next_call()
-        return True
 
     def _key_state(self, final: bool) -> bool:
-        marker = self._collect(_KEY, final)
+        marker = self._read_key(_KEY, final)
         if marker is None:
             return False
-        self._key = self._take()
-        self._raw(self._key)
         if marker == KEY_CLOSE:
             self._raw(marker)
             self._state = "after_key"
@@ -156,9 +146,6 @@ class GlmParser(TaggedCallParser):
             self._end_call()
         return True
 
-    def _missing_value(self) -> None:
-        self._repair("missing_value", f"argument {self._key!r} has no value; it was left out", raw=self._key)
-
     def _after_key(self, final: bool) -> bool:
         marker = self._between(_AFTER_KEY, final)
         if marker is None:
@@ -166,20 +153,16 @@ class GlmParser(TaggedCallParser):
         if marker == VALUE_OPEN:
             self._raw(marker)
             self._start_value(self._key)
-            return True
-        self._missing_value()
-        if marker == KEY_OPEN:
-            self._raw(marker)
-            self._state = "key"
-        elif marker == CALL_CLOSE:
-            self._end_call()
         else:
-            self._next_call()
+            self._missing_value()
+            self._next_argument(marker)
         return True
 
-    def _value_closed(self, closer: Closer) -> None:
+    def _value_closed(self, closer: Closer, gap: str) -> None:
         if closer.ends_call:
+            self._unclosed_value(closer)
             self._end_call()
+            self._unread(gap)
         else:
             self._state = "args"
 
@@ -187,8 +170,8 @@ class GlmParser(TaggedCallParser):
 class Glm47Parser(GlmParser):
     """GLM-4.7 output: no framing; with thinking on, the output starts inside the reasoning block."""
 
-    framed = frozenset()
-    after_think = ""
+    framing = {}
+    after_think = 0
     newline_after_name = False
 
     def _begin(self) -> None:

@@ -14,8 +14,8 @@ ends at ``</invoke>`` followed by ``<invoke name="`` / ``</minimax:tool_call>`` 
 
 from __future__ import annotations
 
-from .glm_minimax_xml import Closer, TaggedCallParser
 from .lexer import MarkerScanner
+from .xml_calls import Closer, XmlCallParser
 
 # One marker table shared by the renderer (toolwire.templates.minimax re-exports it) and this parser.
 MARKERS = {
@@ -46,13 +46,13 @@ _INVOKE = MarkerScanner((PARAM_OPEN, INVOKE_CLOSE, BLOCK_CLOSE, INVOKE_OPEN))
 _KEY = MarkerScanner((ATTR_CLOSE, PARAM_CLOSE, INVOKE_CLOSE))
 
 
-class MiniMaxParser(TaggedCallParser):
+class MiniMaxParser(XmlCallParser):
     """MiniMax-M2 output; starts inside the reasoning block whatever ``thinking`` says (the model always thinks
     and the generation prompt always opens ``<think>``)."""
 
     text_markers = {"content": (BLOCK_OPEN,), "reasoning": (M["think_close"], BLOCK_OPEN)}
-    framed = frozenset({("content", BLOCK_OPEN), ("reasoning", M["think_close"])})
-    after_think = "\n\n"
+    framing = {("content", BLOCK_OPEN): 1, ("reasoning", M["think_close"]): 1}
+    after_think = 2
     value_closers = {
         PARAM_CLOSE: Closer(PARAM_CLOSE, (PARAM_OPEN, INVOKE_CLOSE, INVOKE_OPEN, BLOCK_CLOSE)),
         INVOKE_CLOSE: Closer(INVOKE_CLOSE, (INVOKE_OPEN, BLOCK_CLOSE), ends_call=True),
@@ -60,8 +60,9 @@ class MiniMaxParser(TaggedCallParser):
     }
     states = {"block": "_block", "head": "_head", "invoke": "_invoke", "key": "_key_state"}
 
-    def _initial_mode(self) -> str:
-        return "reasoning"
+    def __init__(self, tools=None, **options):
+        super().__init__(tools, **options)
+        self._mode = "reasoning"
 
     def _text_marker(self, marker: str) -> None:
         self._state = "block"
@@ -105,16 +106,14 @@ class MiniMaxParser(TaggedCallParser):
         return True
 
     def _key_state(self, final: bool) -> bool:
-        marker = self._collect(_KEY, final)
+        marker = self._read_key(_KEY, final)
         if marker is None:
             return False
-        self._key = self._take()
-        self._raw(self._key)
         if marker == ATTR_CLOSE:
             self._raw(marker)
             self._start_value(self._key)
             return True
-        self._repair("missing_value", f"argument {self._key!r} has no value; it was left out", raw=self._key)
+        self._missing_value()
         if marker == PARAM_CLOSE:
             self._raw(marker)
             self._state = "invoke"
@@ -123,9 +122,11 @@ class MiniMaxParser(TaggedCallParser):
             self._state = "block"
         return True
 
-    def _value_closed(self, closer: Closer) -> None:
+    def _value_closed(self, closer: Closer, gap: str) -> None:
         if closer.tag == PARAM_CLOSE:
             self._state = "invoke"
             return
+        self._unclosed_value(closer)
         self._finish_call()
         self._state = "block" if closer.tag == INVOKE_CLOSE else "text"
+        self._unread(gap)

@@ -1,0 +1,491 @@
+"""The machinery every XML-bodied call parser runs on: Qwen3-Coder / Qwen3.5 / Qwen3.6 and Seed-OSS
+(:mod:`~toolwire.parsers.qwen_xml`), GLM (:mod:`~toolwire.parsers.glm`), MiniMax-M2 (:mod:`~toolwire.parsers.minimax`).
+
+These formats write a call's arguments as tagged text values (``<parameter=k>v</parameter>``,
+``<arg_value>v</arg_value>``, ``<parameter name="k">v</parameter>``) that the tool's JSON schema types
+(:mod:`toolwire.parsers.schema_coerce`). Per-family rules are in ``docs/xml-values.md``.
+
+**Closing rule.** A value ends at a *closer* (its closing tag, or a tag that ends the enclosing element when
+the value was left unclosed) only when the closer is followed, after optional whitespace, by one of that
+closer's *followers* (the next structural marker) or by the end of the output. Any other occurrence of a
+closer is part of the value. :func:`early_close` applies the same rule to a value before it is rendered, so
+the renderers refuse exactly the values the parsers would cut short.
+
+**Streaming.** A string-typed value streams out as JSON string fragments as it arrives. Held back: a possible
+closer prefix (plus one framing ``\\n`` before it, in formats that frame values with newlines), and a
+candidate closer plus the whitespace after it until the next characters confirm or reject it (rejected, it is
+value text). The whitespace is moved out of the buffer while undecided, so the buffer never holds more than
+a marker's length and a delta costs time proportional to its own size. Other values are collected and typed
+when they close.
+
+**Text.** Content and reasoning stream as they arrive; only newlines that may be framing before the next
+marker are held back. ``framing`` says how many newlines before a marker are framing, ``after_think`` how
+many after the reasoning block.
+
+A family subclass sets the marker tables (class attributes below) and implements its structural states (call
+heads, keys, the space between arguments); :class:`XmlCallParser` runs the loop, the text modes and values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .base import CallBuilder, StreamParser, tool_schemas
+from .lexer import LiteralCheck, MarkerScanner
+from .schema_coerce import coerce_argument, is_string_schema, parameter_schema
+
+WHITESPACE = " \t\r\n"
+"""Whitespace allowed between a closing tag and the structural marker that confirms it."""
+
+MAX_HEAD_CHARS = 512
+"""A call name or argument key longer than this (with no closing marker) is not treated as one (GLM, MiniMax)."""
+
+
+@dataclass(frozen=True)
+class Closer:
+    """A tag that may end a value. ``followers`` confirm it (so does the end of the output); ``ends_call``
+    means the value was left unclosed and the tag closes the enclosing element (a diagnosed repair)."""
+
+    tag: str
+    followers: tuple[str, ...]
+    ends_call: bool = False
+
+
+def confirm(text: str, at: int, followers: Sequence[str], final: bool,
+            literal: LiteralCheck | None = None) -> tuple[bool | None, int]:
+    """Does ``text[at:]`` start (after whitespace) with a follower, or end? ``(True|False|None, ws_end)``:
+    None means undecided until more text arrives. ``literal`` as in :meth:`MarkerScanner.scan`."""
+    n = len(text)
+    k = at
+    while k < n and text[k] in WHITESPACE:
+        k += 1
+    if k == n:
+        return (True if final else None), k
+    rest = text[k:k + max(map(len, followers), default=0)]
+    for follower in followers:
+        if rest.startswith(follower) and (literal is None or not literal(text, k, follower)):
+            return True, k
+    if not final and any(f.startswith(rest) for f in followers if len(rest) < len(f)):
+        return None, k
+    return False, k
+
+
+def _early_close(value: str, closers: Mapping[str, Closer]) -> tuple[str, str] | None:
+    """``(closer tag, the closing text: tag, whitespace, follower)`` of the first closer that would end ``value``
+    early, or None. Inside a rendered prompt a value is always followed by its own closing tag, which is no
+    follower, so only occurrences confirmed by text inside ``value`` itself matter."""
+    for tag, closer in closers.items():
+        start = value.find(tag)
+        while start != -1:
+            verdict, k = confirm(value, start + len(tag), closer.followers, final=False)
+            if verdict:
+                follower = next(f for f in closer.followers if value.startswith(f, k))
+                return tag, value[start:k + len(follower)]
+            start = value.find(tag, start + 1)
+    return None
+
+
+def early_close(value: str, closers: Mapping[str, Closer]) -> str | None:
+    """The closer tag that would end ``value`` early when it is written inside its element, or None."""
+    found = _early_close(value, closers)
+    return found and found[0]
+
+
+def closing_text(value: str, closers: Mapping[str, Closer]) -> str | None:
+    """The text in ``value`` that would end it early (the closer, whitespace and the follower), or None."""
+    found = _early_close(value, closers)
+    return found and found[1]
+
+
+def rstrip_newlines(text: str, limit: int) -> str:
+    """``text`` without up to ``limit`` trailing ``\\n`` (the framing a template puts before a marker)."""
+    n = 0
+    while n < limit and len(text) > n and text[-1 - n] == "\n":
+        n += 1
+    return text[:len(text) - n] if n else text
+
+
+def back_off_newlines(buf: str, start: int, end: int, limit: int) -> int:
+    """Move ``end`` back over up to ``limit`` ``\\n`` (not before ``start``): they may turn out to be framing."""
+    n = 0
+    while n < limit and end - n > start and buf[end - 1 - n] == "\n":
+        n += 1
+    return end - n
+
+
+Handler = Callable[["XmlCallParser", bool], bool]
+
+
+class XmlCallParser(StreamParser):
+    """Base of the XML-bodied call parsers (see the module docstring).
+
+    Subclasses set:
+      ``text_markers``   {mode: markers scanned in text of that mode ("content" / "reasoning")}
+      ``framing``        {(mode, marker): n}: up to n ``\\n`` right before that marker are framing, not text
+      ``after_think``    framing newlines dropped after ``think_close``
+      ``think_open``     opens reasoning at the start of the output (state ``"start"``), ``think_close`` ends it
+      ``value_closers``  {tag: Closer}; ``value_framing``: text dropped once after a value's opening tag and
+                         once before its closing tag ("" for none)
+      ``states``         {state: handler name}, for the structural states; a handler takes ``final`` and
+                         returns whether to go on (False: more text is needed)
+      ``stray_code``     the diagnostic for text between structural markers (and ``stray_message``)
+    and implement :meth:`_text_marker` (a marker found in text) and :meth:`_value_closed`.
+    """
+
+    text_markers: dict[str, tuple[str, ...]] = {}
+    framing: dict[tuple[str, str], int] = {}
+    after_think = 0
+    think_open = "<think>"
+    think_close = "</think>"
+    value_closers: dict[str, Closer] = {}
+    value_framing = ""
+    states: dict[str, str] = {}
+    stray_code = "stray_text"
+    stray_message = "text between structural markers was ignored"
+
+    # built once per class from the tables above (:meth:`_compile`)
+    _handlers: dict[str, Handler]
+    _text_scanners: dict[str, MarkerScanner]
+    _held_newlines: dict[str, int]
+    _value_scanner: MarkerScanner
+
+    def __init_subclass__(cls, **kwargs: Any):
+        super().__init_subclass__(**kwargs)
+        cls._compile()
+
+    @classmethod
+    def _compile(cls) -> None:
+        cls._text_scanners = {mode: MarkerScanner(m) for mode, m in cls.text_markers.items()}
+        cls._held_newlines = {mode: max([n for (m, _), n in cls.framing.items() if m == mode], default=0)
+                              for mode in cls.text_markers}
+        cls._value_scanner = MarkerScanner(cls.value_closers)
+        cls._handlers = {"start": cls._start, "text": cls._text, "value_start": cls._value_start,
+                         "value": cls._value, "closing": cls._closing,
+                         **{state: getattr(cls, name) for state, name in cls.states.items()}}
+
+    # Instance attributes: StreamParser's 15 plus these 14 (CPython's fast attribute path ends at 30).
+    def __init__(self, tools: Sequence[Any] | None = None, **options: Any):
+        super().__init__(tools, **options)
+        self._schemas = tool_schemas(tools)
+        self._state = "text"
+        self._mode = "content"
+        self._skip = 0               # framing newlines still to drop at the start of the next text
+        self._pos = 0
+        self.call: CallBuilder | None = None
+        self._parts: list[str] = []  # collected head/key/stray text, or a non-string value's text
+        self._key = ""
+        self._typed: dict | None = None   # the open value's schema when it is not streamed as a string
+        self._pending: tuple[str, Closer] | None = None  # (framing newline, Closer) of a candidate closing tag
+        self._gap: list[str] = []    # whitespace after a candidate closing tag (or between call blocks)
+        self._carry = ""             # a newline held after a rejected closing tag: value text or framing
+        # read at every delta: CPython 3.11 reads an instance attribute faster than a class attribute
+        self._handlers = type(self)._handlers
+        self._value_scanner = type(self)._value_scanner
+
+    # ---- hooks
+    def _text_marker(self, marker: str) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _value_closed(self, closer: Closer, gap: str) -> None:  # pragma: no cover - abstract
+        """A value was closed by ``closer`` (already typed and stored); ``gap`` is the whitespace after an
+        ``ends_call`` closer (give it back with :meth:`_unread` when the next state should read it)."""
+        raise NotImplementedError
+
+    def _unclosed_value(self, closer: Closer) -> None:
+        """The open value was ended by an ``ends_call`` closer (GLM, MiniMax): a diagnosed repair."""
+        self._repair("unclosed_value", f"argument {self._key!r} was not closed before {closer.tag!r}")
+
+    def _end_structure(self) -> None:
+        """End of output in a structural state outside any call: diagnose as the family needs."""
+
+    # ---- the loop
+    def _advance(self, final: bool) -> None:
+        self._pos = 0
+        handlers = self._handlers
+        while handlers[self._state](self, final):
+            pass
+        if final:
+            self._at_end()
+        self._buf = self._buf[self._pos:]
+
+    def _at_end(self) -> None:
+        """End of output (GLM, MiniMax): a call still open is ``truncated``, its value so far kept."""
+        if self._state == "text":
+            if self._mode == "reasoning":
+                self._diag("unclosed_reasoning", "the output ended inside the reasoning block", severity="info")
+            return
+        if self.call is None and self._state == "head":
+            self._open_call(self._take())
+        if self.call is not None:
+            if self._state == "value":
+                self._close_value()
+            elif self._state == "key" and self._parts:
+                self.call.diag("truncated_key", "the output ended inside an argument name", raw=self._take())
+            self._truncated = True
+            self._finish_call("truncated")
+        else:
+            self._end_structure()
+        self._state = "text"
+
+    def _unread(self, text: str) -> None:
+        """Put back ``text``, the characters just before ``self._pos``, to be read again by the next state."""
+        if text:
+            self._buf = text + self._buf[self._pos:]
+            self._pos = 0
+
+    # ---- text
+    def _emit(self, text: str) -> None:
+        if self._mode == "reasoning":
+            self._emit_reasoning(text)
+        else:
+            self._emit_content(text)
+
+    def _drop_framing(self, final: bool) -> bool:
+        """Drop pending framing newlines; False when more text is needed to decide."""
+        buf, pos, n = self._buf, self._pos, self._skip
+        while n and pos < len(buf) and buf[pos] == "\n":
+            pos += 1
+            n -= 1
+        self._pos = pos
+        if n and pos == len(buf) and not final:
+            self._skip = n
+            return False
+        self._skip = 0
+        return True
+
+    def _start(self, final: bool) -> bool:
+        """The start of the output: framing newlines, then ``think_open`` right there opens the reasoning block."""
+        if self._skip and not self._drop_framing(final):
+            return False
+        marker = self.think_open
+        if self._marker_at(self._buf, self._pos, marker):
+            self._pos += len(marker)
+            self._mode = "reasoning"
+        elif self._can_become(marker, final):
+            return False
+        self._state = "text"
+        return True
+
+    def _text(self, final: bool) -> bool:
+        if self._skip and not self._drop_framing(final):
+            return False
+        buf, pos, mode = self._buf, self._pos, self._mode
+        hit = self._text_scanners[mode].scan(buf, pos, final=final, literal=self._tokens)
+        if hit.marker is None:
+            end = hit.start if final else back_off_newlines(buf, pos, hit.start, self._held_newlines[mode])
+            self._emit(buf[pos:end])
+            self._pos = end
+            return False
+        self._emit(rstrip_newlines(buf[pos:hit.start], self.framing.get((mode, hit.marker), 0)))
+        self._pos = hit.end
+        if hit.marker == self.think_close and mode == "reasoning":
+            self._mode = "content"
+            self._skip = self.after_think
+        else:
+            self._text_marker(hit.marker)
+        return True
+
+    def _can_become(self, marker: str, final: bool) -> bool:
+        """The unconsumed rest of the buffer is a proper prefix of ``marker`` (more input may complete it)."""
+        rest = self._buf[self._pos:self._pos + len(marker)]
+        return not final and len(rest) < len(marker) and marker.startswith(rest)
+
+    # ---- structural text
+    def _collect(self, scanner: MarkerScanner, final: bool) -> str | None:
+        """Collect text up to the next of ``scanner``'s markers into ``self._parts``; the marker found
+        (consumed), or None when more text is needed."""
+        buf, pos = self._buf, self._pos
+        hit = scanner.scan(buf, pos, final=final, literal=self._tokens)
+        self._parts.append(buf[pos:hit.start])
+        self._pos = hit.end
+        return hit.marker
+
+    def _between(self, scanner: MarkerScanner, final: bool) -> str | None:
+        """Skip the text between structural markers (kept in the call's raw text; non-whitespace is
+        diagnosed) up to the next of ``scanner``'s markers, which is returned (None: need more text)."""
+        marker = self._collect(scanner, final)
+        if marker is None and not final:
+            return None
+        text = self._take()
+        self._raw(text)
+        self._stray(text)
+        return marker
+
+    def _read_key(self, scanner: MarkerScanner, final: bool) -> str | None:
+        """Read an argument name up to the next of ``scanner``'s markers into ``self._key`` (and the call's raw
+        text); the marker (consumed, not yet raw), or None when more text is needed."""
+        marker = self._collect(scanner, final)
+        if marker is not None:
+            self._key = self._take()
+            self._raw(self._key)
+        return marker
+
+    def _take(self) -> str:
+        text = "".join(self._parts)
+        self._parts = []
+        return text
+
+    def _stray(self, text: str, code: str | None = None) -> None:
+        """Text between structural markers: whitespace is framing; anything else is kept in a diagnostic
+        (on the open call, which it marks ``repaired``, or on the output)."""
+        if text.strip(WHITESPACE):
+            code = code or self.stray_code
+            if self.call is not None:
+                self._repair(code, self.stray_message, raw=text)
+            else:
+                self._diag(code, self.stray_message, raw=text)
+
+    def _raw(self, text: str) -> None:
+        if self.call is not None:
+            self.call.raw(text)
+
+    def _head_too_long(self) -> bool:
+        return sum(map(len, self._parts)) > MAX_HEAD_CHARS
+
+    def _take_overlong_head(self, marker: str | None) -> str:
+        """The first ``MAX_HEAD_CHARS + 1`` collected characters; the rest (and ``marker``) is read again.
+        Cutting at a fixed length keeps the result independent of how the output was chunked."""
+        text = self._take()
+        self._pos -= len(text) - (MAX_HEAD_CHARS + 1) + len(marker or "")
+        return text[:MAX_HEAD_CHARS + 1]
+
+    # ---- calls
+    def _open_call(self, name: str) -> CallBuilder:
+        """Start a candidate (ToolCallStarted) from the text mode the call was written in. A trailing newline
+        in the name is removed as a diagnosed repair; otherwise the name is matched exactly."""
+        exact = name
+        name = name.rstrip("\n")
+        self.call = self._begin_call(name, source=self._mode)
+        if name != exact:
+            self._repair("tool_name_newline", "a newline after the tool name was removed", raw=exact[len(name):])
+        if not name:
+            self.call.status = "rejected"
+            self.call.diag("empty_tool_name", "the call has no tool name", severity="error")
+        return self.call
+
+    def _finish_call(self, status: str | None = None) -> None:
+        if self.call is not None:
+            self.call.finish(status)
+            self.call = None
+
+    def _repair(self, code: str, message: str, raw: str | None = None) -> None:
+        """Record a diagnosed repair on the open call (a rejected call stays rejected)."""
+        if self.call is not None:
+            self.call.diag(code, message, raw=raw)
+            if self.call.status == "proposed":
+                self.call.status = "repaired"
+
+    def _missing_value(self) -> None:
+        self._repair("missing_value", f"argument {self._key!r} has no value; it was left out", raw=self._key)
+
+    # ---- values
+    def _start_value(self, key: str) -> None:
+        """Begin the value of ``key``: streamed when the schema says string (or nothing), else collected."""
+        root = self._schemas.get(self.call.name)
+        schema = parameter_schema(root, key) if root else None
+        self._key = key
+        self._typed = None if is_string_schema(schema, root) else schema
+        self._parts = []
+        self._state = "value_start"
+
+    def _value_start(self, final: bool) -> bool:
+        framing = self.value_framing
+        if framing:
+            if self._pos == len(self._buf) and not final:
+                return False
+            if self._buf.startswith(framing, self._pos):
+                self._raw(framing)
+                self._pos += len(framing)
+        if self._typed is None:
+            self.call.begin_string(self._key)
+        self._carry = ""
+        self._state = "value"
+        return True
+
+    def _value_piece(self, text: str) -> None:
+        if text:
+            self.call.raw(text)
+            if self._typed is None:
+                self.call.string_piece(text)
+            else:
+                self._parts.append(text)
+
+    def _close_value(self) -> None:
+        call = self.call
+        if self._typed is None:
+            call.end_string()
+            return
+        coerce_argument(call, self._key, self._take(), self._typed, self._schemas.get(call.name))
+
+    def _value(self, final: bool) -> bool:
+        """Value text up to a candidate closer (then state ``closing``), holding back a possible closer
+        prefix and, with ``value_framing``, the newline before it."""
+        buf, pos = self._buf, self._pos
+        framing = self.value_framing
+        hit = self._value_scanner.scan(buf, pos, final=final, literal=self._tokens)
+        end = hit.start
+        carry = self._carry  # only ever set with value framing
+        if hit.marker is None:
+            if framing:
+                if not final:
+                    end = back_off_newlines(buf, pos, end, 1)
+                    if end == pos:
+                        return False  # a held newline stays held
+                if carry:
+                    self._carry = ""
+                    self._value_piece(carry)
+            self._value_piece(buf[pos:end])
+            self._pos = end
+            return False
+        newline = ""
+        if carry:
+            self._carry = ""
+        if framing:
+            if end > pos and buf.startswith(framing, end - len(framing)):
+                end -= len(framing)
+                newline = framing
+            elif end == pos and carry:
+                newline, carry = carry, ""  # the held newline was the framing of this tag
+        if carry:
+            self._value_piece(carry)
+        self._value_piece(buf[pos:end])
+        self._pos = hit.end
+        self._pending = (newline, self.value_closers[hit.marker])
+        self._state = "closing"
+        return True
+
+    def _closing(self, final: bool) -> bool:
+        """A candidate closer was read: decide from what follows it whether it closes the value. The
+        whitespace after it moves to ``self._gap`` while undecided."""
+        buf, pos = self._buf, self._pos
+        newline, closer = self._pending
+        verdict, k = confirm(buf, pos, closer.followers, final, self._tokens)
+        self._gap.append(buf[pos:k])
+        self._pos = k
+        if verdict is None:
+            return False
+        gap = "".join(self._gap)
+        self._gap = []
+        if not verdict:  # value text after all...
+            text = newline + closer.tag + gap
+            framing = self.value_framing
+            if framing and text.endswith(framing):  # ...but its last newline may frame the next closer
+                text, self._carry = text[:-len(framing)], framing
+            self._value_piece(text)
+            self._state = "value"
+            return True
+        self._close_value()
+        self._state = "text"
+        if closer.ends_call:
+            self._raw(newline)
+        else:
+            self._raw(newline + closer.tag + gap)
+            gap = ""
+        self._value_closed(closer, gap)
+        return True
+
+
+__all__ = ["MAX_HEAD_CHARS", "WHITESPACE", "Closer", "XmlCallParser", "back_off_newlines", "closing_text", "confirm",
+           "early_close", "rstrip_newlines"]
