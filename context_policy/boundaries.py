@@ -23,11 +23,16 @@ TOOL_RESULT_WRAPPERS = (
 )
 
 
+_OPENERS = tuple(a for a, _ in TOOL_RESULT_WRAPPERS)
+
+
 def is_wrapped_tool_result(message: Message) -> bool:
     """A user message whose whole content is a tool-result wrapper (not a real user query)."""
     if message.role != "user":
         return False
     text = message.text().strip()
+    if not text.startswith(_OPENERS):  # most user messages: no wrapper to look for
+        return False
     return any(text.startswith(a) and text.endswith(b) for a, b in TOOL_RESULT_WRAPPERS)
 
 
@@ -60,9 +65,10 @@ def find_boundaries(messages: Sequence[Message]) -> Boundaries:
     steps: list[int] = []
     turn_of: list[int] = []
     for i, m in enumerate(messages):
-        if is_real_user(m):
+        role = m.role
+        if role == "user" and not is_wrapped_tool_result(m):
             turns.append(i)
-        elif m.role == "assistant":
+        elif role == "assistant":
             steps.append(i)
         turn_of.append(len(turns) - 1)
     return Boundaries(tuple(turns), tuple(steps), tuple(turn_of))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import cached_property
 from typing import Any, Sequence
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, TypeAdapter
 
 from toolwire.errors import InvalidOption
 from toolwire.models import Message, normalize_messages
@@ -44,6 +44,9 @@ class ContextPlan(BaseModel):
         return next((d for d in self.decisions if d.message_index == index), None)
 
 
+_DECISIONS = TypeAdapter(list[Decision])
+
+
 def plan(messages: Sequence[Any], format: Any, *, thinking: bool = False, policy: str | None = None,
          drop_thinking: bool = True, tools: Sequence[Any] | None = None, check: bool = True,
          add_generation_prompt: bool = True, **extra: Any) -> ContextPlan:
@@ -66,7 +69,7 @@ def plan(messages: Sequence[Any], format: Any, *, thinking: bool = False, policy
     rule = OVERRIDES[policy] if policy else fam.rule
     required = bool(thinking) and fam.passback_required(ctx)
 
-    decisions: list[Decision] = []
+    rows: list[dict[str, Any]] = []  # the decisions, validated together below
     warnings: list[PlanWarning] = []
     for i in b.steps:
         action, reason = rule(ctx, i)
@@ -80,10 +83,11 @@ def plan(messages: Sequence[Any], format: Any, *, thinking: bool = False, policy
         if action != "drop" and required and b.in_current_turn(i) and msgs[i].tool_calls:
             action, reason = "required", f"{reason}; {name} requires it passed back in a tool loop"
         has = bool(msgs[i].reasoning_content)
-        decisions.append(Decision(message_index=i, action=action, reason=reason, has_reasoning=has))
+        rows.append({"message_index": i, "action": action, "reason": reason, "has_reasoning": has})
         if action == "drop" and has:
             warnings.append(PlanWarning(code="reasoning_dropped", message_index=i,
                                         message=f"the reasoning of message {i} is not rendered: {reason}"))
+    decisions = _DECISIONS.validate_python(rows)
 
     if check:
         warnings += W.tool_result_as_user_text(msgs, fam.user_text_note)
@@ -94,6 +98,8 @@ def plan(messages: Sequence[Any], format: Any, *, thinking: bool = False, policy
         warnings += W.tool_result_pairing(msgs, b)
 
     dropped = {d.message_index for d in decisions if d.action == "drop" and d.has_reasoning}
-    rendered = [m.model_copy(update={"reasoning_content": None}) if i in dropped else m for i, m in enumerate(msgs)]
+    rendered = msgs
+    if dropped:
+        rendered = [m.model_copy(update={"reasoning_content": None}) if i in dropped else m for i, m in enumerate(msgs)]
     return ContextPlan(format=name, policy=policy or "family", turns=list(b.turns), steps=list(b.steps),
                        messages=rendered, decisions=decisions, warnings=warnings)

@@ -230,7 +230,7 @@ def drops_earlier_turns(version: DsmlVersion, *, thinking: bool, drop_thinking: 
 # request normalization
 
 
-@dataclass
+@dataclass(slots=True)
 class _Turn:
     """One message as the encoders see it (V4 user turns may merge several request messages)."""
 
@@ -257,25 +257,27 @@ def _turns(version: DsmlVersion, messages: list[Message], tools: list[Tool]) -> 
         if role not in _ROLES or (role == "latest_reminder" and not version.quick_instructions):
             raise UnsupportedByFormat(f"role {role!r} is not supported by {version.name}", message_index=i,
                                       field="role")
-        extra = msg.model_extra or {}
-        task, wo_eos = extra.get("task"), extra.get("wo_eos", False)
-        if (task is not None or "wo_eos" in extra) and not version.quick_instructions:
-            raise UnsupportedByFormat(f"{version.name} has no quick-instruction tasks or wo_eos", message_index=i,
-                                      field="task" if task is not None else "wo_eos")
-        if task is not None and task not in TASK_TOKENS:
-            raise InvalidRequest(f"unknown task {task!r} (known: {', '.join(TASK_TOKENS)})", message_index=i,
-                                 field="task")
-        if not isinstance(wo_eos, bool):
-            raise InvalidRequest("wo_eos must be a boolean", message_index=i, field="wo_eos")
-        if msg.tool_calls and role != "assistant":
+        task, wo_eos = None, False
+        extra = msg.model_extra
+        if extra:  # quick-instruction switches come as extra message fields
+            task, wo_eos = extra.get("task"), extra.get("wo_eos", False)
+            if (task is not None or "wo_eos" in extra) and not version.quick_instructions:
+                raise UnsupportedByFormat(f"{version.name} has no quick-instruction tasks or wo_eos",
+                                          message_index=i, field="task" if task is not None else "wo_eos")
+            if task is not None and task not in TASK_TOKENS:
+                raise InvalidRequest(f"unknown task {task!r} (known: {', '.join(TASK_TOKENS)})", message_index=i,
+                                     field="task")
+            if not isinstance(wo_eos, bool):
+                raise InvalidRequest("wo_eos must be a boolean", message_index=i, field="wo_eos")
+        calls = msg.tool_calls
+        if calls and role != "assistant":
             raise InvalidRequest("only assistant messages carry tool_calls", message_index=i, field="tool_calls")
-        if role == "developer" and not msg.text():
+        text = msg.text()
+        if role == "developer" and not text:
             raise UnsupportedByFormat("developer messages need content", message_index=i, field="content")
-        turn = _Turn(role, i, msg.text(), msg.reasoning_content, tool_call_id=msg.tool_call_id, task=task,
-                     wo_eos=wo_eos)
-        if msg.tool_calls:
-            turn.calls = [(ci, c.function.name, call_arguments(c, i, ci), c.id) for ci, c in enumerate(msg.tool_calls)]
-        turns.append(turn)
+        if calls:
+            calls = [(ci, c.function.name, call_arguments(c, i, ci), c.id) for ci, c in enumerate(calls)]
+        turns.append(_Turn(role, i, text, msg.reasoning_content, calls or None, msg.tool_call_id, task, wo_eos))
     if tools:
         system = next((t for t in turns if t.role == "system"), None)
         if system is None:
@@ -311,14 +313,15 @@ def _merge_tool_results(turns: list[_Turn]) -> list[_Turn]:
 
 def _sort_tool_results(turns: list[_Turn]) -> None:
     """V4+: the results of parallel calls are shown in the order of the calls, matched by ``tool_call_id``."""
-    order: dict[str, int] = {}
+    calls: list = []  # the calls of the latest assistant turn that made any
     for turn in turns:
         if turn.role == "assistant" and turn.calls:
-            order = {cid: n for n, (_, _, _, cid) in enumerate(turn.calls) if cid}
+            calls = turn.calls
             continue
         results = [b for b in turn.blocks or () if b[0] == "tool_result"]
         if len(results) < 2:
             continue
+        order = {cid: n for n, (_, _, _, cid) in enumerate(calls) if cid}
         for _, _, index, cid in results:
             if cid not in order:
                 raise InvalidRequest(f"tool_call_id {cid!r} matches none of the preceding assistant's calls, so the"
@@ -365,9 +368,13 @@ def _effort_prompt(version: DsmlVersion, effort: Any) -> str:
     return _V41_EFFORT_PROMPT.format(_V41_NAMED_EFFORTS.get(effort, effort))
 
 
+_to_json = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps(value, ensure_ascii=False)
+_to_strict_json = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+
+
 def _write_tools(version: DsmlVersion, out: PromptBuilder, tools: list[Tool]) -> None:
     out.fixed(version.tools_head, None, version.preamble_specials)
-    out.content("\n".join(json.dumps(function_to_dict(t), ensure_ascii=False) for t in tools), None)
+    out.content("\n".join([_to_json(function_to_dict(t)) for t in tools]), None)
     out.template(version.tools_tail, None)
 
 
@@ -378,7 +385,7 @@ def parameter_value(version: DsmlVersion, value: Any) -> tuple[bool, str]:
     if isinstance(value, str) and close not in value:
         return True, value
     try:
-        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+        text = _to_strict_json(value)
     except ValueError:
         raise UnrepresentableValue(f"{value!r} is not a JSON value") from None
     if close in text:
@@ -389,37 +396,54 @@ def parameter_value(version: DsmlVersion, value: Any) -> tuple[bool, str]:
 _NAME_BREAKERS = re.compile(r'["<>\n]')
 
 
-def _check_name(name: str, message_index: int | None, field: str) -> None:
+def _call_field(call_index: int, key: str | None = None) -> str:
+    """The request field of a call's name (``key`` None) or of one of its arguments."""
+    return f"tool_calls[{call_index}].function." + ("name" if key is None else f"arguments.{key}")
+
+
+def _check_name(name: str, message_index: int | None, call_index: int, key: str | None = None) -> None:
     """Tool and parameter names are written raw inside a tag: ``"``, ``<``, ``>`` or a newline would end it."""
     bad = _NAME_BREAKERS.search(name)
     if bad:
         raise UnrepresentableValue(f"{name!r} contains {bad.group()!r}, which would end the DSML tag",
-                                   message_index=message_index, field=field)
+                                   message_index=message_index, field=_call_field(call_index, key))
+
+
+_STRING_ATTRIBUTE = {True: '" string="true">', False: '" string="false">'}
 
 
 def _write_calls(version: DsmlVersion, out: PromptBuilder, turn: _Turn) -> None:
     """The ``\\n\\n<｜DSML｜tool_calls>`` block of an assistant turn."""
     m, i = version.markers, turn.index
-    out.template("\n\n", i).special(m["tool_calls_open"], i).template("\n", i)
+    special, template, content = out.special, out.template, out.content
+    template("\n\n", i)
+    special(m["tool_calls_open"], i)
+    template("\n", i)
     for n, (ci, name, arguments, _) in enumerate(turn.calls):
-        _check_name(name, i, f"tool_calls[{ci}].function.name")
+        _check_name(name, i, ci)
         if n:
-            out.template("\n", i)
-        out.special(m["invoke_open"], i).content(name, i).special('">', i).template("\n", i)
+            template("\n", i)
+        special(m["invoke_open"], i)
+        content(name, i)
+        special('">', i)
+        template("\n", i)
         for k, (key, value) in enumerate(arguments.items()):
-            field = f"tool_calls[{ci}].function.arguments.{key}"
-            _check_name(key, i, field)
+            _check_name(key, i, ci, key)
             try:
                 is_string, text = parameter_value(version, value)
             except UnrepresentableValue as exc:
-                raise UnrepresentableValue(exc.detail, message_index=i, field=field) from None
+                raise UnrepresentableValue(exc.detail, message_index=i, field=_call_field(ci, key)) from None
             if k:
-                out.template("\n", i)
-            out.special(m["parameter_open"], i).content(key, i)
-            out.special(f'" string="{"true" if is_string else "false"}">', i).content(text, i)
-            out.special(m["parameter_close"], i)
-        out.template("\n", i).special(m["invoke_close"], i)
-    out.template("\n", i).special(m["tool_calls_close"], i)
+                template("\n", i)
+            special(m["parameter_open"], i)
+            content(key, i)
+            special(_STRING_ATTRIBUTE[is_string], i)
+            content(text, i)
+            special(m["parameter_close"], i)
+        template("\n", i)
+        special(m["invoke_close"], i)
+    template("\n", i)
+    special(m["tool_calls_close"], i)
 
 
 def _write_assistant(version: DsmlVersion, out: PromptBuilder, turn: _Turn, reasoning: str | None) -> None:
@@ -441,28 +465,29 @@ def _write_assistant(version: DsmlVersion, out: PromptBuilder, turn: _Turn, reas
 def _render_v32(version: DsmlVersion, turns: list[_Turn], options: RenderOptions, out: PromptBuilder) -> None:
     """V3.2: user turns carry the assistant prefix; tool results are inline ``<function_results>``."""
     m, thinking = version.markers, options.thinking
+    special, template, content = out.special, out.template, out.content
     last_user = _last_user(turns)
     final = len(turns) - 1
     for i, turn in enumerate(turns):
-        idx = turn.index
+        idx, role = turn.index, turn.role
         prompt_follows = i < final or options.add_generation_prompt
-        if turn.role == "system":
-            out.content(turn.text, idx)
+        if role == "system":
+            content(turn.text, idx)
             if turn.tools:
-                out.template("\n\n", idx)
+                template("\n\n", idx)
                 _write_tools(version, out, turn.tools)
-        elif turn.role in ("user", "developer"):
-            out.special(m["user"], idx)
-            if turn.role == "developer":
+        elif role in ("user", "developer"):
+            special(m["user"], idx)
+            if role == "developer":
                 if turn.tools:
-                    out.template("\n\n", idx)
+                    template("\n\n", idx)
                     _write_tools(version, out, turn.tools)
-                out.template("\n\n# The user's message is: ", idx)
-            out.content(turn.text, idx)
+                template("\n\n# The user's message is: ", idx)
+            content(turn.text, idx)
             if prompt_follows:
-                out.special(m["assistant"], idx)
-                out.special(m["think_open" if thinking and i == last_user else "think_close"], idx)
-        elif turn.role == "assistant":
+                special(m["assistant"], idx)
+                special(m["think_open" if thinking and i == last_user else "think_close"], idx)
+        elif role == "assistant":
             if thinking and i > last_user and not (turn.reasoning or turn.calls):
                 raise UnsupportedByFormat("in thinking mode an assistant turn after the last user turn needs"
                                           " reasoning_content or tool_calls", message_index=idx,
@@ -480,50 +505,56 @@ def _render_v32(version: DsmlVersion, turns: list[_Turn], options: RenderOptions
                 raise UnsupportedByFormat("tool result without a matching tool call in the preceding assistant"
                                           " message", message_index=idx, field="tool_call_id")
             if position == 1:
-                out.template("\n\n<function_results>", idx)
-            out.template("\n<result>", idx).content(turn.text, idx).template("</result>", idx)
+                template("\n\n<function_results>", idx)
+            template("\n<result>", idx)
+            content(turn.text, idx)
+            template("</result>", idx)
             if position == len(calls):
-                out.template("\n</function_results>", idx)
+                template("\n</function_results>", idx)
                 if prompt_follows:
-                    out.template("\n\n", idx)
-                    out.special(m["think_open" if thinking and i >= last_user else "think_close"], idx)
+                    template("\n\n", idx)
+                    special(m["think_open" if thinking and i >= last_user else "think_close"], idx)
 
 
 def _render_v4(version: DsmlVersion, turns: list[_Turn], options: RenderOptions, out: PromptBuilder,
                effort: Any, drop: bool) -> None:
     """V4 / V4.1: tool results are user turns; transitions are written after the turn they follow."""
     m, thinking = version.markers, options.thinking
+    special, template, content = out.special, out.template, out.content
     last_user = _last_user(turns)
     final = len(turns) - 1
     for i, turn in enumerate(turns):
-        idx = turn.index
+        idx, role = turn.index, turn.role
         opened_system = False
         if i == 0 and thinking:
             if version.system_token:
-                out.special(m["system"], None)
+                special(m["system"], None)
                 opened_system = True
-            out.template(_effort_prompt(version, effort), None)
-        if turn.role == "system":
+            template(_effort_prompt(version, effort), None)
+        if role == "system":
             if version.system_token and not opened_system:
-                out.special(m["system"], idx)
-            out.content(turn.text, idx)
+                special(m["system"], idx)
+            content(turn.text, idx)
             if turn.tools:
-                out.template("\n\n", idx)
+                template("\n\n", idx)
                 _write_tools(version, out, turn.tools)
-        elif turn.role == "developer":
-            out.special(m["user"], idx).content(turn.text, idx)
-        elif turn.role == "user":
-            out.special(m["user"], idx)
+        elif role == "developer":
+            special(m["user"], idx)
+            content(turn.text, idx)
+        elif role == "user":
+            special(m["user"], idx)
             for n, (kind, text, bidx, _) in enumerate(turn.blocks):
                 if n:
-                    out.template("\n\n", bidx)
+                    template("\n\n", bidx)
                 if kind == "text":
-                    out.content(text, bidx)
+                    content(text, bidx)
                 else:
-                    out.template(m["tool_result_open"], bidx).content(text, bidx)
-                    out.template(m["tool_result_close"], bidx)
-        elif turn.role == "latest_reminder":
-            out.special(m["latest_reminder"], idx).content(turn.text, idx)
+                    template(m["tool_result_open"], bidx)
+                    content(text, bidx)
+                    template(m["tool_result_close"], bidx)
+        elif role == "latest_reminder":
+            special(m["latest_reminder"], idx)
+            content(turn.text, idx)
         else:  # assistant
             after_task = i > 0 and turns[i - 1].task is not None
             shows = thinking and not after_task and options.keeps_reasoning(idx)
@@ -535,11 +566,12 @@ def _render_v4(version: DsmlVersion, turns: list[_Turn], options: RenderOptions,
             continue
         if turn.task is not None:
             if turn.task == "action":
-                out.special(m["assistant"], idx).special(m["think_open" if thinking else "think_close"], idx)
-            out.special(TASK_TOKENS[turn.task], idx)
-        elif turn.role in ("user", "developer"):
-            out.special(m["assistant"], idx)
-            out.special(m["think_open" if thinking and (not drop or i >= last_user) else "think_close"], idx)
+                special(m["assistant"], idx)
+                special(m["think_open" if thinking else "think_close"], idx)
+            special(TASK_TOKENS[turn.task], idx)
+        elif role in ("user", "developer"):
+            special(m["assistant"], idx)
+            special(m["think_open" if thinking and (not drop or i >= last_user) else "think_close"], idx)
 
 
 def render(version: DsmlVersion, messages: list[Message], tools: list[Tool], options: RenderOptions,

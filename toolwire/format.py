@@ -10,6 +10,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Sequence
 
+from toolwire.context_policy.plan import plan as make_plan
+
 from .errors import InvalidOption
 from .models import Message, Tool, normalize_messages, normalize_tools
 from .output import ParsedOutput
@@ -67,8 +69,6 @@ class Format:
         rendered is decided by :func:`toolwire.context_policy.plan`: the family's built-in policy, or
         ``policy`` (``keep_all``, ``drop_all``, ``keep_tool_loop``) to override it.
         """
-        from toolwire.context_policy.plan import plan as make_plan
-
         unknown = set(extra) - self.extra_options
         if unknown:
             raise InvalidOption(f"unknown option(s) {sorted(unknown)} for format {self.name!r}"

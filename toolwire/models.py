@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, PrivateAttr, TypeAdapter, ValidationError, model_validator
 
 from .errors import InvalidRequest
 
@@ -61,9 +61,10 @@ class Message(_Model):
         """Reasoning may come as ``reasoning_content`` or, as transformers also accepts, ``thinking`` or
         ``reasoning``; the first string found becomes ``reasoning_content``, so renderers read one field."""
         if isinstance(data, dict) and data.get("reasoning_content") is None:
-            alias = next((data[k] for k in REASONING_ALIASES if isinstance(data.get(k), str)), None)
-            if alias is not None:
-                data = {**data, "reasoning_content": alias}
+            for key in REASONING_ALIASES:
+                alias = data.get(key)
+                if isinstance(alias, str):
+                    return {**data, "reasoning_content": alias}
         return data
 
     def text(self, joiner: str = "\n\n") -> str:
@@ -103,10 +104,18 @@ def _field_path(loc: tuple) -> str:
     return "".join(parts)
 
 
+_MESSAGE_LIST = TypeAdapter(list[Message])
+
+
 def normalize_messages(messages: Any) -> list[Message]:
     """Validate ``messages`` (dicts or :class:`Message`) into models, naming index and field on error."""
     if not isinstance(messages, (list, tuple)):
         raise InvalidRequest("messages must be a list", field="messages")
+    if all(isinstance(raw, (dict, Message)) for raw in messages):
+        try:  # the whole list in one pydantic call (models pass through as they are)
+            return _MESSAGE_LIST.validate_python(messages)
+        except ValidationError:
+            pass  # the loop below finds the first bad message and names it
     out: list[Message] = []
     for index, raw in enumerate(messages):
         if isinstance(raw, Message):
@@ -147,8 +156,9 @@ def normalize_tools(tools: Any) -> list[Tool]:
 
 def tool_to_dict(tool: Tool) -> dict[str, Any]:
     """The tool as a plain dict, exactly as given when it came as a dict (key order matters to templates)."""
-    if tool._raw is not None and "function" in tool._raw:
-        return tool._raw
+    raw = tool.__pydantic_private__.get("_raw")  # tool._raw, without pydantic's slow private-attribute lookup
+    if raw is not None and "function" in raw:
+        return raw
     return tool.model_dump(exclude_unset=True, by_alias=True)
 
 

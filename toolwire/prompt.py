@@ -12,7 +12,8 @@ Each segment is ``(kind, text, message_index)``:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import lru_cache, partial
 from typing import Any, Iterable, Literal, NamedTuple
 
 SegmentKind = Literal["special", "template", "content"]
@@ -61,39 +62,62 @@ class RenderedPrompt:
         return list(seen)
 
 
-@dataclass
-class PromptBuilder:
-    """Accumulates segments; adjacent pieces of the same kind and message are merged."""
+_segment = partial(tuple.__new__, Segment)
+"""``Segment(kind, text, message_index)`` from a ``(kind, text, message_index)`` tuple (without the Python-level
+``__new__`` of a NamedTuple: a prompt has hundreds of segments)."""
 
-    _segments: list[list[Any]] = field(default_factory=list)
+
+@lru_cache(maxsize=256)
+def _split_fixed(text: str, message_index: int | None,
+                 specials: "re.Pattern[str]") -> tuple[tuple[SegmentKind, str, int | None], ...]:
+    """The pieces of :meth:`PromptBuilder.fixed`. Fixed wording is a small set of strings, so each is cut once."""
+    pieces: list[tuple[SegmentKind, str, int | None]] = []
+    pos = 0
+    for m in specials.finditer(text):
+        pieces += [("template", text[pos:m.start()], message_index), ("special", m.group(), message_index)]
+        pos = m.end()
+    pieces.append(("template", text[pos:], message_index))
+    return tuple(piece for piece in pieces if piece[1])
+
+
+class PromptBuilder:
+    """Accumulates ``(kind, text, message_index)`` pieces; :meth:`build` merges adjacent pieces of the same
+    kind and message (never two ``special`` ones) into segments.
+
+    Renderers call :meth:`special`, :meth:`template` and :meth:`content` once per piece, so these only append
+    (empty text is left out); all merging happens once, in :meth:`build`.
+    """
+
+    __slots__ = ("_pieces",)
+
+    def __init__(self) -> None:
+        self._pieces: list[tuple[SegmentKind, str, int | None]] = []
 
     def add(self, kind: SegmentKind, text: str, message_index: int | None = None) -> "PromptBuilder":
-        if not text:
-            return self
-        last = self._segments[-1] if self._segments else None
-        if last is not None and kind != "special" and last[0] == kind and last[2] == message_index:
-            last[1].append(text)
-        else:
-            self._segments.append([kind, [text], message_index])
+        if text:
+            self._pieces.append((kind, text, message_index))
         return self
 
     def special(self, text: str, message_index: int | None = None) -> "PromptBuilder":
-        return self.add("special", text, message_index)
+        if text:
+            self._pieces.append(("special", text, message_index))
+        return self
 
     def template(self, text: str, message_index: int | None = None) -> "PromptBuilder":
-        return self.add("template", text, message_index)
+        if text:
+            self._pieces.append(("template", text, message_index))
+        return self
 
     def content(self, text: str, message_index: int | None = None) -> "PromptBuilder":
-        return self.add("content", text, message_index)
+        if text:
+            self._pieces.append(("content", text, message_index))
+        return self
 
     def fixed(self, text: str, message_index: int | None, specials: "re.Pattern[str]") -> "PromptBuilder":
         """Fixed template wording in which any control-token spelling (matched by ``specials``, see
         :func:`special_pattern`) is emitted as ``special`` and the rest as ``template``."""
-        pos = 0
-        for m in specials.finditer(text):
-            self.template(text[pos:m.start()], message_index).special(m.group(), message_index)
-            pos = m.end()
-        return self.template(text[pos:], message_index)
+        self._pieces += _split_fixed(text, message_index, specials)
+        return self
 
     def extend(self, segments: Iterable[Segment]) -> "PromptBuilder":
         for seg in segments:
@@ -102,11 +126,25 @@ class PromptBuilder:
 
     @property
     def text(self) -> str:
-        return "".join("".join(s[1]) for s in self._segments)
+        return "".join([text for _, text, _ in self._pieces])
 
     def endswith(self, suffix: str) -> bool:
-        return self.text.endswith(suffix)
+        """Whether the text so far ends with ``suffix`` (reads only the last pieces)."""
+        tail = ""
+        for _, text, _ in reversed(self._pieces):
+            tail = text + tail
+            if len(tail) >= len(suffix):
+                break
+        return tail.endswith(suffix)
 
     def build(self, *, opens_reasoning: bool = False, format: str = "") -> RenderedPrompt:
-        segments = tuple(Segment(k, "".join(parts), i) for k, parts, i in self._segments)
-        return RenderedPrompt("".join(s.text for s in segments), segments, opens_reasoning, format)
+        merged: list[tuple[SegmentKind, str, int | None]] = []
+        last_kind = last_index = None
+        for piece in self._pieces:
+            kind, text, index = piece
+            if kind == last_kind and index == last_index and kind != "special":
+                merged[-1] = (kind, merged[-1][1] + text, index)  # runs are a few pieces long
+            else:
+                merged.append(piece)
+                last_kind, last_index = kind, index
+        return RenderedPrompt(self.text, tuple(map(_segment, merged)), opens_reasoning, format)
