@@ -69,11 +69,12 @@ class Message(_Model):
 
     def text(self, joiner: str = "\n\n") -> str:
         """The content as one string: ``None`` is empty, text parts are joined by ``joiner``."""
-        if self.content is None:
+        content = self.content
+        if isinstance(content, str):
+            return content
+        if content is None:
             return ""
-        if isinstance(self.content, str):
-            return self.content
-        return joiner.join(p.text or "" for p in self.content if p.type == "text")
+        return joiner.join(p.text or "" for p in content if p.type == "text")
 
 
 class FunctionDef(_Model):
