@@ -12,8 +12,8 @@ Each segment is ``(kind, text, message_index)``:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from functools import lru_cache, partial
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache, partial
 from typing import Any, Iterable, Literal, NamedTuple
 
 SegmentKind = Literal["special", "template", "content"]
@@ -34,12 +34,30 @@ def special_pattern(tokens: Iterable[str]) -> "re.Pattern[str]":
 
 @dataclass(frozen=True)
 class RenderedPrompt:
-    """The result of ``Format.render``: ``text`` and the ``segments`` that concatenate to it."""
+    """The result of ``Format.render``: ``text`` and the ``segments`` that concatenate to it.
+
+    Segments are assembled from the renderer's pieces on first use, so a caller that needs only the text
+    does not pay for them.
+    """
 
     text: str
-    segments: tuple[Segment, ...]
+    pieces: tuple[tuple[SegmentKind, str, int | None], ...] = field(repr=False)
     opens_reasoning: bool = False
     format: str = ""
+
+    @cached_property
+    def segments(self) -> tuple[Segment, ...]:
+        """The provenance segments: adjacent pieces of the same kind and message merged (never specials)."""
+        merged: list[tuple[SegmentKind, str, int | None]] = []
+        last_kind = last_index = None
+        for piece in self.pieces:
+            kind, text, index = piece
+            if kind == last_kind and index == last_index and kind != "special":
+                merged[-1] = (kind, merged[-1][1] + text, index)  # runs are a few pieces long
+            else:
+                merged.append(piece)
+                last_kind, last_index = kind, index
+        return tuple(map(_segment, merged))
 
     def token_ids(self, tokenizer: Any) -> list[int]:
         """Token ids in which only ``special`` segments can become control tokens.
@@ -138,13 +156,4 @@ class PromptBuilder:
         return tail.endswith(suffix)
 
     def build(self, *, opens_reasoning: bool = False, format: str = "") -> RenderedPrompt:
-        merged: list[tuple[SegmentKind, str, int | None]] = []
-        last_kind = last_index = None
-        for piece in self._pieces:
-            kind, text, index = piece
-            if kind == last_kind and index == last_index and kind != "special":
-                merged[-1] = (kind, merged[-1][1] + text, index)  # runs are a few pieces long
-            else:
-                merged.append(piece)
-                last_kind, last_index = kind, index
-        return RenderedPrompt(self.text, tuple(map(_segment, merged)), opens_reasoning, format)
+        return RenderedPrompt(self.text, tuple(self._pieces), opens_reasoning, format)
