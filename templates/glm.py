@@ -29,7 +29,7 @@ from toolwire.errors import UnrepresentableValue
 from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool, call_arguments, tool_to_dict
 from toolwire.parsers.glm import MARKERS, GlmParser, Glm47Parser
-from toolwire.parsers.glm_minimax_xml import early_close
+from toolwire.parsers.xml_calls import early_close
 from toolwire.prompt import PromptBuilder
 
 from .jinja import REASONING_FIELDS
