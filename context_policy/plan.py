@@ -11,7 +11,7 @@ from toolwire.errors import InvalidOption
 from toolwire.models import Message, normalize_messages
 
 from .boundaries import find_boundaries
-from .families import family_policy
+from .families import family_policy, never_rendered
 from .policies import OVERRIDES, Context, Decision
 from . import warnings as W
 from .warnings import PlanWarning
@@ -66,7 +66,8 @@ def plan(messages: Sequence[Any], format: Any, *, thinking: bool = False, policy
     ctx = Context(msgs, b, bool(thinking), bool(drop_thinking), dict(extra),
                   has_tools=bool(tools) or any(m.model_extra and m.model_extra.get("tools") for m in msgs),
                   add_generation_prompt=bool(add_generation_prompt))
-    rule = OVERRIDES[policy] if policy else fam.rule
+    # a template with no place for earlier reasoning cannot be made to show it, whatever the override
+    rule = OVERRIDES[policy] if policy and fam.rule is not never_rendered else fam.rule
     required = bool(thinking) and fam.passback_required(ctx)
 
     rows: list[dict[str, Any]] = []  # the decisions, validated together below

@@ -117,6 +117,13 @@ def test_overrides_warn_only_where_they_differ(policy, expected):
     assert [w.message_index for w in p.warnings if w.code == "policy_override"] == differ
 
 
+def test_overrides_cannot_keep_what_the_template_has_no_place_for():
+    p = plan(conv_two_turns(), "llama31", thinking=True, policy="keep_all")
+    assert set(actions(p).values()) == {"drop"}
+    assert all("never renders" in d.reason for d in p.decisions)
+    assert "policy_override" not in codes(p)
+
+
 def test_unknown_policy_is_refused():
     with pytest.raises(InvalidOption):
         plan(conv_two_turns(), "deepseek_v32", policy="keep_some")
