@@ -84,17 +84,20 @@ class GlmStyle:
     clear_thinking: bool    # 4.7: accepts the clear_thinking option
 
 
-def split_glm_reasoning(message: Message) -> tuple[str, str]:
-    """(reasoning, content) as the GLM templates derive them (``<think>`` inside content is split off when
-    the message has no reasoning field)."""
+def split_reasoning(message: Message, *, strip_both_ends: bool = False) -> tuple[str, str]:
+    """(reasoning, content) as the GLM and MiniMax templates derive them: when the message has no reasoning
+    field, a ``<think>…</think>`` inside the content is split off. GLM strips the newlines next to the tags
+    only; MiniMax (``strip_both_ends``) strips newlines at both ends of each part."""
     content = message.text(joiner="")
     reasoning = message_reasoning(message)
     if isinstance(reasoning, str):
         return reasoning, content
-    if "</think>" in content:
-        head, tail = content.split("</think>")[0], content.split("</think>")[-1]
-        return head.rstrip("\n").split("<think>")[-1].lstrip("\n"), tail.lstrip("\n")
-    return "", content
+    if "</think>" not in content:
+        return "", content
+    head, tail = content.split("</think>")[0], content.split("</think>")[-1]
+    if strip_both_ends:
+        return head.strip("\n").split("<think>")[-1].strip("\n"), tail.strip("\n")
+    return head.rstrip("\n").split("<think>")[-1].lstrip("\n"), tail.lstrip("\n")
 
 
 class GlmFormat(Format):
@@ -152,7 +155,7 @@ class GlmFormat(Format):
 
     def _render_assistant(self, index: int, message: Message, keep_reasoning: bool, out: PromptBuilder) -> None:
         nl = "\n" if self.style.newlines else ""
-        reasoning, content = split_glm_reasoning(message)
+        reasoning, content = split_reasoning(message)
         out.special(M["assistant"], index).template(nl, index)
         if keep_reasoning and reasoning:
             out.special(M["think_open"], index).content(reasoning.strip(), index).special(M["think_close"], index)

@@ -27,7 +27,7 @@ from toolwire.models import Message, Tool, call_arguments, function_to_dict
 from toolwire.parsers.minimax import MARKERS, MiniMaxParser
 from toolwire.prompt import PromptBuilder
 
-from .glm import arg_text, check_representable, jinja_str, message_reasoning, part_dict
+from .glm import arg_text, check_representable, jinja_str, part_dict, split_reasoning
 
 M = MARKERS
 
@@ -37,19 +37,6 @@ _TOOLS_INTRO = ("\n\n# Tools\nYou may call one or more tools to assist with the 
 _TOOLS_OUTRO = "</tools>\n\nWhen making tool calls, use XML format to invoke tools and pass parameters:\n\n"
 _EXAMPLE = ('\n<invoke name="tool-name-1">\n<parameter name="param-key-1">param-value-1</parameter>\n'
             '<parameter name="param-key-2">param-value-2</parameter>\n...\n</invoke>\n')
-
-
-def split_minimax_reasoning(message: Message) -> tuple[str, str]:
-    """(reasoning, content) as the MiniMax template derives them (``<think>`` inside content is split off,
-    newline-stripped, when the message has no reasoning field)."""
-    content = message.text(joiner="")
-    reasoning = message_reasoning(message)
-    if isinstance(reasoning, str):
-        return reasoning, content
-    if "</think>" in content:
-        head, tail = content.split("</think>")[0], content.split("</think>")[-1]
-        return head.strip("\n").split("<think>")[-1].strip("\n"), tail.strip("\n")
-    return "", content
 
 
 def _tool_part_text(part: Any) -> str:
@@ -123,7 +110,7 @@ class MiniMaxFormat(Format):
 
     def _render_assistant(self, index: int, message: Message, keep_reasoning: bool, out: PromptBuilder) -> str | None:
         """Write one assistant turn; returns the name of its last tool call (None without calls)."""
-        reasoning, content = split_minimax_reasoning(message)
+        reasoning, content = split_reasoning(message, strip_both_ends=True)
         out.special(M["role"], index).template("ai\n", index)
         if reasoning and keep_reasoning:
             out.special(M["think_open"], index).template("\n", index).content(reasoning, index)
