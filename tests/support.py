@@ -65,8 +65,11 @@ def render_kwargs(options: dict) -> dict:
 
 
 def golden_parse_kwargs(row: dict) -> dict:
-    """Golden parse ``options`` to parse keyword arguments."""
-    return {"thinking": bool(row["options"].get("thinking", False))}
+    """Golden parse ``options`` to parse keyword arguments: ``thinking`` means "the prompt opened a reasoning
+    block", so it is the row's ``prompt_opens_reasoning`` where the reference knows it (DSML rows, which lack
+    it, open ``<think>`` exactly in thinking mode)."""
+    opened = row.get("prompt_opens_reasoning", row["options"].get("thinking", False))
+    return {"thinking": bool(opened)}
 
 
 def check_golden_render(row: dict, *, special_markers: bool = True, error: type[Exception] = ToolwireError):

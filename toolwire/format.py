@@ -92,23 +92,36 @@ class Format:
         raise NotImplementedError
 
     # ---- parsing
-    def stream(self, tools: Sequence[Any] | None = None, *, thinking: bool = False, **options: Any):
+    def stream(self, tools: Sequence[Any] | None = None, *, prompt: RenderedPrompt | None = None,
+               thinking: bool = False, **options: Any):
         """A fresh stream parser: ``feed(delta) -> list[Event]`` and ``finish() -> ParsedOutput``.
+
+        Where the output starts: with ``prompt=`` (the :class:`RenderedPrompt` the output continues) the
+        parser starts inside reasoning exactly when ``prompt.opens_reasoning``; ``thinking`` is then ignored.
+        Without it, ``thinking=True`` means "the prompt opened a reasoning block" (for every family), and
+        ``thinking=False`` starts in content. A reasoning opener the model writes itself is recognised either
+        way, and a closer seen in content still closes reasoning (with a diagnostic).
 
         Options every format takes: ``promote_reasoning_calls``, ``limits`` (:class:`toolwire.Limits`) and
         ``tokenizer`` (to ``feed(ids=...)``); some families take more (see their parser). An unknown option
         is an :class:`~toolwire.errors.InvalidOption`."""
+        if prompt is not None:
+            if not isinstance(prompt, RenderedPrompt):
+                raise InvalidOption("prompt must be the RenderedPrompt the output continues "
+                                    f"(got {type(prompt).__name__})", field="prompt")
+            thinking = prompt.opens_reasoning
         try:
-            return self.parser_class(tools, thinking=thinking, **options)
+            return self.parser_class(tools, thinking=bool(thinking), **options)
         except TypeError as exc:
             if "unexpected keyword argument" not in str(exc):
                 raise
             bad = str(exc).rsplit("argument", 1)[-1].strip()
             raise InvalidOption(f"{self.name} parsers take no option {bad}", field="options") from None
 
-    def parse(self, text: str, tools: Sequence[Any] | None = None, *, thinking: bool = False,
-              **options: Any) -> ParsedOutput:
-        """Parse a complete model output (what follows the generation prompt, without the stop token)."""
-        parser = self.stream(tools, thinking=thinking, **options)
+    def parse(self, text: str, tools: Sequence[Any] | None = None, *, prompt: RenderedPrompt | None = None,
+              thinking: bool = False, **options: Any) -> ParsedOutput:
+        """Parse a complete model output (what follows the generation prompt, without the stop token).
+        ``prompt`` and ``thinking`` say where it starts, as for :meth:`stream`."""
+        parser = self.stream(tools, prompt=prompt, thinking=thinking, **options)
         parser.feed(text)
         return parser.finish()
