@@ -8,7 +8,7 @@ reasoning at all, except where noted.
 from __future__ import annotations
 
 from .boundaries import is_real_user
-from .policies import Action, Context, FamilyPolicy, keep_all, keep_tool_loop, thinking_off
+from .policies import Action, Context, FamilyPolicy, PassbackRule, keep_all, keep_tool_loop, thinking_off
 
 
 def _after_last(ctx: Context, i: int, roles: tuple[str, ...], what: str) -> tuple[Action, str]:
@@ -118,17 +118,26 @@ _DS_SPLIT = "the template keeps only the text after </think>, so the model never
 _QWEN_THINK = "the Qwen3 template moves the text before </think> into reasoning and keeps only what follows."
 
 
-def _tools_in_thinking(ctx: Context) -> bool:
-    return ctx.has_tools
+# What each provider's API requires passed back (docs/context-policy.md quotes and sources each rule).
+DEEPSEEK_PASSBACK = PassbackRule(
+    provider="DeepSeek API (V3.2, V4, V4.1 thinking mode)", scope="history",
+    error="The reasoning_content in the thinking mode must be passed back to the API.")
+KIMI_PASSBACK = PassbackRule(
+    provider="Moonshot Kimi API (thinking models)", scope="history",
+    error="thinking is enabled but reasoning_content is missing in assistant tool call message at index N")
+MINIMAX_PASSBACK = PassbackRule(
+    provider="MiniMax API (interleaved thinking)", scope="current_turn", enforced=False,
+    error="(not refused) MiniMax documents that the full assistant turn, thinking included, must be kept "
+          "in history during tool use, or multi-step tool use degrades")
 
 
 POLICIES: dict[str, FamilyPolicy] = {
-    "deepseek_v32": FamilyPolicy(dsml_v32, description="drops reasoning before the last user message; keeps the "
+    "deepseek_v32": FamilyPolicy(dsml_v32, passback=DEEPSEEK_PASSBACK, description="drops reasoning before the last user message; keeps the "
                                                        "current tool loop"),
-    "deepseek_v4": FamilyPolicy(dsml_v4, passback_required=_tools_in_thinking, user_text_note=_DSV4_NOTE,
+    "deepseek_v4": FamilyPolicy(dsml_v4, passback=DEEPSEEK_PASSBACK, user_text_note=_DSV4_NOTE,
                                 description="keeps everything when tools are declared; otherwise drops before "
                                             "the last user message (tool results count as user turns)"),
-    "deepseek_v41": FamilyPolicy(dsml_v41, passback_required=_tools_in_thinking, user_text_note=_DSV4_NOTE,
+    "deepseek_v41": FamilyPolicy(dsml_v41, passback=DEEPSEEK_PASSBACK, user_text_note=_DSV4_NOTE,
                                  description="as V4, but tool-result-only user messages do not start a turn"),
     "qwen3": FamilyPolicy(qwen3_last_query, user_text_note=_QWEN_NOTE, think_in_content_note=_QWEN_THINK,
                           description="keeps reasoning after the last real user query"),
@@ -151,11 +160,11 @@ POLICIES: dict[str, FamilyPolicy] = {
     "glm45": FamilyPolicy(glm_drop_before_last_user, description="drops reasoning before the last user message"),
     "glm46": FamilyPolicy(glm_drop_before_last_user, description="drops reasoning before the last user message"),
     "glm47": FamilyPolicy(glm47, description="drops before the last user message unless clear_thinking=False"),
-    "minimax_m2": FamilyPolicy(glm_drop_before_last_user, description="keeps reasoning after the last user message"),
+    "minimax_m2": FamilyPolicy(glm_drop_before_last_user, passback=MINIMAX_PASSBACK, description="keeps reasoning after the last user message"),
     "gpt_oss": FamilyPolicy(gpt_oss, description="keeps a tool call's analysis until a final answer follows; "
                                                  "drops final answers' analysis"),
     "seed_oss": FamilyPolicy(keep_all, description="keeps every earlier reasoning (trimmed), thinking on or off"),
-    "kimi_k2_thinking": FamilyPolicy(kimi_after_last_answer, passback_required=lambda ctx: True,
+    "kimi_k2_thinking": FamilyPolicy(kimi_after_last_answer, passback=KIMI_PASSBACK,
                                      description="keeps reasoning after the last assistant answer without tool "
                                                  "calls (the current tool loop)"),
 }

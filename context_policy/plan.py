@@ -7,11 +7,11 @@ from typing import Any, Sequence
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter
 
-from toolwire.errors import InvalidOption
+from toolwire.errors import InvalidOption, UnknownFormat
 from toolwire.models import Message, normalize_messages
 
 from .boundaries import find_boundaries
-from .families import family_policy, never_rendered
+from .families import POLICIES, family_policy, never_rendered
 from .policies import OVERRIDES, Context, Decision
 from . import warnings as W
 from .warnings import PlanWarning
@@ -55,9 +55,14 @@ def plan(messages: Sequence[Any], format: Any, *, thinking: bool = False, policy
     ``format`` is a format name or a :class:`~toolwire.Format`. ``policy`` is ``None`` (the family's
     built-in policy, as its reference behaves) or an override: ``keep_all``, ``drop_all``,
     ``keep_tool_loop``. ``drop_thinking`` and ``extra`` are the render switches some families honour
-    (``preserve_thinking``, ``clear_thinking``).
+    (``preserve_thinking``, ``clear_thinking``). An unknown format name raises
+    :class:`~toolwire.errors.UnknownFormat`; a :class:`~toolwire.Format` of your own without a built-in
+    rule keeps the current tool loop. Warnings about reasoning that must be passed back follow the
+    provider's rule (``PassbackRule`` in ``context_policy/families.py``).
     """
     name = format if isinstance(format, str) else format.name
+    if isinstance(format, str) and name not in POLICIES:
+        raise UnknownFormat(name, POLICIES)
     if policy is not None and policy not in OVERRIDES:
         raise InvalidOption(f"unknown policy {policy!r}; use one of {sorted(OVERRIDES)} or None", field="policy")
     msgs = normalize_messages(messages)
@@ -68,7 +73,7 @@ def plan(messages: Sequence[Any], format: Any, *, thinking: bool = False, policy
                   add_generation_prompt=bool(add_generation_prompt))
     # a template with no place for earlier reasoning cannot be made to show it, whatever the override
     rule = OVERRIDES[policy] if policy and fam.rule is not never_rendered else fam.rule
-    required = bool(thinking) and fam.passback_required(ctx)
+    required = frozenset(fam.passback.turns(ctx)) if fam.passback else frozenset()
 
     rows: list[dict[str, Any]] = []  # the decisions, validated together below
     warnings: list[PlanWarning] = []
@@ -81,8 +86,8 @@ def plan(messages: Sequence[Any], format: Any, *, thinking: bool = False, policy
                     code="policy_override", message_index=i,
                     message=f"policy {policy!r} {'keeps' if action != 'drop' else 'drops'} the reasoning of message "
                             f"{i}, which {name} was trained to {'drop' if native == 'drop' else 'see'}"))
-        if action != "drop" and required and b.in_current_turn(i) and msgs[i].tool_calls:
-            action, reason = "required", f"{reason}; {name} requires it passed back in a tool loop"
+        if action != "drop" and i in required and fam.passback.enforced:
+            action, reason = "required", f"{reason}; {fam.passback.provider} requires it passed back"
         has = bool(msgs[i].reasoning_content)
         rows.append({"message_index": i, "action": action, "reason": reason, "has_reasoning": has})
         if action == "drop" and has:
@@ -93,7 +98,7 @@ def plan(messages: Sequence[Any], format: Any, *, thinking: bool = False, policy
     if check:
         warnings += W.tool_result_as_user_text(msgs, fam.user_text_note)
         if required:
-            warnings += W.reasoning_missing(msgs, b, name)
+            warnings += W.reasoning_missing(msgs, sorted(required), name, fam.passback)
         warnings += W.history_duplicated(msgs)
         warnings += W.reasoning_in_content(msgs, fam.think_in_content_note)
         warnings += W.tool_result_pairing(msgs, b)

@@ -79,12 +79,41 @@ def thinking_off(ctx: Context, i: int) -> tuple[Action, str]:
     return "drop", "thinking mode is off: the template renders no earlier reasoning"
 
 
+Scope = Literal["history", "current_turn"]
+
+
+@dataclass(frozen=True)
+class PassbackRule:
+    """What a provider's API requires passed back in the request, and for which turns.
+
+    In thinking mode, every assistant message that made tool calls must carry its ``reasoning_content``
+    (an empty string counts as passed back; a missing field does not), within ``scope``: ``history``
+    means every such message of the whole conversation, in every later request; ``current_turn`` means
+    the messages after the last real user message. ``enforced`` says whether the provider refuses the
+    request (HTTP 400, with ``error`` as its message) or only documents the rule (quality degrades).
+    The ``reasoning_missing_for_tool_turn`` warnings and the ``required`` decisions derive from this.
+    """
+
+    provider: str
+    scope: Scope
+    error: str
+    enforced: bool = True
+
+    def turns(self, ctx: Context) -> list[int]:
+        """The assistant messages whose reasoning this rule requires (thinking mode only)."""
+        if not ctx.thinking:
+            return []
+        b, msgs = ctx.boundaries, ctx.messages
+        return [i for i in b.steps if msgs[i].tool_calls and (self.scope == "history" or b.in_current_turn(i))]
+
+
 @dataclass(frozen=True)
 class FamilyPolicy:
-    """A family's retention behaviour and the notes its warnings use."""
+    """A family's retention behaviour and the notes its warnings use. ``passback`` is the provider's rule
+    for what must be passed back (None: no provider enforces or documents one)."""
 
     rule: Rule
-    passback_required: Callable[[Context], bool] = lambda ctx: False
+    passback: PassbackRule | None = None
     user_text_note: str = ""
     think_in_content_note: str = "the template renders the content as is, so the model sees that reasoning as answer text."
     description: str = ""

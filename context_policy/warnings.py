@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict
 from toolwire.models import Message
 
 from .boundaries import Boundaries, is_wrapped_tool_result
+from .policies import PassbackRule
 
 CODES = (
     "tool_result_as_user_text",
@@ -53,15 +54,20 @@ def tool_result_as_user_text(messages: Sequence[Message], family_note: str) -> l
     return out
 
 
-def reasoning_missing(messages: Sequence[Message], b: Boundaries, family: str) -> list[PlanWarning]:
-    """Tool-call messages of the current tool loop without reasoning, where the API requires it back."""
+def reasoning_missing(messages: Sequence[Message], required: Sequence[int], family: str,
+                      rule: "PassbackRule") -> list[PlanWarning]:
+    """Required tool-call messages (:class:`~toolwire.context_policy.policies.PassbackRule`) sent without their
+    reasoning: a missing ``reasoning_content``; an empty string counts as passed back."""
+    where = "in every later request" if rule.scope == "history" else "in the current tool loop"
+    consequence = (f"its API refuses the request (HTTP 400: {rule.error!r})" if rule.enforced
+                   else f"{rule.error}")
     return [
         PlanWarning(code="reasoning_missing_for_tool_turn", message_index=i,
-                    message=(f"assistant message {i} made tool calls in the current tool loop but carries no "
-                             f"reasoning_content; {family} in thinking mode requires the reasoning to be passed "
-                             "back (its API answers HTTP 400 otherwise)."))
-        for i in b.steps
-        if b.in_current_turn(i) and messages[i].tool_calls and not messages[i].reasoning_content
+                    message=(f"assistant message {i} made tool calls but carries no reasoning_content; {family} in "
+                             f"thinking mode needs the reasoning of tool-call turns passed back {where} "
+                             f"({rule.provider}): {consequence}. Pass it back (an empty string if there was none)."))
+        for i in required
+        if messages[i].reasoning_content is None
     ]
 
 

@@ -52,11 +52,11 @@ def test_wrapped_tool_result_is_not_a_turn():
 
 
 @pytest.mark.parametrize("fmt, kwargs, expected", [
-    ("deepseek_v32", {}, {2: "drop", 4: "drop", 6: "keep"}),
-    ("deepseek_v32", {"drop_thinking": False}, {2: "drop", 4: "drop", 6: "keep"}),   # V3.2 ignores the switch
-    ("deepseek_v4", {"tools": TOOLS}, {2: "keep", 4: "keep", 6: "required"}),
+    ("deepseek_v32", {}, {2: "drop", 4: "drop", 6: "required"}),
+    ("deepseek_v32", {"drop_thinking": False}, {2: "drop", 4: "drop", 6: "required"}),  # V3.2 ignores the switch
+    ("deepseek_v4", {"tools": TOOLS}, {2: "required", 4: "keep", 6: "required"}),  # the API wants every call turn
     ("deepseek_v4", {}, {2: "drop", 4: "drop", 6: "drop"}),         # the tool result counts as the last user turn
-    ("deepseek_v41", {}, {2: "drop", 4: "drop", 6: "keep"}),        # ... but not in V4.1
+    ("deepseek_v41", {}, {2: "drop", 4: "drop", 6: "required"}),    # ... but not in V4.1
     ("qwen3", {}, {2: "drop", 4: "drop", 6: "keep"}),
     ("qwen36", {"preserve_thinking": True}, {2: "keep", 4: "keep", 6: "keep"}),
     ("glm47", {"clear_thinking": False}, {2: "keep", 4: "keep", 6: "keep"}),
@@ -105,14 +105,14 @@ def test_thinking_off_drops_everything_in_deepseek():
 
 
 @pytest.mark.parametrize("policy, expected", [
-    ("keep_all", {2: "keep", 4: "keep", 6: "keep"}),
+    ("keep_all", {2: "required", 4: "keep", 6: "required"}),   # kept call turns are the API's required ones
     ("drop_all", {2: "drop", 4: "drop", 6: "drop"}),
-    ("keep_tool_loop", {2: "drop", 4: "drop", 6: "keep"}),
+    ("keep_tool_loop", {2: "drop", 4: "drop", 6: "required"}),
 ])
 def test_overrides_warn_only_where_they_differ(policy, expected):
     p = plan(conv_two_turns(), "deepseek_v32", thinking=True, policy=policy)
     assert actions(p) == expected
-    native = {2: "drop", 4: "drop", 6: "keep"}
+    native = {2: "drop", 4: "drop", 6: "required"}
     differ = [i for i in expected if (expected[i] == "drop") != (native[i] == "drop")]
     assert [w.message_index for w in p.warnings if w.code == "policy_override"] == differ
 
@@ -210,3 +210,69 @@ def test_planned_messages_render_like_the_reference():
         if got != r["expected"]:
             failures.append(r["id"])
     assert not failures, f"{len(failures)}/{len(rows)} vectors differ: {failures[:10]}"
+
+
+# ---- provider pass-back rules (context_policy/families.py: PassbackRule), each in and after the tool loop
+
+def _missing(p):
+    return [w.message_index for w in p.warnings if w.code == "reasoning_missing_for_tool_turn"]
+
+
+def conv_lost_reasoning(at: int):
+    """The two-turn conversation with the tool-call message ``at`` (2: an earlier turn, 6: the current loop)
+    sent back without its reasoning."""
+    msgs = conv_two_turns()
+    msgs[at] = {"role": "assistant", "content": "", "tool_calls": [call("a" if at == 2 else "b")]}
+    return msgs
+
+
+@pytest.mark.parametrize("fmt", ["deepseek_v32", "deepseek_v4", "deepseek_v41", "kimi_k2_thinking"])
+@pytest.mark.parametrize("at", [2, 6])
+def test_enforced_passback_covers_every_later_request(fmt, at):
+    """DeepSeek and Kimi refuse a thinking-mode request in which ANY earlier tool-call turn lacks its reasoning,
+    also after the next user message has arrived (message 2 is in the previous turn), with or without tools."""
+    for tools in (TOOLS, None):
+        p = plan(conv_lost_reasoning(at), fmt, thinking=True, tools=tools)
+        assert _missing(p) == [at]
+        warning = next(w for w in p.warnings if w.code == "reasoning_missing_for_tool_turn")
+        assert "HTTP 400" in warning.message and "every later request" in warning.message
+    assert _missing(plan(conv_two_turns(), fmt, thinking=True, tools=TOOLS)) == []
+    if fmt != "kimi_k2_thinking":  # K2-Thinking always thinks; the DeepSeek switch off asks for nothing
+        assert _missing(plan(conv_lost_reasoning(at), fmt, thinking=False, tools=TOOLS)) == []
+
+
+@pytest.mark.parametrize("fmt", ["deepseek_v4", "kimi_k2_thinking"])
+def test_empty_reasoning_counts_as_passed_back(fmt):
+    msgs = conv_lost_reasoning(2)
+    msgs[2]["reasoning_content"] = ""
+    assert _missing(plan(msgs, fmt, thinking=True, tools=TOOLS)) == []
+
+
+def test_provider_errors_quoted():
+    from toolwire.context_policy.families import POLICIES
+
+    assert POLICIES["deepseek_v4"].passback.error == \
+        "The reasoning_content in the thinking mode must be passed back to the API."
+    assert "reasoning_content is missing in assistant tool call message at index" in \
+        POLICIES["kimi_k2_thinking"].passback.error
+
+
+def test_minimax_rule_is_the_current_loop_and_not_enforced():
+    """MiniMax documents interleaved thinking (keep each tool-call turn's thinking during the tool loop) but does
+    not refuse requests: a warning in the current loop only, and no ``required`` decision."""
+    p = plan(conv_lost_reasoning(6), "minimax_m2", thinking=True, tools=TOOLS)
+    assert _missing(p) == [6]
+    assert "HTTP 400" not in p.warnings[0].message
+    assert actions(p)[6] == "keep"
+    assert _missing(plan(conv_lost_reasoning(2), "minimax_m2", thinking=True, tools=TOOLS)) == []
+
+
+@pytest.mark.parametrize("fmt", ["qwen3", "glm47", "gpt_oss", "kimi_k2", "deepseek_v31"])
+def test_families_without_a_provider_rule_never_warn(fmt):
+    assert _missing(plan(conv_lost_reasoning(6), fmt, thinking=True, tools=TOOLS)) == []
+
+
+def test_plan_refuses_an_unknown_format():
+    with pytest.raises(toolwire.UnknownFormat) as err:
+        plan(conv_two_turns(), "qwen9")
+    assert "qwen3" in str(err.value)
