@@ -21,7 +21,7 @@ demo: $(VENV)/.demo-installed
 	$(BIN)/toolwire demo
 
 test: $(VENV)/.dev-installed
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2 --durations=15
 
 bench: $(VENV)/.dev-installed
 	$(BIN)/python -m bench
