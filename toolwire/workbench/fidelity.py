@@ -1,0 +1,471 @@
+"""``toolwire fidelity``: check, scenario by scenario and token by token, that a native renderer and a
+model's published chat template agree.
+
+For every scenario of the built-in corpus (``fixtures/scenarios.jsonl``) and the user's own (``--corpus``):
+
+* **bytes**: the native prompt and the template's prompt are equal, or both refuse the request;
+* **tokens** (with ``--tokenizer``): the native ids (:meth:`RenderedPrompt.token_ids`) equal the template
+  prompt's ids, where control tokens count only where the template wrote them (request text that spells a
+  control token is plain text on both sides, as transformers' ``sanitize_control_tokens`` does);
+* **round trip** (scenarios ending with an assistant turn): the turn rendered as model output and parsed
+  back gives the same content, reasoning and tool calls.
+
+The exit code is 0 only when every checked scenario matches (skipped scenarios do not count).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any, Iterable
+
+from toolwire.errors import InvalidOption, ToolwireError
+from toolwire.registry import get_format
+
+STRING_ARGUMENT_FORMATS = frozenset({"deepseek_r1"})
+"""Formats whose template concatenates ``arguments`` as JSON text (the golden vectors feed them strings)."""
+
+_OPEN, _CLOSE = "\ue000", "\ue001"  # private-use sentinels around control-token text in request strings
+
+
+# ---------------------------------------------------------------- scenarios
+
+@dataclass
+class Scenario:
+    """One conversation to render both ways. ``options`` are toolwire render options."""
+
+    id: str
+    messages: list
+    tools: list | None = None
+    options: dict = field(default_factory=dict)
+    description: str = ""
+    tags: list = field(default_factory=list)
+    source: str = "builtin"
+
+
+def builtin_corpus_path() -> Path:
+    """The built-in scenario corpus (``fixtures/scenarios.jsonl`` of the source tree)."""
+    try:
+        from importlib.resources import files
+
+        packaged = files("toolwire.fixtures") / "scenarios.jsonl"
+        if packaged.is_file():
+            return Path(str(packaged))
+    except (ModuleNotFoundError, TypeError):
+        pass
+    return Path(__file__).resolve().parents[1] / "fixtures" / "scenarios.jsonl"
+
+
+def load_scenarios(path: str | Path, source: str = "builtin") -> list[Scenario]:
+    """Scenarios from a JSON-lines file: ``{id, messages, tools?, options?, description?, tags?}`` per line."""
+    out = []
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
+            if not isinstance(row, dict) or not isinstance(row.get("messages"), list):
+                raise ValueError(f"{path}:{lineno}: a scenario is an object with a 'messages' list")
+            out.append(Scenario(id=str(row.get("id") or f"{Path(path).stem}:{lineno}"), messages=row["messages"],
+                                tools=row.get("tools"), options=dict(row.get("options") or {}),
+                                description=row.get("description", ""), tags=list(row.get("tags") or []),
+                                source=source))
+    return out
+
+
+# ---------------------------------------------------------------- results
+
+@dataclass
+class Check:
+    """One comparison: ``status`` is ``match``, ``differ`` or ``skip``; ``detail`` says why."""
+
+    status: str
+    detail: str = ""
+
+
+@dataclass
+class ScenarioResult:
+    """Everything known about one scenario after both renders."""
+
+    scenario: Scenario
+    native: Any = None              # RenderedPrompt, or None when refused / not applicable
+    native_error: str | None = None
+    template_text: str | None = None
+    template_error: str | None = None
+    bytes: Check = field(default_factory=lambda: Check("skip"))
+    tokens: Check = field(default_factory=lambda: Check("skip", "no tokenizer"))
+    round_trip: Check = field(default_factory=lambda: Check("skip", "does not end with an assistant turn"))
+    native_ids: list | None = None
+    template_ids: list | None = None
+
+    @property
+    def checks(self) -> tuple[Check, Check, Check]:
+        return self.bytes, self.tokens, self.round_trip
+
+    @property
+    def matches(self) -> bool:
+        """No check differs."""
+        return all(c.status != "differ" for c in self.checks)
+
+
+@dataclass
+class Report:
+    """A whole run: the settings and one result per scenario."""
+
+    format: str
+    template: str
+    tokenizer: str | None
+    date: str
+    results: list[ScenarioResult]
+
+    @property
+    def ok(self) -> bool:
+        return all(r.matches for r in self.results)
+
+    def counts(self, name: str) -> dict[str, int]:
+        """``{match, differ, skip}`` counts of one check (``bytes``, ``tokens`` or ``round_trip``)."""
+        out = {"match": 0, "differ": 0, "skip": 0}
+        for r in self.results:
+            out[getattr(r, name).status] += 1
+        return out
+
+    def differing(self) -> list[str]:
+        """Ids of the scenarios with any differing check."""
+        return [r.scenario.id for r in self.results if not r.matches]
+
+
+# ---------------------------------------------------------------- comparing
+
+def first_difference(a: str, b: str) -> int:
+    """Index of the first character where ``a`` and ``b`` differ (``min(len)`` when one is a prefix)."""
+    n = min(len(a), len(b))
+    for i in range(n):
+        if a[i] != b[i]:
+            return i
+    return n
+
+
+def describe_difference(a: str, b: str, *, context: int = 40, names: tuple[str, str] = ("native", "template")) -> str:
+    """Where two texts first differ, with the surrounding text of each shown escaped."""
+    i = first_difference(a, b)
+    line = a.count("\n", 0, i) + 1
+    col = i - (a.rfind("\n", 0, i) + 1) + 1
+    start = max(0, i - context)
+
+    def show(text: str) -> str:
+        head = ("…" if start else "") + _escape(text[start:i])
+        tail = _escape(text[i:i + context]) + ("…" if i + context < len(text) else "")
+        return f"{head}⟦{tail}" if i < len(text) else f"{head}⟦(end)"
+
+    width = max(len(x) for x in names)
+    return (f"first difference at char {i} (line {line}, column {col}); lengths {len(a)} vs {len(b)}\n"
+            f"  {names[0]:<{width}} | {show(a)}\n  {names[1]:<{width}} | {show(b)}")
+
+
+def _escape(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)[1:-1]
+
+
+def _quote(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _mark(value: Any, finder: re.Pattern | None) -> Any:
+    """Wrap control-token text inside request strings in sentinels (dict keys are left alone)."""
+    if isinstance(value, str):
+        value = value.replace(_OPEN, "").replace(_CLOSE, "")
+        return finder.sub(lambda m: f"{_OPEN}{m.group()}{_CLOSE}", value) if finder is not None else value
+    if isinstance(value, dict):
+        return {k: _mark(v, finder) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_mark(v, finder) for v in value]
+    return value
+
+
+def template_segments(marked: str, vocab: Any) -> list[tuple[str, str, None]]:
+    """A marked template render as segments: control tokens outside sentinels are ``special``, text inside
+    sentinels (request text spelling a control token) is ``content``, the rest ``template``."""
+    segments: list[tuple[str, str, None]] = []
+    for i, part in enumerate(re.split(f"{_OPEN}([^{_OPEN}{_CLOSE}]*){_CLOSE}", marked)):
+        part = part.replace(_OPEN, "").replace(_CLOSE, "")  # lone sentinels (the template split a string)
+        if i % 2:
+            segments.append(("content", part, None))
+            continue
+        pos = 0
+        for m in vocab.find_controls(part):
+            segments += [("template", part[pos:m.start()], None), ("special", m.group(), None)]
+            pos = m.end()
+        segments.append(("template", part[pos:], None))
+    return [s for s in segments if s[1]]
+
+
+class Comparer:
+    """Renders scenarios natively and through the template, and compares them."""
+
+    def __init__(self, format_name: str, template: Any, *, tokenizer: Any = None, on_date: str | None = None,
+                 arguments: str = "auto"):
+        from toolwire.templates.jinja import template_variables
+
+        self.fmt = get_format(format_name)
+        self.template = template
+        self.variables = template_variables(template.source)
+        self.tokenizer = tokenizer
+        self.date = on_date or date.today().isoformat()
+        if arguments == "auto":
+            arguments = "string" if format_name in STRING_ARGUMENT_FORMATS else "object"
+        self.arguments = arguments
+        self.vocab = None
+        if tokenizer is not None:
+            from toolwire.tokenize import vocabulary
+
+            self.vocab = vocabulary(tokenizer)
+
+    # -- the two renders
+    def render_native(self, sc: Scenario, **override: Any):
+        options = {**sc.options, **override}
+        if "strftime_now" in self.template.source:  # the template prints today's date: pin the same one
+            options.setdefault("current_date", self.date)
+        return self.fmt.render(sc.messages, sc.tools, **options)
+
+    def _template_call(self, sc: Scenario, messages: list, tools: Any) -> str:
+        from toolwire.templates.jinja import decode_arguments, options_to_variables
+
+        opts = {"thinking": False, **sc.options}  # toolwire's defaults, stated to the template too
+        add_gen = opts.pop("add_generation_prompt", True)
+        opts.pop("current_date", None)
+        opts.pop("drop_thinking", None)
+        variables = options_to_variables(self.variables, **opts)
+        return self.template.render(decode_arguments(messages, arguments=self.arguments), tools,
+                                    add_generation_prompt=add_gen, **variables)
+
+    def render_template(self, sc: Scenario) -> str:
+        return self._template_call(sc, sc.messages, sc.tools)
+
+    # -- the checks
+    def compare(self, sc: Scenario) -> ScenarioResult:
+        res = ScenarioResult(sc)
+        native_na = None
+        try:
+            res.native = self.render_native(sc)
+        except InvalidOption as exc:
+            native_na = str(exc)
+        except ToolwireError as exc:
+            res.native_error = f"{exc.code}: {exc}"
+        try:
+            res.template_text = self.render_template(sc)
+        except ToolwireError as exc:
+            res.template_error = str(exc)
+        if native_na is not None:
+            res.bytes = Check("skip", f"the native renderer does not take these options ({native_na})")
+            res.tokens = res.round_trip = Check("skip", "see bytes")
+            return res
+        res.bytes = self._bytes(res)
+        if self.tokenizer is not None:
+            res.tokens = self._tokens(sc, res)
+        if sc.messages and isinstance(sc.messages[-1], dict) and sc.messages[-1].get("role") == "assistant":
+            res.round_trip = self._round_trip(sc)
+        return res
+
+    def _bytes(self, res: ScenarioResult) -> Check:
+        if res.native is None and res.template_text is None:
+            return Check("match", f"both refuse (native: {res.native_error}; template: {res.template_error})")
+        if res.native is None:
+            return Check("differ", f"only the native renderer refuses: {res.native_error}")
+        if res.template_text is None:
+            return Check("differ", f"only the template refuses: {res.template_error}")
+        if res.native.text == res.template_text:
+            return Check("match")
+        return Check("differ", describe_difference(res.native.text, res.template_text))
+
+    def _tokens(self, sc: Scenario, res: ScenarioResult) -> Check:
+        from toolwire.tokenize import encode_segments
+
+        if res.native is None or res.template_text is None:
+            return Check("skip", "not rendered on both sides")
+        try:
+            res.native_ids = res.native.token_ids(self.tokenizer)
+        except ToolwireError as exc:
+            return Check("differ", f"native prompt cannot be encoded: {exc}")
+        note = ""
+        try:
+            pattern = self.vocab.control_pattern
+            marked = self._template_call(sc, _mark(sc.messages, pattern), _mark(sc.tools, pattern))
+        except ToolwireError:
+            marked = None
+        if marked is not None and marked.replace(_OPEN, "").replace(_CLOSE, "") == res.template_text:
+            res.template_ids = encode_segments(template_segments(marked, self.vocab), self.tokenizer, strict=False)
+        else:  # the template transformed request text; fall back to the tokenizer's own reading
+            res.template_ids = self.vocab.encode(res.template_text)
+            note = " (template ids without request-text sanitizing)"
+        if res.native_ids == res.template_ids:
+            return Check("match", f"{len(res.native_ids)} tokens{note}")
+        i = next((k for k, (x, y) in enumerate(zip(res.native_ids, res.template_ids)) if x != y),
+                 min(len(res.native_ids), len(res.template_ids)))
+        return Check("differ", f"first difference at token {i} of {len(res.native_ids)} vs {len(res.template_ids)}"
+                               f"{note}: native {self._show_ids(res.native_ids, i)} vs template "
+                               f"{self._show_ids(res.template_ids, i)}")
+
+    def _show_ids(self, ids: list[int], i: int) -> str:
+        from toolwire.tokenize import token_pieces
+
+        window = ids[max(0, i - 2):i + 3]
+        pieces = "".join(("⟪" + p.text + "⟫") if p.special else p.text for p in token_pieces(window, self.tokenizer))
+        return f"{window} {_quote(pieces)}"
+
+    def _round_trip(self, sc: Scenario) -> Check:
+        from toolwire.models import call_arguments, normalize_messages
+
+        thinking = bool(sc.options.get("thinking"))
+        try:
+            full = self.render_native(sc, add_generation_prompt=False)
+            head = self.render_native(Scenario(sc.id, sc.messages[:-1], sc.tools, sc.options), add_generation_prompt=True)
+        except ToolwireError as exc:
+            return Check("skip", f"not renderable natively: {exc}")
+        if not full.text.startswith(head.text):
+            i = first_difference(head.text, full.text)
+            return Check("skip", f"the history render does not extend the generation prompt (char {i})")
+        raw = full.text[len(head.text):]
+        stop = _trailing_stop(full)
+        candidates = [raw[:len(raw) - stop]] if 0 < stop <= len(raw) else []
+        candidates.append(raw)  # formats without an end-of-turn token (GLM) end on a marker of their own
+        turn = normalize_messages([sc.messages[-1]])[0]
+        want = (turn.text(), turn.reasoning_content or "",
+                [(c.function.name, call_arguments(c, len(sc.messages) - 1, k))
+                 for k, c in enumerate(turn.tool_calls or [])])
+        first_problem = None
+        for output in candidates:
+            problems, notes = self._read_back(output, sc.tools, thinking, want)
+            if not problems:
+                return Check("match", "; ".join([f"{len(want[2])} call(s)"] + notes))
+            first_problem = first_problem or (output, problems)
+        output, problems = first_problem
+        return Check("differ", f"output {_quote(output)} parses back differently: " + "; ".join(problems))
+
+    def _read_back(self, output: str, tools: Any, thinking: bool, want: tuple) -> tuple[list[str], list[str]]:
+        content, reasoning, calls = want
+        parsed = self.fmt.parse(output, tools, thinking=thinking)
+        problems, notes = [], []
+        if reasoning and reasoning not in output:
+            reasoning = ""  # the format does not render this turn's reasoning: nothing to read back
+            notes.append("reasoning not rendered")
+        if parsed.content != content:
+            problems.append(f"content {_quote(parsed.content)} != {_quote(content)}")
+        if parsed.reasoning != reasoning:
+            problems.append(f"reasoning {_quote(parsed.reasoning)} != {_quote(reasoning)}")
+        got = [(c.name, c.arguments) for c in parsed.tool_calls]
+        if got != calls:
+            problems.append(f"tool calls {got!r} != {calls!r}")
+        problems += [f"call {c.index} is {c.status}" for c in parsed.tool_calls if c.status in ("rejected", "truncated")]
+        return problems, notes
+
+
+
+def _trailing_stop(prompt: Any) -> int:
+    """Length of the end-of-turn marker (plus the template whitespace after it) that closes a rendered turn."""
+    n = 0
+    segments = list(prompt.segments)
+    while segments and segments[-1].kind == "template" and not segments[-1].text.strip():
+        n += len(segments.pop().text)
+    if segments and segments[-1].kind == "special":
+        return n + len(segments[-1].text)
+    return 0
+
+
+def run_comparison(comparer: Comparer, scenarios: Iterable[Scenario], progress: Any = None) -> list[ScenarioResult]:
+    """Compare every scenario; ``progress(i, total, scenario_id)`` is called after each one."""
+    scenarios = list(scenarios)
+    results = []
+    for i, sc in enumerate(scenarios, 1):
+        results.append(comparer.compare(sc))
+        if progress is not None:
+            progress(i, len(scenarios), sc.id)
+    return results
+
+
+# ---------------------------------------------------------------- the command
+
+def configure_parser(p: argparse.ArgumentParser) -> None:
+    """Add the ``toolwire fidelity`` arguments to ``p``."""
+    p.add_argument("--format", required=True, help="the native format (see `toolwire formats`)")
+    p.add_argument("--template", required=True, help="the model's chat template (.jinja)")
+    p.add_argument("--tokenizer", help="tokenizer folder (tokenizer.json[.gz], vocab.json+merges.txt, tiktoken "
+                                       "tokenizer.model+special_tokens.json, o200k_base.tiktoken) or mistral:vN; "
+                                       "also supplies bos/eos from its tokenizer_config.json")
+    p.add_argument("--corpus", action="append", default=[], help="extra scenarios (JSON lines); repeatable")
+    p.add_argument("--no-builtin", action="store_true", help="run only the --corpus scenarios")
+    p.add_argument("--html", help="write an HTML report with side-by-side diffs here")
+    p.add_argument("--json", dest="json_out", help="write the results as JSON here")
+    p.add_argument("--date", help="today's date for templates and renderers that print it (YYYY-MM-DD)")
+    p.add_argument("--arguments", choices=("auto", "object", "string"), default="auto",
+                   help="how the template receives tool-call arguments (auto: as the golden vectors do)")
+    p.add_argument("--bos-token", help="bos_token for the template (default: tokenizer config, else the format's)")
+    p.add_argument("--eos-token", help="eos_token for the template (default: tokenizer config, else the format's)")
+    p.add_argument("--progress", action="store_true", help="show a progress bar even when stderr is not a TTY")
+    p.add_argument("--details", type=int, default=10, help="how many first differences to print (default 10)")
+
+
+def _template_tokens(args: argparse.Namespace, fmt: Any) -> dict[str, str]:
+    from toolwire.templates.jinja import special_tokens_from_config
+
+    tokens: dict[str, str] = {}
+    for attr, key in (("bos_token", "bos"), ("eos_token", "eos")):
+        if fmt.markers.get(key):
+            tokens[attr] = fmt.markers[key]
+    if args.tokenizer and not args.tokenizer.startswith("mistral:"):
+        folder = Path(args.tokenizer)
+        if (folder / "tokenizer_config.json").exists():
+            tokens.update(special_tokens_from_config(folder))
+    for attr in ("bos_token", "eos_token"):
+        if getattr(args, attr):
+            tokens[attr] = getattr(args, attr)
+    return tokens
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``toolwire fidelity``; returns the exit code (0 only when everything matches, 2 on bad input)."""
+    from toolwire.templates.jinja import ChatTemplate
+
+    from . import fidelity_report as report_out
+
+    try:
+        fmt = get_format(args.format)
+        source = Path(args.template).read_text(encoding="utf-8")
+        scenarios = [] if args.no_builtin else load_scenarios(builtin_corpus_path())
+        for path in args.corpus:
+            scenarios += load_scenarios(path, source=Path(path).name)
+        tokenizer = None
+        if args.tokenizer:
+            from toolwire.tokenize import load_tokenizer
+
+            tokenizer = load_tokenizer(args.tokenizer)
+        on_date = args.date or date.today().isoformat()
+        template = ChatTemplate(source, special_tokens=_template_tokens(args, fmt), now=on_date)
+    except (OSError, ValueError, ImportError) as exc:
+        print(f"toolwire fidelity: {exc}", file=sys.stderr)
+        return 2
+    if not scenarios:
+        print("toolwire fidelity: no scenarios to run", file=sys.stderr)
+        return 2
+    comparer = Comparer(args.format, template, tokenizer=tokenizer, on_date=on_date, arguments=args.arguments)
+    bar = report_out.ProgressBar(sys.stderr, force=args.progress)
+    results = run_comparison(comparer, scenarios, progress=bar.update)
+    bar.close()
+    rep = Report(fmt.name, Path(args.template).name, args.tokenizer, on_date, results)
+    sys.stdout.write(report_out.summary(rep, details=args.details))
+    if args.html:
+        report_out.write_html(rep, args.html, vocab=comparer.vocab)
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(report_out.as_json(rep), ensure_ascii=False, indent=1), "utf-8")
+    return 0 if rep.ok else 1
+
+
+__all__ = ["configure_parser", "run", "Comparer", "Scenario", "ScenarioResult", "Report", "Check", "load_scenarios",
+           "builtin_corpus_path", "run_comparison", "describe_difference", "first_difference"]
