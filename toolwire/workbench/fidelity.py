@@ -58,7 +58,7 @@ def builtin_corpus_path() -> Path:
             return Path(str(packaged))
     except (ModuleNotFoundError, TypeError):
         pass
-    return Path(__file__).resolve().parents[1] / "fixtures" / "scenarios.jsonl"
+    return Path(__file__).resolve().parents[2] / "fixtures" / "scenarios.jsonl"
 
 
 def load_scenarios(path: str | Path, source: str = "builtin") -> list[Scenario]:
