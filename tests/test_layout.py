@@ -163,9 +163,19 @@ def test_core_imports_no_tool_or_integration(graph):
     assert bad == []
 
 
-def test_dispatch_imports_no_integration_or_tool(graph):
-    bad = sorted((m, t) for m in graph if m.startswith("toolwire.dispatch") for t in graph[m]
-                 if t.startswith(("toolwire.integrations", "toolwire.workbench")))
+# package -> the upper packages it may not import (docs/design-notes.md, "Layout")
+FORBIDDEN = {
+    "toolwire.templates": UPPER, "toolwire.parsers": UPPER, "toolwire.context_policy": UPPER,
+    "toolwire.dispatch": ("toolwire.integrations", "toolwire.workbench"),
+    "toolwire.integrations": ("toolwire.workbench",),
+}
+
+
+@pytest.mark.parametrize("package", sorted(FORBIDDEN))
+def test_lower_packages_import_no_upper_package(graph, package):
+    members = [m for m in graph if m == package or m.startswith(package + ".")]
+    assert members
+    bad = sorted((m, t) for m in members for t in graph[m] if t.startswith(FORBIDDEN[package]))
     assert bad == []
 
 
