@@ -13,8 +13,9 @@ install). Edges:
 - importing ``a.b.c`` is an edge to ``a.b.c`` only, not to its parent packages' ``__init__`` (Python runs
   those first, but every module would then "import" the ``toolwire`` facade, which re-exports everything).
 
-The deprecated alias modules (``toolwire.validation`` -> ``toolwire.dispatch.validation`` ...) are checked
-to be the very same module objects, and nothing else in the repository may use them.
+The deprecated old paths (``toolwire.validation`` -> ``toolwire.dispatch.validation`` ..., served by the
+import hook in ``toolwire/_aliases.py``) are checked to give the very same module objects, and nothing else
+in the repository may use them.
 """
 
 from __future__ import annotations
@@ -29,20 +30,12 @@ from pathlib import Path
 import pytest
 
 import toolwire
+from toolwire._aliases import MOVED
 
 ROOTS = ("toolwire", "toolwire.templates", "toolwire.parsers", "toolwire.context_policy")
 CORE = {f"toolwire.{m}" for m in ("models", "output", "errors", "prompt", "format", "registry", "limits", "tokenize")}
 UPPER = ("toolwire.dispatch", "toolwire.integrations", "toolwire.workbench")
-ALIASES = {
-    "toolwire.validation": "toolwire.dispatch.validation",
-    "toolwire.specs": "toolwire.dispatch.specs",
-    "toolwire.canonical": "toolwire.dispatch.canonical",
-    "toolwire.openai_compat": "toolwire.integrations.openai",
-    "toolwire.fidelity": "toolwire.workbench.fidelity",
-    "toolwire.fidelity_report": "toolwire.workbench.fidelity_report",
-    "toolwire.cli": "toolwire.workbench.cli",
-    "toolwire.demo": "toolwire.workbench.demo",
-}
+ALIASES = MOVED  # the deprecated old paths -> their new homes
 
 
 def all_modules() -> dict[str, Path]:
@@ -181,7 +174,11 @@ def test_lower_packages_import_no_upper_package(graph, package):
 
 def test_deprecated_aliases_are_the_same_modules():
     for old, new in ALIASES.items():
-        assert importlib.import_module(old) is importlib.import_module(new)
+        module = importlib.import_module(old)
+        assert module is importlib.import_module(new)
+        assert module.__name__ == module.__spec__.name == new  # the alias does not rename the real module
+        assert getattr(toolwire, old.rpartition(".")[2]) is module  # `from toolwire import validation`
+        assert not (Path(toolwire.__file__).parent / f"{old.rpartition('.')[2]}.py").exists()  # a pure rename
     from toolwire.openai_compat import to_openai_message
     from toolwire.validation import ToolSet
 
@@ -196,7 +193,7 @@ def test_nothing_in_the_repo_uses_the_aliases():
     users = []
     for path in [*repo.glob("*.md"), *repo.glob("docs/*.md"), *repo.glob("bench/*.py"),
                  *(p for d in ("toolwire", "templates", "parsers", "context_policy", "tests") for p in (repo / d).rglob("*.py"))]:
-        if path.name == "test_layout.py" or (path.parent == repo / "toolwire" and f"toolwire.{path.stem}" in ALIASES):
+        if path.name in ("test_layout.py", "_aliases.py"):
             continue
         text = path.read_text(encoding="utf-8")
         if absolute.search(text) or (path.parent == repo / "toolwire" and relative.search(text)):

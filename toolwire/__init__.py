@@ -18,6 +18,7 @@ from .output import (
 )
 from .prompt import RenderedPrompt, Segment
 from .registry import formats, get_format
+from . import _aliases
 from .dispatch.canonical import canonical_json, canonical_value, fingerprint
 from .dispatch.specs import ToolSpec, tool_specs
 from .dispatch.validation import ToolSet, validate_candidate, validate_output
@@ -29,6 +30,7 @@ from .output import bind_delegates
 # ParsedOutput / ToolCallCandidate convenience methods delegate to these (core does not import them).
 bind_delegates(validate_candidate=validate_candidate, validate_output=validate_output, fingerprint=fingerprint,
                error_result=error_result, to_openai_message=to_openai_message, finish_reason=finish_reason)
+_aliases.install()  # the deprecated module paths (toolwire.validation, ...): see toolwire/_aliases.py
 del bind_delegates, validate_candidate, validate_output, finish_reason
 
 __version__ = "0.1.0"
