@@ -7,9 +7,9 @@ and the ratio to a bare, precompiled ``jsonschema`` validator in the same proces
 from __future__ import annotations
 
 from bench import harness
-from toolwire.canonical import canonical_value, fingerprint
+from toolwire.dispatch.canonical import canonical_value, fingerprint
 from toolwire.output import ParsedOutput, ToolCallCandidate
-from toolwire.validation import ToolSet, compiled_validator
+from toolwire.dispatch.validation import ToolSet, compiled_validator
 
 SCHEMA = {
     "type": "object",

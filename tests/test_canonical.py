@@ -13,7 +13,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import toolwire
-from toolwire.canonical import NotCanonicalizable, canonical_json, canonical_value, fingerprint
+from toolwire.dispatch.canonical import NotCanonicalizable, canonical_json, canonical_value, fingerprint
 from toolwire.output import ToolCallCandidate
 from support import json_values
 

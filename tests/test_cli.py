@@ -9,7 +9,7 @@ from contextlib import redirect_stderr, redirect_stdout
 import pytest
 
 import toolwire
-from toolwire.cli import main
+from toolwire.workbench.cli import main
 
 REQUEST = {
     "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Weather in Paris?"}],

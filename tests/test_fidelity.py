@@ -14,8 +14,8 @@ from lxml import html as lxml_html
 
 import toolwire
 from support import REAL, require_shared
-from toolwire import cli
-from toolwire.fidelity import (
+from toolwire.workbench import cli
+from toolwire.workbench.fidelity import (
     Comparer, Scenario, builtin_corpus_path, describe_difference, first_difference, load_scenarios,
 )
 from toolwire.templates.jinja import ChatTemplate, decode_arguments, options_to_variables, template_variables

@@ -10,7 +10,7 @@ import pytest
 
 import toolwire
 from support import assert_events_consistent, golden_params, random_chunks, stream_parse
-from toolwire.openai_compat import (
+from toolwire.integrations.openai import (
     ChatCompletionsStream, accumulate_deltas, chunk, error_result, error_tool_message, to_openai_message,
 )
 from toolwire.output import (

@@ -11,7 +11,7 @@ from pydantic import BaseModel
 
 import toolwire
 from toolwire.errors import InvalidToolDefinition
-from toolwire.specs import ToolSpec, tool_specs
+from toolwire.dispatch.specs import ToolSpec, tool_specs
 
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 

@@ -14,8 +14,8 @@ import toolwire
 from support import golden_params, json_values
 from toolwire.errors import InvalidOption, InvalidToolDefinition
 from toolwire.output import CallError, Diagnostic, ParsedOutput, ToolCallCandidate
-from toolwire.specs import ToolSpec
-from toolwire.validation import MissingExtra, ToolSet, as_tool_set, compiled_validator
+from toolwire.dispatch.specs import ToolSpec
+from toolwire.dispatch.validation import MissingExtra, ToolSet, as_tool_set, compiled_validator
 
 WEATHER = {"type": "function", "function": {"name": "get_weather", "description": "Weather.", "parameters": {
     "type": "object",
@@ -329,7 +329,7 @@ def test_a_bad_schema_is_reported_as_a_tool_definition_error():
 
 
 def test_missing_jsonschema_names_the_extra(monkeypatch):
-    from toolwire import validation
+    from toolwire.dispatch import validation
 
     monkeypatch.setitem(sys.modules, "jsonschema", None)
     validation._compile.cache_clear()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Literal, Optional, Union
+from typing import Any, Callable, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -14,6 +14,24 @@ ErrorCode = Literal["unknown_tool", "missing_required", "unexpected_field", "typ
                     "tool_choice_violation", "call_in_reasoning"]
 CandidateSource = Literal["content", "reasoning"]
 Severity = Literal["info", "warning", "error"]
+
+# The convenience methods below (validate, fingerprint, to_error_result, to_openai_message, finish_reason)
+# are thin delegations to toolwire.dispatch and toolwire.integrations.openai. Those packages import this
+# module, so core never imports them: toolwire/__init__.py binds their functions here (bind_delegates), and
+# it always runs before any toolwire.output import.
+_DELEGATES: dict[str, Callable[..., Any]] = {}
+
+
+def bind_delegates(**functions: Callable[..., Any]) -> None:
+    """Bind the functions the convenience methods delegate to (done once, by ``toolwire/__init__.py``)."""
+    _DELEGATES.update(functions)
+
+
+def _delegate(name: str) -> Callable[..., Any]:
+    try:
+        return _DELEGATES[name]
+    except KeyError:
+        raise RuntimeError(f"toolwire.output: {name} is not bound (import toolwire first)") from None
 
 
 class Diagnostic(BaseModel):
@@ -29,7 +47,7 @@ class Diagnostic(BaseModel):
 
 
 class CallError(BaseModel):
-    """Why a candidate was rejected, in terms the model can act on (see :mod:`toolwire.validation`).
+    """Why a candidate was rejected, in terms the model can act on (see :mod:`toolwire.dispatch.validation`).
 
     ``pointer`` is a JSON Pointer into the arguments (``""`` is the whole object); ``expected`` and ``got``
     say what the schema wanted and what came (``got`` is abbreviated when large); ``message`` tells the
@@ -77,27 +95,22 @@ class ToolCallCandidate(BaseModel):
         """This call checked against ``tools`` (definitions in any vocabulary, ToolSpecs or a ToolSet).
         Returns a new candidate, ``validated`` or ``rejected`` with ``errors``; this one is unchanged.
         Options: ``tool_choice``, ``limits``, ``fill_defaults``, ``promote_reasoning_calls``, ``formats``."""
-        from .validation import validate_candidate
-
-        return validate_candidate(self, tools, **options)
+        return _delegate("validate_candidate")(self, tools, **options)
 
     def fingerprint(self, scope: Any = None) -> str:
         """Stable SHA-256 over (tool name, tool version, canonical arguments, ``scope``): the base of an
         idempotency key. Only a validated candidate has one (its arguments were checked)."""
-        from .canonical import fingerprint
         from .errors import ToolwireError
 
         if self.status != "validated" or self.canonical_arguments is None:
             raise ToolwireError(f"call {self.index} ({self.name!r}) is {self.status}, not validated: "
                                 "validate it before fingerprinting")
-        return fingerprint(self.name, self.canonical_arguments, version=self.tool_version, scope=scope)
+        return _delegate("fingerprint")(self.name, self.canonical_arguments, version=self.tool_version, scope=scope)
 
     def to_error_result(self) -> dict[str, Any]:
         """The uniform error envelope ``{"ok": false, "error": {"type", "retryable", "details"}, "meta":
         {"tool", "call_id"}}`` to send back to the model as this call's tool message."""
-        from .openai_compat import error_result
-
-        return error_result(self)
+        return _delegate("error_result")(self)
 
 
 class ParsedOutput(BaseModel):
@@ -113,23 +126,17 @@ class ParsedOutput(BaseModel):
     def validate(self, tools: Any, *, tool_choice: Any = "auto", **options: Any) -> "ParsedOutput":  # type: ignore[override]
         """Every call checked against ``tools`` and ``tool_choice`` (``auto``, ``none``, ``required`` or a
         named tool); returns a new ParsedOutput whose calls are ``validated`` or ``rejected``. Options:
-        ``limits``, ``fill_defaults``, ``promote_reasoning_calls``, ``formats`` (see toolwire.validation)."""
-        from .validation import validate_output
-
-        return validate_output(self, tools, tool_choice=tool_choice, **options)
+        ``limits``, ``fill_defaults``, ``promote_reasoning_calls``, ``formats`` (see toolwire.dispatch.validation)."""
+        return _delegate("validate_output")(self, tools, tool_choice=tool_choice, **options)
 
     def to_openai_message(self, **options: Any) -> dict[str, Any]:
         """The Chat Completions assistant message: ``content``, ``reasoning_content`` and ``tool_calls``
-        (``arguments`` as a JSON string). See :func:`toolwire.openai_compat.to_openai_message`."""
-        from .openai_compat import to_openai_message
-
-        return to_openai_message(self, **options)
+        (``arguments`` as a JSON string). See :func:`toolwire.integrations.openai.to_openai_message`."""
+        return _delegate("to_openai_message")(self, **options)
 
     def finish_reason(self, **options: Any) -> str:
         """``length`` when the output was truncated, ``tool_calls`` when it holds a complete call, else ``stop``."""
-        from .openai_compat import finish_reason
-
-        return finish_reason(self, **options)
+        return _delegate("finish_reason")(self, **options)
 
     def codes(self) -> list[str]:
         """All diagnostic codes, output-level then per call, in order (handy in tests and logs)."""

@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterable, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr, TypeAdapter
 
-from .errors import InvalidToolDefinition
+from toolwire.errors import InvalidToolDefinition
 
 SideEffect = Literal["none", "reversible", "irreversible"]
 SIDE_EFFECTS = ("none", "reversible", "irreversible")
@@ -38,7 +38,7 @@ class ToolSpec(BaseModel):
     output_schema: Optional[dict[str, Any]] = None
     side_effect: SideEffect = "irreversible"
     timeout_ms: Optional[int] = None
-    _validator: Any = PrivateAttr(default=None)  # compiled by toolwire.validation, cached here
+    _validator: Any = PrivateAttr(default=None)  # compiled by toolwire.dispatch.validation, cached here
 
     # ---- constructors
     @classmethod
@@ -252,7 +252,7 @@ def _as_dict(definition: Any) -> dict[str, Any]:
     if isinstance(definition, dict):
         return definition
     if isinstance(definition, BaseModel):
-        from .models import Tool, tool_to_dict  # a toolwire Tool keeps its original dict
+        from toolwire.models import Tool, tool_to_dict  # a toolwire Tool keeps its original dict
 
         if isinstance(definition, Tool):
             return tool_to_dict(definition)

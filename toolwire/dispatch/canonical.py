@@ -33,7 +33,7 @@ import math
 import unicodedata
 from typing import Any
 
-from .errors import ToolwireError
+from toolwire.errors import ToolwireError
 
 MAX_CANONICAL_DEPTH = 256
 """Values nested deeper than this are refused (validation applies the tighter ``Limits.max_depth`` first)."""

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import difflib
+import os
 import time
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from .fidelity import Report, ScenarioResult
+if TYPE_CHECKING:  # only for annotations: fidelity imports this module, not the other way round
+    from .fidelity import Report, ScenarioResult
 
 _MARK = {"match": "ok", "differ": "DIFF", "skip": "-"}
 
@@ -127,9 +129,7 @@ def _diff_spans(a: str, b: str) -> tuple[list[tuple[int, int]], list[tuple[int, 
     if a == b:
         return [], []
     if len(a) + len(b) > 200_000:
-        from .fidelity import first_difference
-
-        i = first_difference(a, b)
+        i = len(os.path.commonprefix([a, b]))  # the first differing character
         return [(i, len(a))], [(i, len(b))]
     sa, sb = [], []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():

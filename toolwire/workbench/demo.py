@@ -9,14 +9,14 @@ import sys
 import time
 from importlib import resources
 
-from .registry import get_format
+from toolwire.registry import get_format
 
 _KIND_STYLE = {"special": "\033[1;35m", "template": "\033[2m", "content": ""}
 _RESET = "\033[0m"
 
 
 def _data(name: str) -> str:
-    return resources.files("toolwire").joinpath("demo_data", name).read_text(encoding="utf-8")
+    return resources.files("toolwire.workbench").joinpath("demo_data", name).read_text(encoding="utf-8")
 
 
 def _paint(kind: str, text: str, color: bool) -> str:
@@ -90,7 +90,7 @@ def run_demo(*, delay: float = 0.0, format_name: str = "deepseek_v4", out=None) 
 
 def _validated(result, tools, out):
     """Schema-validate when jsonschema is installed (``toolwire[schema]``); otherwise say so and go on."""
-    from .errors import MissingExtra
+    from toolwire.errors import MissingExtra
 
     try:
         return result.validate(tools)

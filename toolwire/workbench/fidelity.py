@@ -24,8 +24,8 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Iterable
 
-from .errors import InvalidOption, ToolwireError
-from .registry import get_format
+from toolwire.errors import InvalidOption, ToolwireError
+from toolwire.registry import get_format
 
 STRING_ARGUMENT_FORMATS = frozenset({"deepseek_r1"})
 """Formats whose template concatenates ``arguments`` as JSON text (the golden vectors feed them strings)."""
@@ -58,7 +58,7 @@ def builtin_corpus_path() -> Path:
             return Path(str(packaged))
     except (ModuleNotFoundError, TypeError):
         pass
-    return Path(__file__).resolve().parents[1] / "fixtures" / "scenarios.jsonl"
+    return Path(__file__).resolve().parents[2] / "fixtures" / "scenarios.jsonl"
 
 
 def load_scenarios(path: str | Path, source: str = "builtin") -> list[Scenario]:
@@ -224,7 +224,7 @@ class Comparer:
         self.arguments = arguments
         self.vocab = None
         if tokenizer is not None:
-            from .tokenize import vocabulary
+            from toolwire.tokenize import vocabulary
 
             self.vocab = vocabulary(tokenizer)
 
@@ -286,7 +286,7 @@ class Comparer:
         return Check("differ", describe_difference(res.native.text, res.template_text))
 
     def _tokens(self, sc: Scenario, res: ScenarioResult) -> Check:
-        from .tokenize import encode_segments
+        from toolwire.tokenize import encode_segments
 
         if res.native is None or res.template_text is None:
             return Check("skip", "not rendered on both sides")
@@ -314,14 +314,14 @@ class Comparer:
                                f"{self._show_ids(res.template_ids, i)}")
 
     def _show_ids(self, ids: list[int], i: int) -> str:
-        from .tokenize import token_pieces
+        from toolwire.tokenize import token_pieces
 
         window = ids[max(0, i - 2):i + 3]
         pieces = "".join(("⟪" + p.text + "⟫") if p.special else p.text for p in token_pieces(window, self.tokenizer))
         return f"{window} {_quote(pieces)}"
 
     def _round_trip(self, sc: Scenario) -> Check:
-        from .models import call_arguments, normalize_messages
+        from toolwire.models import call_arguments, normalize_messages
 
         thinking = bool(sc.options.get("thinking"))
         try:
@@ -443,7 +443,7 @@ def run(args: argparse.Namespace) -> int:
             scenarios += load_scenarios(path, source=Path(path).name)
         tokenizer = None
         if args.tokenizer:
-            from .tokenize import load_tokenizer
+            from toolwire.tokenize import load_tokenizer
 
             tokenizer = load_tokenizer(args.tokenizer)
         on_date = args.date or date.today().isoformat()

@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable
 
-from .canonical import MAX_CANONICAL_DEPTH
-from .errors import ToolwireError
-from .limits import value_depth
-from .output import (
+from toolwire.dispatch.canonical import MAX_CANONICAL_DEPTH
+from toolwire.errors import ToolwireError
+from toolwire.limits import value_depth
+from toolwire.output import (
     ArgumentsDelta, ContentDelta, Event, ParsedOutput, ReasoningDelta, ToolCallCandidate, ToolCallStarted,
 )
 
@@ -168,7 +168,7 @@ def error_result(call: ToolCallCandidate) -> dict[str, Any]:
     A candidate that was not validated is described from what the parser saw."""
     errors = call.errors
     if not errors:
-        from .validation import parser_errors
+        from toolwire.dispatch.validation import parser_errors
 
         errors = parser_errors(call) if call.status in ("rejected", "truncated") else []
     if not errors:

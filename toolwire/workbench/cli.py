@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from .errors import ToolwireError
-from .registry import formats, get_format
+from toolwire.errors import ToolwireError
+from toolwire.registry import formats, get_format
 
 
 def _read_json(path: str) -> Any:

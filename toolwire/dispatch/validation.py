@@ -7,7 +7,7 @@ Each call is checked in this order, and every problem found is one :class:`~tool
    unless promoted), arguments the parser could not read (``invalid_json``), a parser limit (``too_large``);
 2. the limits (:mod:`toolwire.limits`): calls per output, argument bytes, nesting depth (``too_large``);
 3. ``tool_choice`` (``tool_choice_violation``) and the tool name (``unknown_tool``, with "did you mean");
-4. the arguments' canonical form (:mod:`toolwire.canonical`; ``invalid_json`` when there is none);
+4. the arguments' canonical form (:mod:`toolwire.dispatch.canonical`; ``invalid_json`` when there is none);
 5. the tool's JSON Schema, through ``jsonschema`` (draft 2020-12 unless the schema names another), one
    compiled validator per tool, cached. Schema keywords map to codes: ``required``/``dependentRequired``
    ``missing_required``; ``additionalProperties``/``unevaluatedProperties``/``propertyNames``/``false``
@@ -31,13 +31,13 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Iterable
 
 from .canonical import NotCanonicalizable, canonical_value, pointer_token
-from .errors import InvalidOption, InvalidToolDefinition, MissingExtra
-from .limits import DEFAULT_LIMITS, Limits, size_problem
-from .output import CallError, Diagnostic
+from toolwire.errors import InvalidOption, InvalidToolDefinition, MissingExtra
+from toolwire.limits import DEFAULT_LIMITS, Limits, size_problem
+from toolwire.output import CallError, Diagnostic
 from .specs import ToolSpec, tool_specs
 
 if TYPE_CHECKING:
-    from .output import ParsedOutput, ToolCallCandidate
+    from toolwire.output import ParsedOutput, ToolCallCandidate
 
 
 def _jsonschema():
@@ -96,7 +96,7 @@ class ToolSet:
 
     def validate(self, target: "ParsedOutput | ToolCallCandidate", **options: Any):
         """Validate a ParsedOutput (all its calls, ``tool_choice``) or one candidate. Returns a new object."""
-        from .output import ParsedOutput
+        from toolwire.output import ParsedOutput
 
         if isinstance(target, ParsedOutput):
             return validate_output(target, self, **options)

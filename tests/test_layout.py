@@ -1,0 +1,211 @@
+"""The package layout (docs/design-notes.md, "Layout"): no import cycles, and core never imports a tool or
+an integration.
+
+The import graph is built from the source (AST) of every module of the installed ``toolwire`` package, found
+with ``pkgutil.walk_packages`` (the mapped subpackages ``toolwire.templates``, ``toolwire.parsers`` and
+``toolwire.context_policy`` are walked from their own ``__path__``, which is the same tree in an editable
+install). Edges:
+
+- module-level AND function-level imports both count (an import inside a function runs too, and a cycle
+  through one is still a cycle); so do relative imports, resolved against the importing module;
+- ``from pkg import name`` is an edge to ``pkg.name`` when that is a module, else to ``pkg``;
+- imports inside ``if TYPE_CHECKING:`` do not count (they never run);
+- importing ``a.b.c`` is an edge to ``a.b.c`` only, not to its parent packages' ``__init__`` (Python runs
+  those first, but every module would then "import" the ``toolwire`` facade, which re-exports everything).
+
+The deprecated old paths (``toolwire.validation`` -> ``toolwire.dispatch.validation`` ..., served by the
+import hook in ``toolwire/_aliases.py``) are checked to give the very same module objects, and nothing else
+in the repository may use them.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import importlib.util
+import pkgutil
+import re
+from pathlib import Path
+
+import pytest
+
+import toolwire
+from toolwire._aliases import MOVED
+
+ROOTS = ("toolwire", "toolwire.templates", "toolwire.parsers", "toolwire.context_policy")
+CORE = {f"toolwire.{m}" for m in ("models", "output", "errors", "prompt", "format", "registry", "limits", "tokenize")}
+UPPER = ("toolwire.dispatch", "toolwire.integrations", "toolwire.workbench")
+ALIASES = MOVED  # the deprecated old paths -> their new homes
+
+
+def all_modules() -> dict[str, Path]:
+    """Every module of the installed package: name -> source file."""
+    found: dict[str, Path] = {}
+    for root in ROOTS:
+        pkg = importlib.import_module(root)
+        found[root] = Path(pkg.__file__)
+        for info in pkgutil.walk_packages(pkg.__path__, prefix=root + "."):
+            spec = importlib.util.find_spec(info.name)
+            if spec is not None and spec.origin and spec.origin.endswith(".py"):
+                found[info.name] = Path(spec.origin)
+    return found
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _imports(tree: ast.AST):
+    """Import nodes anywhere in the tree (functions and classes included), except under TYPE_CHECKING."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            stack.extend(node.orelse)
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def import_edges(name: str, path: Path, modules: set[str]) -> set[str]:
+    """The toolwire modules that module ``name`` (source at ``path``) imports."""
+    is_pkg = path.name == "__init__.py"
+    out: set[str] = set()
+    for node in _imports(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        else:
+            if node.level:
+                base = name.split(".") if is_pkg else name.split(".")[:-1]
+                base = base[: len(base) - (node.level - 1)]
+                pkg = ".".join(base + ([node.module] if node.module else []))
+            else:
+                pkg = node.module or ""
+            targets = [f"{pkg}.{a.name}" if f"{pkg}.{a.name}" in modules else pkg for a in node.names]
+        for target in targets:
+            while target and target not in modules:  # `import toolwire.x.y` where y is a name: nearest module
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                out.add(target)
+    return out
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One cycle in a directed graph as a node list ``[a, b, ..., a]``, or None when it has none."""
+    WHITE, GREY, BLACK = 0, 1, 2
+    colour = dict.fromkeys(graph, WHITE)
+    for start in sorted(graph):
+        if colour[start] != WHITE:
+            continue
+        path, iters = [start], [iter(sorted(graph[start]))]
+        colour[start] = GREY
+        while path:
+            nxt = next(iters[-1], None)
+            if nxt is None:
+                colour[path.pop()] = BLACK
+                iters.pop()
+            elif colour.get(nxt, BLACK) == GREY:
+                return path[path.index(nxt):] + [nxt]
+            elif colour.get(nxt) == WHITE:
+                colour[nxt] = GREY
+                path.append(nxt)
+                iters.append(iter(sorted(graph[nxt])))
+    return None
+
+
+@pytest.fixture(scope="module")
+def graph() -> dict[str, set[str]]:
+    modules = all_modules()
+    names = set(modules)
+    return {name: import_edges(name, path, names) for name, path in modules.items()}
+
+
+def test_cycle_finder_finds_a_synthetic_cycle():
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"a"}}) == ["a", "a"]
+    assert find_cycle({"a": {"b", "c"}, "b": {"c"}, "c": set()}) is None  # a diamond is not a cycle
+
+
+def test_edge_builder_counts_function_level_and_relative_imports(tmp_path):
+    src = tmp_path / "m.py"
+    src.write_text("from . import sib\nfrom ..core import thing\ndef f():\n    import pkg.other\n"
+                   "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg import hidden\n")
+    mods = {"pkg", "pkg.sub", "pkg.sub.m", "pkg.sub.sib", "pkg.core", "pkg.other", "pkg.hidden"}
+    assert import_edges("pkg.sub.m", src, mods) == {"pkg.sub.sib", "pkg.core", "pkg.other"}
+
+
+def test_walk_sees_every_package(graph):
+    for name in ("toolwire.output", "toolwire.dispatch.validation", "toolwire.integrations.openai",
+                 "toolwire.workbench.fidelity", "toolwire.workbench.cli", "toolwire.templates.jinja",
+                 "toolwire.parsers.safe_json", "toolwire.context_policy.plan"):
+        assert name in graph
+    assert "toolwire.dispatch.canonical" in graph["toolwire.dispatch.validation"]
+    assert "toolwire.workbench.fidelity_report" in graph["toolwire.workbench.fidelity"]  # a function-level import
+
+
+def test_import_graph_has_no_cycle(graph):
+    assert find_cycle(graph) is None, " -> ".join(find_cycle(graph))
+
+
+def test_core_imports_no_tool_or_integration(graph):
+    assert CORE <= set(graph)
+    bad = sorted((m, t) for m in CORE for t in graph[m] if t.startswith(UPPER))
+    assert bad == []
+
+
+# package -> the upper packages it may not import (docs/design-notes.md, "Layout")
+FORBIDDEN = {
+    "toolwire.templates": UPPER, "toolwire.parsers": UPPER, "toolwire.context_policy": UPPER,
+    "toolwire.dispatch": ("toolwire.integrations", "toolwire.workbench"),
+    "toolwire.integrations": ("toolwire.workbench",),
+}
+
+
+@pytest.mark.parametrize("package", sorted(FORBIDDEN))
+def test_lower_packages_import_no_upper_package(graph, package):
+    members = [m for m in graph if m == package or m.startswith(package + ".")]
+    assert members
+    bad = sorted((m, t) for m in members for t in graph[m] if t.startswith(FORBIDDEN[package]))
+    assert bad == []
+
+
+def test_deprecated_aliases_are_the_same_modules():
+    for old, new in ALIASES.items():
+        module = importlib.import_module(old)
+        assert module is importlib.import_module(new)
+        assert module.__name__ == module.__spec__.name == new  # the alias does not rename the real module
+        assert getattr(toolwire, old.rpartition(".")[2]) is module  # `from toolwire import validation`
+        assert not (Path(toolwire.__file__).parent / f"{old.rpartition('.')[2]}.py").exists()  # a pure rename
+    from toolwire.openai_compat import to_openai_message
+    from toolwire.validation import ToolSet
+
+    assert ToolSet is toolwire.ToolSet and to_openai_message is toolwire.to_openai_message
+
+
+def test_nothing_in_the_repo_uses_the_aliases():
+    repo = Path(__file__).resolve().parents[1]
+    old = "|".join(re.escape(a.rpartition(".")[2]) for a in ALIASES)
+    absolute = re.compile(rf"(?:from|import)\s+toolwire\.(?:{old})\b|from\s+toolwire\s+import\s+(?:{old})\b")
+    relative = re.compile(rf"from\s+\.(?:{old})\s+import|from\s+\.\s+import\s+(?:{old})\b")  # in toolwire/ itself
+    users = []
+    for path in [*repo.glob("*.md"), *repo.glob("docs/*.md"), *repo.glob("bench/*.py"),
+                 *(p for d in ("toolwire", "templates", "parsers", "context_policy", "tests") for p in (repo / d).rglob("*.py"))]:
+        if path.name in ("test_layout.py", "_aliases.py"):
+            continue
+        text = path.read_text(encoding="utf-8")
+        if absolute.search(text) or (path.parent == repo / "toolwire" and relative.search(text)):
+            users.append(str(path.relative_to(repo)))
+    assert users == []
+
+
+def test_parsed_output_methods_delegate_without_core_imports():
+    out = toolwire.get_format("qwen25").parse('<tool_call>\n{"name": "f", "arguments": {"x": 1}}\n</tool_call>')
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+    checked = out.validate(tools)
+    assert checked.tool_calls[0].status == "validated"
+    assert checked.to_openai_message()["tool_calls"][0]["function"] == {"name": "f", "arguments": '{"x": 1}'}
+    assert checked.finish_reason() == "tool_calls"
+    assert checked.tool_calls[0].fingerprint() == toolwire.fingerprint("f", {"x": 1})
