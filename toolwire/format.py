@@ -13,7 +13,7 @@ from typing import Any, ClassVar, Sequence
 from toolwire.context_policy.plan import plan as make_plan
 
 from .errors import InvalidOption
-from .models import Message, Tool, normalize_messages, normalize_tools
+from .models import Message, Tool, check_message_text, normalize_messages, normalize_tools
 from .output import ParsedOutput
 from .prompt import PromptBuilder, RenderedPrompt
 
@@ -75,7 +75,12 @@ class Format:
                                 f" (accepted: {sorted(self.extra_options) or 'none'})", field="options")
         if current_date is not None and not _DATE.match(str(current_date)):
             raise InvalidOption("current_date must be 'YYYY-MM-DD'", field="current_date")
+        if reasoning_effort is not None and (isinstance(reasoning_effort, bool)
+                                             or not isinstance(reasoning_effort, (str, int))):
+            raise InvalidOption(f"reasoning_effort must be a string or an integer, got {reasoning_effort!r}",
+                                field="reasoning_effort")
         msgs = normalize_messages(messages)
+        check_message_text(msgs)
         tool_models = normalize_tools(tools)
         ctx_plan = make_plan(msgs, self, thinking=bool(thinking), policy=policy, drop_thinking=bool(drop_thinking),
                              tools=tool_models, check=False, add_generation_prompt=bool(add_generation_prompt),

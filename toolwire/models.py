@@ -8,11 +8,12 @@ naming the message index and field.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr, TypeAdapter, ValidationError, model_validator
 
-from .errors import InvalidRequest
+from .errors import InvalidRequest, UnrepresentableValue
 
 
 REASONING_ALIASES = ("thinking", "reasoning")
@@ -152,7 +153,37 @@ def normalize_tools(tools: Any) -> list[Tool]:
             raise InvalidRequest(err["msg"], field=f"tools[{index}]." + _field_path(err["loc"])) from None
         tool._raw = raw
         out.append(tool)
+    for index, tool in enumerate(out):
+        fn, field = tool.function, f"tools[{index}].function"
+        check_text(fn.name, field=f"{field}.name")
+        if fn.description:
+            check_text(fn.description, field=f"{field}.description")
+        if fn.parameters is not None:
+            check_json_value(fn.parameters, field=f"{field}.parameters")
     return out
+
+
+def check_message_text(messages: list[Message]) -> None:
+    """Refuse message text no tokenizer can encode (a lone surrogate), naming the message and field. Call
+    arguments are checked where they are decoded (:func:`call_arguments`)."""
+    for index, m in enumerate(messages):
+        content = m.content
+        if isinstance(content, str):
+            check_text(content, message_index=index, field="content")
+        elif content:
+            for n, part in enumerate(content):
+                if part.text:
+                    check_text(part.text, message_index=index, field=f"content[{n}].text")
+        for name in ("reasoning_content", "name", "tool_call_id"):
+            value = getattr(m, name)
+            if value:
+                check_text(value, message_index=index, field=name)
+        for n, call in enumerate(m.tool_calls or ()):
+            check_text(call.function.name, message_index=index, field=f"tool_calls[{n}].function.name")
+            if call.id:
+                check_text(call.id, message_index=index, field=f"tool_calls[{n}].id")
+            if isinstance(call.function.arguments, str):
+                check_text(call.function.arguments, message_index=index, field=f"tool_calls[{n}].function.arguments")
 
 
 def tool_to_dict(tool: Tool) -> dict[str, Any]:
@@ -168,19 +199,91 @@ def function_to_dict(tool: Tool) -> dict[str, Any]:
     return tool_to_dict(tool).get("function") or tool.function.model_dump(exclude_unset=True, by_alias=True)
 
 
+MAX_REQUEST_DEPTH = 256
+"""How deeply a request value (call arguments, tool parameters) may nest. Deeper values, and values that
+contain themselves, are refused with the field named: no template or encoder can write them."""
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_INT_DIGITS = 4300  # CPython's int <-> str limit (sys.int_max_str_digits' default), above ~14,000 bits
+
+
+def lone_surrogate(text: str) -> bool:
+    """Whether ``text`` holds a lone surrogate (U+D800..U+DFFF): text no UTF-8 encoder or tokenizer can encode."""
+    return not text.isascii() and _LONE_SURROGATE.search(text) is not None
+
+
+def check_text(text: str, *, message_index: int | None = None, field: str | None = None) -> None:
+    """Refuse request text holding a lone surrogate (the rule for every renderer and ``token_ids``)."""
+    if lone_surrogate(text):
+        at = _LONE_SURROGATE.search(text).start()
+        raise UnrepresentableValue(f"holds a lone surrogate U+{ord(text[at]):04X} at char {at}, which no tokenizer can "
+                                   "encode (pass the text as valid Unicode)", message_index=message_index, field=field)
+
+
+def check_json_value(value: Any, *, message_index: int | None = None, field: str) -> None:
+    """Refuse a request value that no JSON encoder can write: a type JSON has no place for (set, bytes ...),
+    a non-string key, nesting deeper than :data:`MAX_REQUEST_DEPTH` (a value that contains itself nests
+    forever), an integer of more than 4300 digits, or text with a lone surrogate. Iterative: a value
+    nested a million levels deep is refused, never a RecursionError."""
+    stack: list[tuple[Any, int, str]] = [(value, 1, "")]
+    while stack:
+        item, depth, path = stack.pop()
+        if isinstance(item, str):
+            if lone_surrogate(item):
+                check_text(item, message_index=message_index, field=field + path)
+        elif isinstance(item, (dict, list, tuple)):
+            if depth > MAX_REQUEST_DEPTH:
+                raise UnrepresentableValue(f"nests deeper than {MAX_REQUEST_DEPTH} levels (or contains itself)",
+                                           message_index=message_index, field=field)
+            if isinstance(item, dict):
+                for key, inner in item.items():
+                    if not isinstance(key, str):
+                        raise UnrepresentableValue(f"has a key of type {type(key).__name__} ({key!r}); JSON keys are "
+                                                   "strings", message_index=message_index, field=field + path)
+                    stack.append((inner, depth + 1, f"{path}.{key}"))
+                    if lone_surrogate(key):
+                        check_text(key, message_index=message_index, field=field + path)
+            else:
+                stack.extend((inner, depth + 1, f"{path}[{i}]") for i, inner in enumerate(item))
+        elif isinstance(item, int) and not isinstance(item, bool):
+            if item.bit_length() > 14_000 and _too_many_digits(item):
+                raise UnrepresentableValue(f"holds an integer of more than {_INT_DIGITS} digits",
+                                           message_index=message_index, field=field + path)
+        elif item is not None and not isinstance(item, (bool, float)):
+            raise UnrepresentableValue(f"holds a {type(item).__name__}, which is not a JSON value",
+                                       message_index=message_index, field=field + path)
+
+
+def _too_many_digits(number: int) -> bool:
+    try:
+        str(number)
+    except ValueError:  # CPython refuses to write it (sys.int_max_str_digits)
+        return True
+    return False
+
+
 def call_arguments(call: ToolCall, message_index: int, call_index: int) -> dict[str, Any]:
-    """The call's arguments as a dict. A JSON string is decoded; an invalid one is an InvalidRequest."""
+    """The call's arguments as a dict. A JSON string is decoded; an invalid one is an InvalidRequest, and so is
+    a value no encoder can write back (:func:`check_json_value`)."""
     args = call.function.arguments
-    if isinstance(args, dict):
-        return args
     field = f"tool_calls[{call_index}].function.arguments"
+    if isinstance(args, dict):
+        check_json_value(args, message_index=message_index, field=field)
+        return args
     try:
         value = json.loads(args) if args.strip() else {}
     except json.JSONDecodeError as exc:
         raise InvalidRequest(f"arguments are not valid JSON ({exc.msg} at char {exc.pos})",
                              message_index=message_index, field=field) from None
+    except RecursionError:
+        raise UnrepresentableValue(f"arguments nest deeper than {MAX_REQUEST_DEPTH} levels",
+                                   message_index=message_index, field=field) from None
+    except ValueError as exc:  # an integer past CPython's digit limit
+        raise UnrepresentableValue(f"arguments cannot be decoded: {exc}", message_index=message_index,
+                                   field=field) from None
     if not isinstance(value, dict):
         raise InvalidRequest("arguments must be a JSON object", message_index=message_index, field=field)
+    check_json_value(value, message_index=message_index, field=field)
     return value
 
 
@@ -189,4 +292,5 @@ Role = Literal["system", "developer", "user", "assistant", "tool"]
 __all__ = [
     "ContentPart", "FunctionCall", "ToolCall", "Message", "FunctionDef", "Tool",
     "normalize_messages", "normalize_tools", "tool_to_dict", "function_to_dict", "call_arguments",
+    "check_json_value", "check_message_text", "check_text", "lone_surrogate", "MAX_REQUEST_DEPTH",
 ]
