@@ -282,13 +282,16 @@ def _check_object_schema(schema: Any, fail: Callable[[str, str], Exception], fie
 
 def _check_meta_schema(schema: dict, fail: Callable[[str, str], Exception], field: str) -> None:
     """Check against the JSON Schema meta-schema when ``jsonschema`` is installed (validation needs it anyway)."""
+    from .schema_guard import check_schema, format_checker
+
+    check_schema(schema, fail, field)  # bounded depth, local $refs only, no loop that never descends
     try:
         from jsonschema import exceptions, validators
     except ImportError:
         return
     cls = validators.validator_for(schema, default=validators.Draft202012Validator)
     try:
-        cls.check_schema(schema)
+        cls.check_schema(schema, format_checker=format_checker(cls))
     except exceptions.SchemaError as exc:
         where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in exc.absolute_path)
         raise fail(f"{field}{where}", f"is not a valid JSON Schema: {exc.message}") from None

@@ -34,6 +34,7 @@ from .canonical import NotCanonicalizable, canonical_value, pointer_token
 from toolwire.errors import InvalidOption, InvalidToolDefinition, MissingExtra
 from toolwire.limits import DEFAULT_LIMITS, Limits, size_problem
 from toolwire.output import CallError, Diagnostic
+from .schema_guard import TIMED_OUT, boolean_properties_as_schemas, bounded_validator_class, format_checker, search
 from .specs import ToolSpec, tool_specs
 
 if TYPE_CHECKING:
@@ -54,9 +55,11 @@ def _jsonschema():
 def _compile(schema_text: str, formats: bool):
     jsonschema = _jsonschema()
     schema = json.loads(schema_text)
-    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    cls.check_schema(schema)
-    return cls(schema, format_checker=cls.FORMAT_CHECKER if formats else None)
+    base = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    checker = format_checker(base)
+    base.check_schema(schema, format_checker=checker)
+    cls = bounded_validator_class(base)
+    return cls(boolean_properties_as_schemas(schema), format_checker=checker if formats else None)
 
 
 def compiled_validator(spec: ToolSpec, *, formats: bool = False):
@@ -326,8 +329,12 @@ def _where(pointer: str) -> str:
 def _schema_errors(validator: Any, instance: Any, spec: ToolSpec) -> list[CallError]:
     out: list[CallError] = []
     reported_missing: dict[str, set[str]] = {}
-    for error in validator.iter_errors(instance):
-        out.extend(_map_error(error, reported_missing))
+    try:
+        for error in validator.iter_errors(instance):
+            out.extend(_map_error(error, reported_missing))
+    except RecursionError:  # a recursive schema applied to a value nested past Python's stack
+        return [_err("too_large", "The arguments nest too deeply to be checked against this tool's schema; "
+                     "send a flatter value.", expected="a flatter value", got=None)]
     return out
 
 
@@ -388,8 +395,14 @@ def _map_error(error: Any, reported_missing: dict[str, set[str]]) -> list[CallEr
                      + f"; got {_show(instance)}." + (f" Did you mean {close}?" if close else ""),
                      pointer=pointer, expected=options, got=preview(instance))]
     if keyword in _RANGE:
-        return [_err("out_of_range", f"{_where(pointer)} must be {_RANGE[keyword]} {value}; got {_show(instance)}.",
-                     pointer=pointer, expected=f"{_RANGE[keyword]} {value}", got=preview(instance))]
+        relation = _RANGE[keyword]
+        if keyword in ("minimum", "maximum") and schema.get("exclusive" + keyword[:1].upper() + keyword[1:]) is True:
+            relation = relation[0]  # draft-04: a boolean exclusiveMinimum / exclusiveMaximum makes the bound strict
+        return [_err("out_of_range", f"{_where(pointer)} must be {relation} {value}; got {_show(instance)}.",
+                     pointer=pointer, expected=f"{relation} {value}", got=preview(instance))]
+    if keyword == "not" and value == {}:  # a ``false`` property schema (see boolean_properties_as_schemas)
+        return [_err("unexpected_field", f"Remove {_where(pointer)}: the schema does not allow this field.",
+                     pointer=pointer, expected=None, got=preview(instance))]
     if keyword in _COUNTS:
         word, unit = _COUNTS[keyword]
         size = len(instance) if hasattr(instance, "__len__") else None
@@ -402,6 +415,13 @@ def _map_error(error: Any, reported_missing: dict[str, set[str]]) -> list[CallEr
         return [_err("out_of_range", f"{_where(pointer)}: {error.message}.", pointer=pointer,
                      expected="unique items" if keyword == "uniqueItems" else "an item matching the schema",
                      got=preview(instance))]
+    if keyword in ("pattern", "patternProperties", "additionalProperties") and TIMED_OUT in error.message:
+        return [_err("pattern_mismatch", f"{_where(pointer)} could not be checked against the pattern {value} in "
+                     "time (the pattern backtracks catastrophically on this value); send a value that matches it "
+                     "plainly.", pointer=pointer, expected=value, got=preview(instance))]
+    if keyword == "pattern" and "propertyNames" in error.absolute_schema_path:
+        return [_err("pattern_mismatch", f"The field name {_show(instance)} must match the pattern {value}; rename "
+                     "or remove that field.", pointer=pointer, expected=value, got=preview(instance))]
     if keyword == "pattern":
         return [_err("pattern_mismatch", f"{_where(pointer)} must match the pattern {value}; got {_show(instance)}.",
                      pointer=pointer, expected=value, got=preview(instance))]
@@ -443,10 +463,7 @@ def _unexpected(key: str, pointer: str, allowed: list[str], instance: dict) -> C
 
 
 def _search(pattern: str, text: str) -> bool:
-    try:
-        return re.search(pattern, text) is not None
-    except re.error:
-        return False
+    return bool(search(pattern, text))
 
 
 def _type_words(schema: dict) -> str | None:
@@ -470,8 +487,11 @@ def _article(words: str | None) -> str:
 def _close_options(value: Any, options: list[Any]) -> str | None:
     if not isinstance(value, str):
         return None
-    strings = [o for o in options if isinstance(o, str)]
-    close = difflib.get_close_matches(value, strings, n=1, cutoff=0.6)
+    # bounded: the 64 options closest in length, compared on their first 100 characters (difflib is quadratic
+    # in the string length and linear in the number of options)
+    strings = sorted((o for o in options if isinstance(o, str)), key=lambda o: abs(len(o) - len(value)))[:64]
+    short = {o[:100]: o for o in reversed(strings)}
+    close = [short[c] for c in difflib.get_close_matches(value[:100], list(short), n=1, cutoff=0.6)]
     return json.dumps(close[0], ensure_ascii=False) if close else None
 
 
