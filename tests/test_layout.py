@@ -34,7 +34,7 @@ from toolwire._aliases import MOVED
 
 ROOTS = ("toolwire", "toolwire.templates", "toolwire.parsers", "toolwire.context_policy")
 CORE = {f"toolwire.{m}" for m in ("models", "output", "errors", "prompt", "format", "registry", "limits", "tokenize")}
-UPPER = ("toolwire.dispatch", "toolwire.integrations", "toolwire.workbench")
+UPPER = ("toolwire.dispatch", "toolwire.batch", "toolwire.integrations", "toolwire.workbench")
 ALIASES = MOVED  # the deprecated old paths -> their new homes
 
 
@@ -140,7 +140,8 @@ def test_edge_builder_counts_function_level_and_relative_imports(tmp_path):
 def test_walk_sees_every_package(graph):
     for name in ("toolwire.output", "toolwire.dispatch.validation", "toolwire.integrations.openai",
                  "toolwire.workbench.fidelity", "toolwire.workbench.cli", "toolwire.templates.jinja",
-                 "toolwire.parsers.safe_json", "toolwire.context_policy.plan"):
+                 "toolwire.parsers.safe_json", "toolwire.context_policy.plan", "toolwire.batch.mappers",
+                 "toolwire.integrations.ray"):
         assert name in graph
     assert "toolwire.dispatch.canonical" in graph["toolwire.dispatch.validation"]
     assert "toolwire.workbench.fidelity_report" in graph["toolwire.workbench.fidelity"]  # a function-level import
@@ -159,7 +160,8 @@ def test_core_imports_no_tool_or_integration(graph):
 # package -> the upper packages it may not import (docs/design-notes.md, "Layout")
 FORBIDDEN = {
     "toolwire.templates": UPPER, "toolwire.parsers": UPPER, "toolwire.context_policy": UPPER,
-    "toolwire.dispatch": ("toolwire.integrations", "toolwire.workbench"),
+    "toolwire.dispatch": ("toolwire.batch", "toolwire.integrations", "toolwire.workbench"),
+    "toolwire.batch": ("toolwire.integrations", "toolwire.workbench"),
     "toolwire.integrations": ("toolwire.workbench",),
 }
 
