@@ -130,3 +130,37 @@ class Format:
         parser = self.stream(tools, prompt=prompt, thinking=thinking, **options)
         parser.feed(text)
         return parser.finish()
+
+    # ---- token-level training samples (toolwire.training)
+    def render_tokens(self, messages: Sequence[Any], tools: Sequence[Any] | None = None, tokenizer: Any = None,
+                      **options: Any):
+        """Render, then tokenize with per-token provenance: a :class:`toolwire.training.TokenizedPrompt` with
+        ``ids``, the ``message_index`` of every token, ``model_mask`` (the tokens the model itself produced:
+        each assistant turn after the generation prompt that opened it, through its end marker) and
+        ``content_mask`` (request text versus format tokens). Built from the provenance segments, so control
+        ids come only from the format. ``options`` are :meth:`render`'s."""
+        from .training import render_tokens
+
+        return render_tokens(self, messages, tools, tokenizer, **options)
+
+    def training_sample(self, messages: Sequence[Any], tools: Sequence[Any] | None = None, tokenizer: Any = None, *,
+                        train_on: str = "last_assistant", **options: Any):
+        """``ids`` plus a ``loss_mask`` for SFT/RL: the tokens the model produced in the last assistant turn
+        (``train_on="last_assistant"``), in every assistant turn (``"all_assistant"``) or none. The turn's
+        end marker, which the model must learn to write, is inside the mask. ``add_generation_prompt``
+        defaults to False here (the conversation ends with the turn being trained)."""
+        from .training import training_sample
+
+        return training_sample(self, messages, tools, tokenizer, train_on=train_on, **options)
+
+    def bridge(self, prompt_ids: Sequence[int], completion_ids: Sequence[int], next_messages: Sequence[Any],
+               tools: Sequence[Any] | None = None, tokenizer: Any = None, **options: Any):
+        """The next prompt's ids when they extend ``prompt_ids + completion_ids`` exactly (so an RL rollout
+        trains on the tokens it sampled), or a typed refusal: a :class:`toolwire.training.BridgeResult` with
+        ``reason`` ``history_rerendered``, ``reasoning_dropped``, ``bpe_boundary_merge``,
+        ``completion_truncated`` or ``prompt_mismatch``. ``next_messages`` is the whole next request
+        (history, the assistant turn parsed from the completion, the tool results). Returned ids always equal
+        a fresh render's."""
+        from .training import bridge
+
+        return bridge(self, prompt_ids, completion_ids, next_messages, tools, tokenizer, **options)

@@ -1,0 +1,158 @@
+"""Token-level training samples, the bridge between turns and prefix reports, with the real tokenizers in
+../shared/real/tokenizers (every family that has one there)."""
+
+from __future__ import annotations
+
+import pytest
+
+import toolwire
+from toolwire.tokenize import load_tokenizer, vocabulary
+from toolwire.training import prefix_report
+
+from support import REAL, require_shared
+
+TOKENIZERS = {"qwen3": "Qwen3", "qwen35": "Qwen3", "qwen36": "Qwen3", "qwen3_coder": "Qwen3",
+              "qwen3_thinking_2507": "Qwen3", "deepseek_v32": "DeepSeek-V4", "deepseek_v4": "DeepSeek-V4",
+"deepseek_v31": "DeepSeek-V3", "llama31": "Llama-3"}
+
+TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "Weather for a city.",
+                                            "parameters": {"type": "object", "properties": {
+                                                "city": {"type": "string", "description": "City name."}},
+                                                "required": ["city"]}}}]
+USER = {"role": "user", "content": "Weather in Paris?"}
+CALL = {"role": "assistant", "content": "", "reasoning_content": "I need the weather.", "tool_calls": [
+    {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]}
+RESULT = {"role": "tool", "tool_call_id": "call_1", "content": "18C, cloudy"}
+ANSWER = {"role": "assistant", "content": "It is 18C and cloudy.", "reasoning_content": "Answer it."}
+NEXT_USER = {"role": "user", "content": "And tomorrow?"}
+
+
+def tokenizer(family):
+    require_shared()
+    return load_tokenizer(str(REAL / "tokenizers" / TOKENIZERS[family]))
+
+
+def thinking(family):
+    return family not in ("llama31", "qwen3_coder")
+
+
+def masked_turns(sample):
+    """The text of each masked run, with the message it belongs to."""
+    tokens, runs = sample.tokens, []
+    for k, on in enumerate(sample.loss_mask):
+        if not on:
+            continue
+        end = tokens.char_offsets[k + 1] if k + 1 < len(tokens.ids) else len(tokens.text)
+        piece = tokens.text[tokens.char_offsets[k]:end]
+        if runs and runs[-1][0] == tokens.message_index[k] and runs[-1][2] == k - 1:
+            runs[-1] = (runs[-1][0], runs[-1][1] + piece, k)
+        else:
+            runs.append((tokens.message_index[k], piece, k))
+    return [(i, text) for i, text, _ in runs]
+
+
+@pytest.mark.parametrize("family", sorted(TOKENIZERS))
+def test_masked_tokens_are_each_turn_as_the_model_wrote_it(family):
+    """Every masked run is one assistant turn: minus its end marker, it parses back to that turn, and the end
+    marker itself is a control token the model must learn (inside the mask)."""
+    fmt, tok = toolwire.get_format(family), tokenizer(family)
+    messages = [USER, CALL, RESULT, ANSWER]
+    sample = fmt.training_sample(messages, TOOLS, tok, train_on="all_assistant", thinking=thinking(family))
+    assert sample.ids == fmt.render(messages, TOOLS, thinking=thinking(family), add_generation_prompt=False
+                                    ).token_ids(tok)
+    runs = masked_turns(sample)
+    assert [i for i, _ in runs] == [1, 3]
+    controls = vocabulary(tok).control_ids
+    last_masked = [sample.ids[k] for k, on in enumerate(sample.loss_mask) if on]
+    assert last_masked[-1] in controls                      # the end-of-turn marker is trained
+    for index, text in runs:
+        end_marker = controls[[sample.ids[k] for k, on in enumerate(sample.loss_mask)
+                               if on and sample.tokens.message_index[k] == index][-1]]
+        assert text.endswith(end_marker)
+        header = fmt.render(messages[:index], TOOLS, thinking=thinking(family)).opens_reasoning
+        out = fmt.parse(text[:-len(end_marker)], TOOLS, thinking=header)
+        turn = messages[index]
+        assert out.content == turn["content"]
+        assert [(c.name, c.arguments) for c in out.tool_calls] == [
+            (c["function"]["name"], {"city": "Paris"}) for c in turn.get("tool_calls", [])]
+        if thinking(family) and fmt.render(messages, TOOLS, thinking=True, add_generation_prompt=False
+                                           ).text.count(turn["reasoning_content"]):
+            assert out.reasoning == turn["reasoning_content"]
+
+
+@pytest.mark.parametrize("family", ["qwen3", "deepseek_v4", "llama31"])
+def test_last_assistant_masks_only_the_last_turn_and_content_mask_follows_the_segments(family):
+    fmt, tok = toolwire.get_format(family), tokenizer(family)
+    messages = [USER, CALL, RESULT, ANSWER]
+    sample = fmt.training_sample(messages, TOOLS, tok, thinking=thinking(family))
+    assert {sample.tokens.message_index[k] for k, on in enumerate(sample.loss_mask) if on} == {3}
+    prompt = fmt.render(messages, TOOLS, thinking=thinking(family), add_generation_prompt=False)
+    kinds, pos = [], 0
+    for kind, text, _ in prompt.segments:
+        kinds += [kind] * len(text)
+        pos += len(text)
+    assert sample.tokens.content_mask == [kinds[o] == "content" for o in sample.tokens.char_offsets]
+    assert fmt.training_sample(messages, TOOLS, tok, train_on="none", thinking=thinking(family)).loss_mask == \
+        [False] * len(sample.ids)
+
+
+def rollout(fmt, tok, history, turn, family):
+    """(prompt ids, completion ids) as an engine would have them: the prompt for ``history`` and the model's
+    tokens for ``turn`` (its masked tokens in a render of history + turn)."""
+    prompt_ids = fmt.render(history, TOOLS, thinking=thinking(family)).token_ids(tok)
+    sample = fmt.training_sample(history + [turn], TOOLS, tok, thinking=thinking(family))
+    completion = [t for t, on in zip(sample.ids, sample.loss_mask) if on]
+    assert sample.ids[:len(prompt_ids)] == prompt_ids
+    return prompt_ids, completion
+
+
+@pytest.mark.parametrize("family", sorted(TOKENIZERS))
+def test_the_bridge_in_a_tool_loop_extends_the_sampled_tokens_or_says_why(family):
+    fmt, tok = toolwire.get_format(family), tokenizer(family)
+    prompt_ids, completion = rollout(fmt, tok, [USER], CALL, family)
+    nxt = [USER, CALL, RESULT]
+    result = fmt.bridge(prompt_ids, completion, nxt, TOOLS, tok, thinking=thinking(family))
+    fresh = fmt.render(nxt, TOOLS, thinking=thinking(family)).token_ids(tok)
+    if result.ok:
+        assert result.ids == fresh and result.ids[:len(prompt_ids) + len(completion)] == prompt_ids + completion
+    else:  # never ids that disagree with a fresh render; the reason is one the family explains
+        assert result.ids is None and result.reason in ("reasoning_dropped", "history_rerendered")
+        assert fresh[:len(prompt_ids) + len(completion)] != prompt_ids + completion
+
+
+@pytest.mark.parametrize("family, ok", [("qwen3", True), ("qwen35", True), ("deepseek_v4", True), ("llama31", True)])
+def test_append_only_tool_loops_bridge(family, ok):
+    fmt, tok = toolwire.get_format(family), tokenizer(family)
+    prompt_ids, completion = rollout(fmt, tok, [USER], CALL, family)
+    assert fmt.bridge(prompt_ids, completion, [USER, CALL, RESULT], TOOLS, tok, thinking=thinking(family)).ok is ok
+
+
+@pytest.mark.parametrize("family", ["qwen3", "qwen35", "deepseek_v32"])
+def test_a_new_user_turn_after_dropped_reasoning_is_refused_with_the_policys_reason(family):
+    """These families drop the reasoning of answered turns when a new user message arrives, so the next prompt
+    cannot extend the sampled tokens."""
+    fmt, tok = toolwire.get_format(family), tokenizer(family)
+    history = [USER, CALL, RESULT]
+    prompt_ids, completion = rollout(fmt, tok, history, ANSWER, family)
+    result = fmt.bridge(prompt_ids, completion, history + [ANSWER, NEXT_USER], TOOLS, tok, thinking=True)
+    assert (result.ok, result.ids, result.reason) == (False, None, "reasoning_dropped")
+
+
+def test_a_truncated_completion_is_refused():
+    fmt, tok = toolwire.get_format("qwen3"), tokenizer("qwen3")
+    prompt_ids, completion = rollout(fmt, tok, [USER], CALL, "qwen3")
+    result = fmt.bridge(prompt_ids, completion[:-5], [USER, CALL, RESULT], TOOLS, tok, thinking=True)
+    assert (result.ok, result.reason) == (False, "completion_truncated")
+
+
+def test_prefix_report_in_a_tool_loop_and_after_a_new_turn():
+    fmt = toolwire.get_format("qwen3")
+    loop = prefix_report(fmt, {"messages": [USER], "tools": TOOLS, "options": {"thinking": True}},
+                         {"messages": [USER, CALL, RESULT], "tools": TOOLS, "options": {"thinking": True}})
+    assert loop.extends
+    turn = prefix_report(fmt, {"messages": [USER, CALL, RESULT, ANSWER], "tools": TOOLS,
+                               "options": {"thinking": True, "add_generation_prompt": False}},
+                         {"messages": [USER, CALL, RESULT, ANSWER, NEXT_USER], "tools": TOOLS,
+                          "options": {"thinking": True}})
+    assert not turn.extends
+    assert "context policy drops earlier reasoning" in turn.why and "message 1" in turn.why
