@@ -158,6 +158,8 @@ POLICIES: dict[str, FamilyPolicy] = {
     "kimi_k2_thinking": FamilyPolicy(kimi_after_last_answer, passback_required=lambda ctx: True,
                                      description="keeps reasoning after the last assistant answer without tool "
                                                  "calls (the current tool loop)"),
+    # Hermes 3 tool_use: no reasoning field anywhere in the template (a call turn drops even its content)
+    "hermes3": FamilyPolicy(never_rendered, description="never renders earlier reasoning"),
 }
 
 
