@@ -160,6 +160,8 @@ POLICIES: dict[str, FamilyPolicy] = {
                                                  "calls (the current tool loop)"),
     # Hermes 3 tool_use: no reasoning field anywhere in the template (a call turn drops even its content)
     "hermes3": FamilyPolicy(never_rendered, description="never renders earlier reasoning"),
+    # Granite 4.1 / 4.0: the template reads only content and tool_calls of an assistant message
+    "granite4": FamilyPolicy(never_rendered, description="never renders earlier reasoning"),
 }
 
 

@@ -36,6 +36,7 @@ SYNTHETIC_SPECIALS = {
     "minimax_m2": ["]~!b[", "]~b]", "[e~[", "<think>", "</think>", "<minimax:tool_call>", "</minimax:tool_call>"],
     "mistral_small32": list(toolwire.get_format("mistral_small32").markers.values()),
     "hermes3": sorted(toolwire.get_format("hermes3").special_tokens),
+    "granite4": sorted(toolwire.get_format("granite4").special_tokens),
     "seed_oss": ["<seed:bos>", "<seed:eos>", "<seed:think>", "</seed:think>", "<seed:tool_call>", "</seed:tool_call>",
                  "<seed:cot_budget_reflect>", "</seed:cot_budget_reflect>"],
 }
@@ -49,7 +50,7 @@ OPENER = {  # the marker that starts a call (or, for gpt_oss, a message)
     **dict.fromkeys(["kimi_k2", "kimi_k2_thinking"], "<|tool_calls_section_begin|>"),
     "llama31": "<|python_tag|>", "gpt_oss": "<|start|>", "minimax_m2": "<minimax:tool_call>",
     "mistral_small32": "[TOOL_CALLS]", "seed_oss": "<seed:tool_call>",
-    "hermes3": "<tool_call>",
+    "hermes3": "<tool_call>", "granite4": "<tool_call>",
 }
 HEADER = {"gpt_oss": "<|channel|>final<|message|>"}  # written before free text (with control ids)
 

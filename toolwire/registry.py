@@ -36,6 +36,7 @@ _MODULES: dict[str, str] = {
     "seed_oss": "toolwire.templates.seed_oss",
     "gpt_oss": "toolwire.templates.harmony",
     "hermes3": "toolwire.templates.hermes3",
+    "granite4": "toolwire.templates.granite",
 }
 
 
