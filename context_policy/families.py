@@ -162,6 +162,8 @@ POLICIES: dict[str, FamilyPolicy] = {
     "hermes3": FamilyPolicy(never_rendered, description="never renders earlier reasoning"),
     # Granite 4.1 / 4.0: the template reads only content and tool_calls of an assistant message
     "granite4": FamilyPolicy(never_rendered, description="never renders earlier reasoning"),
+    # Llama 3.2: as Llama 3.1, the template has no reasoning field
+    "llama32": FamilyPolicy(never_rendered, description="never renders earlier reasoning"),
 }
 
 

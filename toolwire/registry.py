@@ -37,6 +37,7 @@ _MODULES: dict[str, str] = {
     "gpt_oss": "toolwire.templates.harmony",
     "hermes3": "toolwire.templates.hermes3",
     "granite4": "toolwire.templates.granite",
+    "llama32": "toolwire.templates.llama",
 }
 
 
