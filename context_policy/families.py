@@ -164,6 +164,8 @@ POLICIES: dict[str, FamilyPolicy] = {
     "granite4": FamilyPolicy(never_rendered, description="never renders earlier reasoning"),
     # Llama 3.2: as Llama 3.1, the template has no reasoning field
     "llama32": FamilyPolicy(never_rendered, description="never renders earlier reasoning"),
+    # Llama 4: the template reads no reasoning field (its <|reasoning_thinking_start|> tokens are never written)
+    "llama4": FamilyPolicy(never_rendered, description="never renders earlier reasoning"),
 }
 
 

@@ -24,7 +24,7 @@ REAL_TOKENIZER = {
                      "qwen36"], "Qwen3"),
     **dict.fromkeys(["deepseek_v32", "deepseek_v4", "deepseek_v41"], "DeepSeek-V4"),
     **dict.fromkeys(["deepseek_v31", "deepseek_r1"], "DeepSeek-V3"),
-    "llama31": "Llama-3", "llama32": "Llama-3",
+    "llama31": "Llama-3", "llama32": "Llama-3", "llama4": "Llama-4",
     "gpt_oss": "o200k_base",
 }
 
@@ -48,7 +48,7 @@ OPENER = {  # the marker that starts a call (or, for gpt_oss, a message)
     "deepseek_v32": "<｜DSML｜function_calls>", "deepseek_v4": "<｜DSML｜tool_calls>", "deepseek_v41": "<｜DSML｜ calls>",
     **dict.fromkeys(["deepseek_v31", "deepseek_r1"], "<｜tool▁calls▁begin｜>"),
     **dict.fromkeys(["kimi_k2", "kimi_k2_thinking"], "<|tool_calls_section_begin|>"),
-    "llama31": "<|python_tag|>", "llama32": "<|python_tag|>", "gpt_oss": "<|start|>", "minimax_m2": "<minimax:tool_call>",
+    "llama31": "<|python_tag|>", "llama32": "<|python_tag|>", "llama4": "<|python_start|>", "gpt_oss": "<|start|>", "minimax_m2": "<minimax:tool_call>",
     "mistral_small32": "[TOOL_CALLS]", "seed_oss": "<seed:tool_call>",
     "hermes3": "<tool_call>", "granite4": "<tool_call>",
 }
@@ -89,7 +89,7 @@ def tokenizer(family: str):
     if family in SYNTHETIC_SPECIALS:
         return ByteTokenizer(SYNTHETIC_SPECIALS[family])
     require_shared()
-    pytest.importorskip("tiktoken" if REAL_TOKENIZER[family] in ("Llama-3", "o200k_base") else "tokenizers")
+    pytest.importorskip("tiktoken" if REAL_TOKENIZER[family] in ("Llama-3", "Llama-4", "o200k_base") else "tokenizers")
     return _real(REAL_TOKENIZER[family])
 
 

@@ -38,6 +38,7 @@ _MODULES: dict[str, str] = {
     "hermes3": "toolwire.templates.hermes3",
     "granite4": "toolwire.templates.granite",
     "llama32": "toolwire.templates.llama",
+    "llama4": "toolwire.templates.llama4",
 }
 
 
