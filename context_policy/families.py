@@ -166,6 +166,8 @@ POLICIES: dict[str, FamilyPolicy] = {
     "llama32": FamilyPolicy(never_rendered, description="never renders earlier reasoning"),
     # Llama 4: the template reads no reasoning field (its <|reasoning_thinking_start|> tokens are never written)
     "llama4": FamilyPolicy(never_rendered, description="never renders earlier reasoning"),
+    # Ministral 3: every assistant reasoning is passed as a thinking chunk and the template writes each one
+    "ministral3": FamilyPolicy(keep_all, description="keeps every earlier reasoning (as [THINK] chunks)"),
 }
 
 

@@ -39,6 +39,7 @@ _MODULES: dict[str, str] = {
     "granite4": "toolwire.templates.granite",
     "llama32": "toolwire.templates.llama",
     "llama4": "toolwire.templates.llama4",
+    "ministral3": "toolwire.templates.ministral",
 }
 
 
