@@ -3,8 +3,8 @@ arguments past ``max_argument_bytes`` and values nested past ``max_depth`` (100,
 ``rejected`` candidates with a ``too_large`` diagnostic, never an exception, a hang or a kept string.
 
 Outputs are the golden vectors' (an output with two or more calls, a call with an array argument); DeepSeek-R1,
-Llama 3.1 / 3.2, Hermes 3 and gpt-oss have no such vector (gpt-oss's parallel vector is lossy: its output holds one call), so
-theirs are written with the family's own syntax.
+Llama 3.1 / 3.2, Hermes 3 and gpt-oss have no such vector (gpt-oss's parallel vector is lossy: its output holds one
+call), so theirs are written with the family's own syntax.
 """
 
 from __future__ import annotations

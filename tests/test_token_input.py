@@ -49,9 +49,10 @@ OPENER = {  # the marker that starts a call (or, for gpt_oss, a message)
     "deepseek_v32": "<｜DSML｜function_calls>", "deepseek_v4": "<｜DSML｜tool_calls>", "deepseek_v41": "<｜DSML｜ calls>",
     **dict.fromkeys(["deepseek_v31", "deepseek_r1"], "<｜tool▁calls▁begin｜>"),
     **dict.fromkeys(["kimi_k2", "kimi_k2_thinking"], "<|tool_calls_section_begin|>"),
-    "llama31": "<|python_tag|>", "llama32": "<|python_tag|>", "llama4": "<|python_start|>", "gpt_oss": "<|start|>", "minimax_m2": "<minimax:tool_call>",
+    "llama31": "<|python_tag|>", "gpt_oss": "<|start|>", "minimax_m2": "<minimax:tool_call>",
     "mistral_small32": "[TOOL_CALLS]", "seed_oss": "<seed:tool_call>",
     "hermes3": "<tool_call>", "granite4": "<tool_call>", "ministral3": "[TOOL_CALLS]",
+    "llama32": "<|python_tag|>", "llama4": "<|python_start|>",
 }
 HEADER = {"gpt_oss": "<|channel|>final<|message|>"}  # written before free text (with control ids)
 
