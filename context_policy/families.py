@@ -167,6 +167,16 @@ POLICIES: dict[str, FamilyPolicy] = {
     "kimi_k2_thinking": FamilyPolicy(kimi_after_last_answer, passback=KIMI_PASSBACK,
                                      description="keeps reasoning after the last assistant answer without tool "
                                                  "calls (the current tool loop)"),
+    # Hermes 3 tool_use: no reasoning field anywhere in the template (a call turn drops even its content)
+    "hermes3": FamilyPolicy(never_rendered, description="never renders earlier reasoning"),
+    # Granite 4.1 / 4.0: the template reads only content and tool_calls of an assistant message
+    "granite4": FamilyPolicy(never_rendered, description="never renders earlier reasoning"),
+    # Llama 3.2: as Llama 3.1, the template has no reasoning field
+    "llama32": FamilyPolicy(never_rendered, description="never renders earlier reasoning"),
+    # Llama 4: the template reads no reasoning field (its <|reasoning_thinking_start|> tokens are never written)
+    "llama4": FamilyPolicy(never_rendered, description="never renders earlier reasoning"),
+    # Ministral 3: every assistant reasoning is passed as a thinking chunk and the template writes each one
+    "ministral3": FamilyPolicy(keep_all, description="keeps every earlier reasoning (as [THINK] chunks)"),
 }
 
 

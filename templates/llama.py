@@ -1,4 +1,4 @@
-"""Llama 3.1: JSON tool calls ``{"name": ..., "parameters": {...}}`` and ``<|python_tag|>`` built-in calls.
+"""Llama 3.1 and 3.2: JSON tool calls ``{"name": ..., "parameters": {...}}`` and ``<|python_tag|>`` built-in calls.
 
 Reference: ``Llama-3.1-8B-Instruct.jinja`` (meta-llama/Llama-3.1-8B-Instruct, identical to 3.3) as transformers
 renders it, with ``arguments`` decoded to objects. Quirks kept:
@@ -11,12 +11,17 @@ renders it, with ``arguments`` decoded to objects. Quirks kept:
   (``current_date`` overrides it);
 * ``builtin_tools`` (e.g. ``["brave_search", "wolfram_alpha"]``) adds the ``Tools:`` line, renders calls to
   those tools as ``<|python_tag|>NAME.call(k="v")`` and ends every tool-call turn with ``<|eom_id|>``.
+
+Llama 3.2 (``Llama-3.2-3B-Instruct.jinja``, also 1B and the 3.2 Vision text path) is the same template without
+built-in tools, dated today (``strftime_now``) unless ``current_date`` is given: data on the same class.
 """
 
 from __future__ import annotations
 
 import json
 from typing import Any
+
+from datetime import date
 
 from toolwire.errors import InvalidOption, UnsupportedByFormat
 from toolwire.format import Format, RenderOptions
@@ -36,9 +41,12 @@ SYSTEM_TOOLS_PREAMBLE = ("You have access to the following functions. To call a 
                          "with JSON for a function call.")
 
 
-def date_line(current_date: str | None) -> str:
-    """``current_date`` ('YYYY-MM-DD') in the template's ``26 Jul 2024`` form; the template default otherwise."""
+def date_line(current_date: str | None, *, today: bool = False) -> str:
+    """``current_date`` ('YYYY-MM-DD') in the template's ``26 Jul 2024`` form; without it, today's date when
+    ``today`` (Llama 3.2's ``strftime_now("%d %b %Y")``), else the template default."""
     if not current_date:
+        if today:
+            return date_line(date.today().isoformat())
         return DEFAULT_DATE
     year, month, day = current_date.split("-")
     return f"{day} {_MONTHS[int(month) - 1]} {year}"
@@ -80,6 +88,7 @@ class Llama31Format(Format):
     markers = MARKERS
     extra_options = frozenset({"tools_in_user_message", "builtin_tools"})
     parser_class = LlamaParser
+    dated_today = False  # Llama 3.2: the date line is today's unless current_date is given
 
     def _render(self, messages: list[Message], tools: list[Tool], options: RenderOptions,
                 out: PromptBuilder) -> bool:
@@ -99,7 +108,8 @@ class Llama31Format(Format):
         if builtin is not None:
             out.template("Tools: ").content(", ".join(b for b in builtin if b != "code_interpreter"))
             out.template("\n\n")
-        out.template(f"Cutting Knowledge Date: December 2023\nToday Date: {date_line(options.current_date)}\n\n")
+        today = date_line(options.current_date, today=self.dated_today)
+        out.template(f"Cutting Knowledge Date: December 2023\nToday Date: {today}\n\n")
         if tools and not in_user:
             out.template(SYSTEM_TOOLS_PREAMBLE)
             _tool_list(tools, out)
@@ -142,4 +152,13 @@ class Llama31Format(Format):
         return False
 
 
-FORMATS: dict[str, Format] = {f.name: f for f in (Llama31Format(),)}
+class Llama32Format(Llama31Format):
+    """Llama 3.2 Instruct: the 3.1 template without built-in tools (no ``builtin_tools`` option), dated today."""
+
+    name = "llama32"
+    reference = "Llama-3.2-3B-Instruct chat template (meta-llama/Llama-3.2-3B-Instruct)"
+    extra_options = frozenset({"tools_in_user_message"})
+    dated_today = True
+
+
+FORMATS: dict[str, Format] = {f.name: f for f in (Llama31Format(), Llama32Format())}

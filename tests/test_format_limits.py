@@ -3,8 +3,8 @@ arguments past ``max_argument_bytes`` and values nested past ``max_depth`` (100,
 ``rejected`` candidates with a ``too_large`` diagnostic, never an exception, a hang or a kept string.
 
 Outputs are the golden vectors' (an output with two or more calls, a call with an array argument); DeepSeek-R1,
-Llama 3.1 and gpt-oss have no such vector (gpt-oss's parallel vector is lossy: its output holds one call), so
-theirs are written with the family's own syntax.
+Llama 3.1 / 3.2, Hermes 3 and gpt-oss have no such vector (gpt-oss's parallel vector is lossy: its output holds one
+call), so theirs are written with the family's own syntax.
 """
 
 from __future__ import annotations
@@ -38,6 +38,11 @@ def _llama(*arguments: str) -> str:
     return "; ".join(f'{{"name": "store", "parameters": {args}}}' for args in arguments)
 
 
+def _hermes3(*arguments: str) -> str:
+    """Hermes 3 calls of ``store`` with these JSON argument texts (its few golden vectors have no array)."""
+    return "\n".join(f'<tool_call>\n{{"name": "store", "arguments": {args}}}\n</tool_call>' for args in arguments)
+
+
 def _gpt_oss(*arguments: str) -> str:
     """gpt-oss calls of ``store`` (one message each) with these JSON argument texts."""
     from toolwire.parsers.harmony import MARKERS as M
@@ -46,7 +51,7 @@ def _gpt_oss(*arguments: str) -> str:
                                             f"{M['call']}" for args in arguments)
 
 
-WRITTEN = {"deepseek_r1": _r1, "llama31": _llama, "gpt_oss": _gpt_oss}
+WRITTEN = {"deepseek_r1": _r1, "llama31": _llama, "llama32": _llama, "hermes3": _hermes3, "gpt_oss": _gpt_oss}
 
 
 def _row(output: str) -> dict:

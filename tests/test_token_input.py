@@ -24,7 +24,7 @@ REAL_TOKENIZER = {
                      "qwen36"], "Qwen3"),
     **dict.fromkeys(["deepseek_v32", "deepseek_v4", "deepseek_v41"], "DeepSeek-V4"),
     **dict.fromkeys(["deepseek_v31", "deepseek_r1"], "DeepSeek-V3"),
-    "llama31": "Llama-3",
+    "llama31": "Llama-3", "llama32": "Llama-3", "llama4": "Llama-4",
     "gpt_oss": "o200k_base",
 }
 
@@ -35,6 +35,9 @@ SYNTHETIC_SPECIALS = {
     **dict.fromkeys(["kimi_k2", "kimi_k2_thinking"], _KIMI),
     "minimax_m2": ["]~!b[", "]~b]", "[e~[", "<think>", "</think>", "<minimax:tool_call>", "</minimax:tool_call>"],
     "mistral_small32": list(toolwire.get_format("mistral_small32").markers.values()),
+    "hermes3": sorted(toolwire.get_format("hermes3").special_tokens),
+    "granite4": sorted(toolwire.get_format("granite4").special_tokens),
+    "ministral3": list(toolwire.get_format("ministral3").markers.values()),
     "seed_oss": ["<seed:bos>", "<seed:eos>", "<seed:think>", "</seed:think>", "<seed:tool_call>", "</seed:tool_call>",
                  "<seed:cot_budget_reflect>", "</seed:cot_budget_reflect>"],
 }
@@ -48,6 +51,8 @@ OPENER = {  # the marker that starts a call (or, for gpt_oss, a message)
     **dict.fromkeys(["kimi_k2", "kimi_k2_thinking"], "<|tool_calls_section_begin|>"),
     "llama31": "<|python_tag|>", "gpt_oss": "<|start|>", "minimax_m2": "<minimax:tool_call>",
     "mistral_small32": "[TOOL_CALLS]", "seed_oss": "<seed:tool_call>",
+    "hermes3": "<tool_call>", "granite4": "<tool_call>", "ministral3": "[TOOL_CALLS]",
+    "llama32": "<|python_tag|>", "llama4": "<|python_start|>",
 }
 HEADER = {"gpt_oss": "<|channel|>final<|message|>"}  # written before free text (with control ids)
 
@@ -86,7 +91,7 @@ def tokenizer(family: str):
     if family in SYNTHETIC_SPECIALS:
         return ByteTokenizer(SYNTHETIC_SPECIALS[family])
     require_shared()
-    pytest.importorskip("tiktoken" if REAL_TOKENIZER[family] in ("Llama-3", "o200k_base") else "tokenizers")
+    pytest.importorskip("tiktoken" if REAL_TOKENIZER[family] in ("Llama-3", "Llama-4", "o200k_base") else "tokenizers")
     return _real(REAL_TOKENIZER[family])
 
 

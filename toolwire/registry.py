@@ -35,6 +35,11 @@ _MODULES: dict[str, str] = {
     "minimax_m2": "toolwire.templates.minimax",
     "seed_oss": "toolwire.templates.seed_oss",
     "gpt_oss": "toolwire.templates.harmony",
+    "hermes3": "toolwire.templates.hermes3",
+    "granite4": "toolwire.templates.granite",
+    "llama32": "toolwire.templates.llama",
+    "llama4": "toolwire.templates.llama4",
+    "ministral3": "toolwire.templates.ministral",
 }
 
 

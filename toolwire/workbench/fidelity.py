@@ -243,6 +243,9 @@ class Comparer:
         opts.pop("current_date", None)
         opts.pop("drop_thinking", None)
         variables = options_to_variables(self.variables, **opts)
+        convert = getattr(self.fmt, "template_messages", None)  # a family's own request conversion (Ministral 3)
+        if convert is not None:
+            messages = convert(messages)
         return self.template.render(decode_arguments(messages, arguments=self.arguments), tools,
                                     add_generation_prompt=add_gen, **variables)
 

@@ -1,0 +1,28 @@
+"""Ministral 3 (Reasoning) stream parser: ``[THINK]…[/THINK]`` then content, then ``[TOOL_CALLS]NAME[ARGS]{json}``.
+
+The Mistral call grammar (:class:`~toolwire.parsers.mistral.MistralParser`: no closing marker, the JSON scanner
+finds where the arguments end, calls follow each other directly) with a reasoning block the model opens
+itself as the first thing it writes (the prompt never opens it). With ``thinking=True`` (the prompt opened
+reasoning, per toolwire's convention) the output starts inside it.
+"""
+
+from __future__ import annotations
+
+from .marker_json import Grammar
+from .mistral import MARKERS as _MISTRAL, MistralParser
+
+# One marker table shared by the renderer (toolwire.templates.ministral) and this parser.
+MARKERS = {
+    **{k: v for k, v in _MISTRAL.items() if k not in ("call_id", "tool_content")},
+    "think_open": "[THINK]",
+    "think_close": "[/THINK]",
+}
+M = MARKERS
+
+
+class MinistralParser(MistralParser):
+    """Ministral 3 output: optional reasoning, content, then calls."""
+
+    grammar = Grammar(call_open=M["tool_calls"], header_end=M["args"], think_open=M["think_open"],
+                      think_close=M["think_close"])
+    prompt_opens_reasoning = True  # only when the caller says so (thinking=True / a prompt that opened it)
