@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from support import REAL, require_shared
-from toolwire.fidelity import Comparer, builtin_corpus_path, load_scenarios
+from toolwire.workbench.fidelity import Comparer, builtin_corpus_path, load_scenarios
 from toolwire.templates.jinja import ChatTemplate
 from toolwire.tokenize import load_tokenizer
 
