@@ -156,3 +156,16 @@ def test_prefix_report_in_a_tool_loop_and_after_a_new_turn():
                           "options": {"thinking": True}})
     assert not turn.extends
     assert "context policy drops earlier reasoning" in turn.why and "message 1" in turn.why
+
+
+def test_the_readme_example_runs():
+    """The README's training example (a ``py`` block: it needs a tokenizer folder from ../shared) runs as written."""
+    import re
+    from pathlib import Path
+
+    require_shared()
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Training samples and the bridge"):]
+    block = re.search(r"```py\n(.*?)```", section, re.S).group(1)
+    block = block.replace('"../shared/real/tokenizers/Qwen3"', repr(str(REAL / "tokenizers" / "Qwen3")))
+    exec(compile(block, "README.md training block", "exec"), {"__name__": "readme_training"})
