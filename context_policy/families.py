@@ -101,6 +101,12 @@ def qwen36(ctx: Context, i: int) -> tuple[Action, str]:
     return last_real_query(ctx, i)
 
 
+def qwen38(ctx: Context, i: int) -> tuple[Action, str]:
+    if ctx.extra.get("preserve_thinking") is False:
+        return last_real_query(ctx, i)
+    return "keep", "Qwen3.8 keeps every earlier reasoning unless preserve_thinking=False (thinking on or off)"
+
+
 def glm_drop_before_last_user(ctx: Context, i: int) -> tuple[Action, str]:
     return _after_last(ctx, i, ("user",), "user message")
 
@@ -148,6 +154,9 @@ POLICIES: dict[str, FamilyPolicy] = {
                            description="keeps reasoning after the last real user query"),
     "qwen36": FamilyPolicy(qwen36, user_text_note=_QWEN_NOTE, think_in_content_note=_QWEN_THINK,
                            description="as Qwen3; preserve_thinking=True keeps everything"),
+    "qwen38": FamilyPolicy(qwen38, user_text_note=_QWEN_NOTE,
+                           description="keeps every earlier reasoning; preserve_thinking=False keeps only reasoning "
+                                       "after the last real user query"),
     "glm45": FamilyPolicy(glm_drop_before_last_user, description="drops reasoning before the last user message"),
     "glm46": FamilyPolicy(glm_drop_before_last_user, description="drops reasoning before the last user message"),
     "glm47": FamilyPolicy(glm47, description="drops before the last user message unless clear_thinking=False"),

@@ -70,6 +70,8 @@ def test_wrapped_tool_result_is_not_a_turn():
     ("minimax_m2", {}, {2: "drop", 4: "drop", 6: "keep"}),
     ("gpt_oss", {}, {2: "drop", 4: "drop", 6: "keep"}),     # 2: a final answer (4) follows the call
     ("seed_oss", {}, {2: "keep", 4: "keep", 6: "keep"}),
+    ("qwen38", {}, {2: "keep", 4: "keep", 6: "keep"}),
+    ("qwen38", {"preserve_thinking": False}, {2: "drop", 4: "drop", 6: "keep"}),
 ] + [(name, {}, {2: "drop", 4: "drop", 6: "drop"}) for name in (
     "qwen25", "qwen3_instruct_2507", "qwen3_coder", "kimi_k2", "llama31", "mistral_small32", "deepseek_v31",
     "deepseek_r1")])

@@ -21,7 +21,7 @@ from toolwire.tokenize import load_tokenizer, vocabulary
 
 REAL_TOKENIZER = {
     **dict.fromkeys(["qwen25", "qwen3", "qwen3_instruct_2507", "qwen3_thinking_2507", "qwen3_coder", "qwen35",
-                     "qwen36"], "Qwen3"),
+                     "qwen36", "qwen38"], "Qwen3"),
     **dict.fromkeys(["deepseek_v32", "deepseek_v4", "deepseek_v41"], "DeepSeek-V4"),
     **dict.fromkeys(["deepseek_v31", "deepseek_r1"], "DeepSeek-V3"),
     "llama31": "Llama-3",
@@ -43,6 +43,7 @@ FAMILIES = sorted({**REAL_TOKENIZER, **SYNTHETIC_SPECIALS})
 OPENER = {  # the marker that starts a call (or, for gpt_oss, a message)
     **dict.fromkeys(["qwen25", "qwen3", "qwen3_instruct_2507", "qwen3_thinking_2507", "qwen3_coder", "qwen35", "qwen36",
                      "glm45", "glm46", "glm47"], "<tool_call>"),
+    **dict.fromkeys(["qwen38"], "<tool_call>"),
     "deepseek_v32": "<｜DSML｜function_calls>", "deepseek_v4": "<｜DSML｜tool_calls>", "deepseek_v41": "<｜DSML｜ calls>",
     **dict.fromkeys(["deepseek_v31", "deepseek_r1"], "<｜tool▁calls▁begin｜>"),
     **dict.fromkeys(["kimi_k2", "kimi_k2_thinking"], "<|tool_calls_section_begin|>"),

@@ -35,6 +35,7 @@ _MODULES: dict[str, str] = {
     "minimax_m2": "toolwire.templates.minimax",
     "seed_oss": "toolwire.templates.seed_oss",
     "gpt_oss": "toolwire.templates.harmony",
+    "qwen38": "toolwire.templates.qwen38",
 }
 
 
