@@ -107,6 +107,12 @@ def qwen38(ctx: Context, i: int) -> tuple[Action, str]:
     return "keep", "Qwen3.8 keeps every earlier reasoning unless preserve_thinking=False (thinking on or off)"
 
 
+def nemotron3(ctx: Context, i: int) -> tuple[Action, str]:
+    if ctx.extra.get("truncate_history_thinking") is False:
+        return "keep", "truncate_history_thinking=False keeps every earlier reasoning"
+    return _after_last(ctx, i, ("user",), "user message (Nemotron 3 keeps only the answer of earlier turns)")
+
+
 def glm_drop_before_last_user(ctx: Context, i: int) -> tuple[Action, str]:
     return _after_last(ctx, i, ("user",), "user message")
 
@@ -157,6 +163,8 @@ POLICIES: dict[str, FamilyPolicy] = {
     "qwen38": FamilyPolicy(qwen38, user_text_note=_QWEN_NOTE,
                            description="keeps every earlier reasoning; preserve_thinking=False keeps only reasoning "
                                        "after the last real user query"),
+    "nemotron3": FamilyPolicy(nemotron3, description="drops reasoning before the last user message (thinking on or "
+                                                     "off) unless truncate_history_thinking=False"),
     "glm45": FamilyPolicy(glm_drop_before_last_user, description="drops reasoning before the last user message"),
     "glm46": FamilyPolicy(glm_drop_before_last_user, description="drops reasoning before the last user message"),
     "glm47": FamilyPolicy(glm47, description="drops before the last user message unless clear_thinking=False"),

@@ -36,6 +36,7 @@ _MODULES: dict[str, str] = {
     "seed_oss": "toolwire.templates.seed_oss",
     "gpt_oss": "toolwire.templates.harmony",
     "qwen38": "toolwire.templates.qwen38",
+    "nemotron3": "toolwire.templates.nemotron",
 }
 
 
