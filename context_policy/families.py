@@ -113,6 +113,23 @@ def nemotron3(ctx: Context, i: int) -> tuple[Action, str]:
     return _after_last(ctx, i, ("user",), "user message (Nemotron 3 keeps only the answer of earlier turns)")
 
 
+def step35_last_query(ctx: Context, i: int) -> tuple[Action, str]:
+    """Step 3.5: the template's query test is on the untrimmed text of the text parts (their ``value`` or
+    ``text``); with no query at all nothing is kept."""
+    def text(m) -> str:
+        if not isinstance(m.content, list):
+            return m.content or ""
+        return "".join((p.model_extra or {}).get("value", p.text) or "" for p in m.content if p.type == "text")
+
+    last = ctx.last("step35_query", lambda m: m.role == "user" and not (
+        text(m).startswith("<tool_response>") and text(m).endswith("</tool_response>")))
+    if last < 0:
+        last = len(ctx.messages) - 1
+    if i > last:
+        return "keep", "after the last real user query (a <tool_response> user message does not count)"
+    return "drop", f"before the last real user query (message {last})"
+
+
 def glm_drop_before_last_user(ctx: Context, i: int) -> tuple[Action, str]:
     return _after_last(ctx, i, ("user",), "user message")
 
@@ -165,6 +182,8 @@ POLICIES: dict[str, FamilyPolicy] = {
                                        "after the last real user query"),
     "nemotron3": FamilyPolicy(nemotron3, description="drops reasoning before the last user message (thinking on or "
                                                      "off) unless truncate_history_thinking=False"),
+    "step35": FamilyPolicy(step35_last_query, user_text_note=_QWEN_NOTE,
+                           description="keeps reasoning after the last real user query (always thinking)"),
     "glm45": FamilyPolicy(glm_drop_before_last_user, description="drops reasoning before the last user message"),
     "glm46": FamilyPolicy(glm_drop_before_last_user, description="drops reasoning before the last user message"),
     "glm47": FamilyPolicy(glm47, description="drops before the last user message unless clear_thinking=False"),

@@ -333,6 +333,7 @@ class Comparer:
             i = first_difference(head.text, full.text)
             return Check("skip", f"the history render does not extend the generation prompt (char {i})")
         raw = full.text[len(head.text):]
+        thinking = head.opens_reasoning  # where the output starts (a family may open reasoning whatever the switch)
         stop = _trailing_stop(full)
         candidates = [raw[:len(raw) - stop]] if 0 < stop <= len(raw) else []
         candidates.append(raw)  # formats without an end-of-turn token (GLM) end on a marker of their own

@@ -37,6 +37,7 @@ _MODULES: dict[str, str] = {
     "gpt_oss": "toolwire.templates.harmony",
     "qwen38": "toolwire.templates.qwen38",
     "nemotron3": "toolwire.templates.nemotron",
+    "step35": "toolwire.templates.step35",
 }
 
 
