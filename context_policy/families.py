@@ -130,6 +130,14 @@ def step35_last_query(ctx: Context, i: int) -> tuple[Action, str]:
     return "drop", f"before the last real user query (message {last})"
 
 
+def laguna(ctx: Context, i: int) -> tuple[Action, str]:
+    if ctx.thinking:
+        return "keep", "thinking on: Laguna renders every turn's <think>reasoning</think>"
+    if ctx.extra.get("preserve_thinking"):
+        return "keep", "preserve_thinking=True keeps every earlier reasoning with thinking off"
+    return thinking_off(ctx, i)
+
+
 def glm_drop_before_last_user(ctx: Context, i: int) -> tuple[Action, str]:
     return _after_last(ctx, i, ("user",), "user message")
 
@@ -184,6 +192,8 @@ POLICIES: dict[str, FamilyPolicy] = {
                                                      "off) unless truncate_history_thinking=False"),
     "step35": FamilyPolicy(step35_last_query, user_text_note=_QWEN_NOTE,
                            description="keeps reasoning after the last real user query (always thinking)"),
+    "laguna": FamilyPolicy(laguna, description="keeps every earlier reasoning with thinking on (or preserve_thinking="
+                                                "True); none with thinking off"),
     "glm45": FamilyPolicy(glm_drop_before_last_user, description="drops reasoning before the last user message"),
     "glm46": FamilyPolicy(glm_drop_before_last_user, description="drops reasoning before the last user message"),
     "glm47": FamilyPolicy(glm47, description="drops before the last user message unless clear_thinking=False"),

@@ -41,6 +41,7 @@ SYNTHETIC_SPECIALS = {
     "step35": sorted(toolwire.get_format("step35").markers[k] for k in (
         "bos", "im_start", "im_end", "think_open", "think_close", "call_open", "call_close", "tool_response_open",
         "tool_response_close", "image")),
+    "laguna": list(toolwire.get_format("laguna").markers.values()),
     "seed_oss": ["<seed:bos>", "<seed:eos>", "<seed:think>", "</seed:think>", "<seed:tool_call>", "</seed:tool_call>",
                  "<seed:cot_budget_reflect>", "</seed:cot_budget_reflect>"],
 }
@@ -49,7 +50,7 @@ FAMILIES = sorted({**REAL_TOKENIZER, **SYNTHETIC_SPECIALS})
 OPENER = {  # the marker that starts a call (or, for gpt_oss, a message)
     **dict.fromkeys(["qwen25", "qwen3", "qwen3_instruct_2507", "qwen3_thinking_2507", "qwen3_coder", "qwen35", "qwen36",
                      "glm45", "glm46", "glm47"], "<tool_call>"),
-    **dict.fromkeys(["qwen38", "nemotron3", "step35"], "<tool_call>"),
+    **dict.fromkeys(["qwen38", "nemotron3", "step35", "laguna"], "<tool_call>"),
     "deepseek_v32": "<｜DSML｜function_calls>", "deepseek_v4": "<｜DSML｜tool_calls>", "deepseek_v41": "<｜DSML｜ calls>",
     **dict.fromkeys(["deepseek_v31", "deepseek_r1"], "<｜tool▁calls▁begin｜>"),
     **dict.fromkeys(["kimi_k2", "kimi_k2_thinking"], "<|tool_calls_section_begin|>"),

@@ -38,6 +38,7 @@ _MODULES: dict[str, str] = {
     "qwen38": "toolwire.templates.qwen38",
     "nemotron3": "toolwire.templates.nemotron",
     "step35": "toolwire.templates.step35",
+    "laguna": "toolwire.templates.laguna",
 }
 
 
