@@ -138,6 +138,13 @@ def laguna(ctx: Context, i: int) -> tuple[Action, str]:
     return thinking_off(ctx, i)
 
 
+def hy3(ctx: Context, i: int) -> tuple[Action, str]:
+    preserved = ctx.extra.get("preserved_thinking")
+    if preserved or (preserved is None and ctx.has_tools):
+        return "keep", "preserved_thinking (Hy3's default when tools are declared) keeps every earlier reasoning"
+    return _after_last(ctx, i, ("user",), "user message (Hy3 without tools, or preserved_thinking=False)")
+
+
 def glm_drop_before_last_user(ctx: Context, i: int) -> tuple[Action, str]:
     return _after_last(ctx, i, ("user",), "user message")
 
@@ -194,6 +201,8 @@ POLICIES: dict[str, FamilyPolicy] = {
                            description="keeps reasoning after the last real user query (always thinking)"),
     "laguna": FamilyPolicy(laguna, description="keeps every earlier reasoning with thinking on (or preserve_thinking="
                                                 "True); none with thinking off"),
+    "hy3": FamilyPolicy(hy3, description="keeps every earlier reasoning when tools are declared (preserved_thinking); "
+                                          "otherwise only after the last user message"),
     "glm45": FamilyPolicy(glm_drop_before_last_user, description="drops reasoning before the last user message"),
     "glm46": FamilyPolicy(glm_drop_before_last_user, description="drops reasoning before the last user message"),
     "glm47": FamilyPolicy(glm47, description="drops before the last user message unless clear_thinking=False"),

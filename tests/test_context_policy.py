@@ -76,6 +76,9 @@ def test_wrapped_tool_result_is_not_a_turn():
     ("nemotron3", {"truncate_history_thinking": False}, {2: "keep", 4: "keep", 6: "keep"}),
     ("step35", {}, {2: "drop", 4: "drop", 6: "keep"}),
     ("laguna", {}, {2: "keep", 4: "keep", 6: "keep"}),
+    ("hy3", {}, {2: "drop", 4: "drop", 6: "keep"}),
+    ("hy3", {"tools": TOOLS}, {2: "keep", 4: "keep", 6: "keep"}),
+    ("hy3", {"tools": TOOLS, "preserved_thinking": False}, {2: "drop", 4: "drop", 6: "keep"}),
 ] + [(name, {}, {2: "drop", 4: "drop", 6: "drop"}) for name in (
     "qwen25", "qwen3_instruct_2507", "qwen3_coder", "kimi_k2", "llama31", "mistral_small32", "deepseek_v31",
     "deepseek_r1")])

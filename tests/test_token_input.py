@@ -42,6 +42,7 @@ SYNTHETIC_SPECIALS = {
         "bos", "im_start", "im_end", "think_open", "think_close", "call_open", "call_close", "tool_response_open",
         "tool_response_close", "image")),
     "laguna": list(toolwire.get_format("laguna").markers.values()),
+    "hy3": list(toolwire.get_format("hy3").markers.values()),
     "seed_oss": ["<seed:bos>", "<seed:eos>", "<seed:think>", "</seed:think>", "<seed:tool_call>", "</seed:tool_call>",
                  "<seed:cot_budget_reflect>", "</seed:cot_budget_reflect>"],
 }
@@ -55,7 +56,7 @@ OPENER = {  # the marker that starts a call (or, for gpt_oss, a message)
     **dict.fromkeys(["deepseek_v31", "deepseek_r1"], "<｜tool▁calls▁begin｜>"),
     **dict.fromkeys(["kimi_k2", "kimi_k2_thinking"], "<|tool_calls_section_begin|>"),
     "llama31": "<|python_tag|>", "gpt_oss": "<|start|>", "minimax_m2": "<minimax:tool_call>",
-    "mistral_small32": "[TOOL_CALLS]", "seed_oss": "<seed:tool_call>",
+    "mistral_small32": "[TOOL_CALLS]", "seed_oss": "<seed:tool_call>", "hy3": "<tool_calls:opensource>",
 }
 HEADER = {"gpt_oss": "<|channel|>final<|message|>"}  # written before free text (with control ids)
 

@@ -238,7 +238,7 @@ class Comparer:
     def _template_call(self, sc: Scenario, messages: list, tools: Any) -> str:
         from toolwire.templates.jinja import decode_arguments, options_to_variables
 
-        opts = {"thinking": False, **sc.options}  # toolwire's defaults, stated to the template too
+        opts = self.fmt.template_options({"thinking": False, **sc.options})  # toolwire's defaults, stated too
         add_gen = opts.pop("add_generation_prompt", True)
         opts.pop("current_date", None)
         opts.pop("drop_thinking", None)

@@ -112,6 +112,12 @@ class Format:
                 reasoning_effort = value
         return thinking, reasoning_effort, extra
 
+    def template_options(self, options: dict[str, Any]) -> dict[str, Any]:
+        """``options`` (render keyword arguments) spelled as the family's own template reads them, for running
+        the reference template on the same request (``toolwire fidelity``). Default: unchanged; families whose
+        switch is not ``thinking`` (Hy3's ``reasoning_effort``) override it."""
+        return options
+
     def _render(self, messages: list[Message], tools: list[Tool], options: RenderOptions,
                 out: PromptBuilder) -> bool:
         """Write the prompt into ``out``; return whether it ends inside an opened reasoning block."""

@@ -39,6 +39,7 @@ _MODULES: dict[str, str] = {
     "nemotron3": "toolwire.templates.nemotron",
     "step35": "toolwire.templates.step35",
     "laguna": "toolwire.templates.laguna",
+    "hy3": "toolwire.templates.hy3",
 }
 
 
