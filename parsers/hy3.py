@@ -69,6 +69,8 @@ class Hy3Parser(XmlCallParser):
         VALUE_CLOSE: Closer(VALUE_CLOSE, (KEY_OPEN, CALL_CLOSE, CALL_OPEN, CALLS_CLOSE)),
         CALL_CLOSE: Closer(CALL_CLOSE, (CALL_OPEN, CALLS_CLOSE), ends_call=True),
     }
+    stop_tokens = (M["eos"],)
+    """The end-of-turn token, for the shared machinery that drops one left at the very end of an output."""
     states = {"block": "_block", "head": "_head", "args": "_args", "key": "_key_state", "after_key": "_after_key"}
 
     def __init__(self, tools=None, *, thinking: bool = False, **options):

@@ -12,7 +12,10 @@ from .glm import Glm47Parser
 
 
 class LagunaParser(Glm47Parser):
-    """Laguna output: GLM-4.7's grammar, unchanged."""
+    """Laguna output: GLM-4.7's grammar; the turn ends with ``</assistant>``."""
+
+    stop_tokens = ("</assistant>",)
+    """The end-of-turn token, for the shared machinery that drops one left at the very end of an output."""
 
 
 __all__ = ["LagunaParser"]

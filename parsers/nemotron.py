@@ -15,6 +15,8 @@ NEMOTRON_GRAMMAR = XmlGrammar(call_open="<tool_call>", call_close="</tool_call>"
                               think_close="</think>", value_framing="\n", reasoning_framing="\n",
                               after_think_newlines=1, before_call_newlines=1)
 """Nemotron 3: ``<think>\\n...\\n</think>\\n``, content then ``\\n<tool_call>``; calls as Qwen3-Coder."""
+NEMOTRON_GRAMMAR.stop_tokens = ("<|im_end|>",)
+"""The end-of-turn token, for the shared machinery that drops one left at the very end of an output."""
 
 
 class NemotronParser(XmlToolParser):

@@ -14,6 +14,8 @@ STEP35_GRAMMAR = XmlGrammar(call_open="<tool_call>", call_close="</tool_call>", 
                             think_close="</think>", value_framing="\n", reasoning_framing="\n",
                             after_think_newlines=1, before_call_newlines=0)
 """Step 3.5: ``<think>\\n...\\n</think>\\n``, content directly followed by ``<tool_call>``."""
+STEP35_GRAMMAR.stop_tokens = ("<|im_end|>",)
+"""The end-of-turn token, for the shared machinery that drops one left at the very end of an output."""
 
 
 class Step35Parser(XmlToolParser):
