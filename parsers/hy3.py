@@ -194,6 +194,9 @@ class Hy3Parser(XmlCallParser):
             self._after_call(marker)
         return True
 
+    def _unclosed_value(self, closer: Closer) -> None:
+        self._repair("implicit_parameter_close", f"argument {self._key!r} was not closed before {closer.tag!r}")
+
     def _value_closed(self, closer: Closer, gap: str) -> None:
         if closer.ends_call:
             self._unclosed_value(closer)
