@@ -101,6 +101,50 @@ def qwen36(ctx: Context, i: int) -> tuple[Action, str]:
     return last_real_query(ctx, i)
 
 
+def qwen38(ctx: Context, i: int) -> tuple[Action, str]:
+    if ctx.extra.get("preserve_thinking") is False:
+        return last_real_query(ctx, i)
+    return "keep", "Qwen3.8 keeps every earlier reasoning unless preserve_thinking=False (thinking on or off)"
+
+
+def nemotron3(ctx: Context, i: int) -> tuple[Action, str]:
+    if ctx.extra.get("truncate_history_thinking") is False:
+        return "keep", "truncate_history_thinking=False keeps every earlier reasoning"
+    return _after_last(ctx, i, ("user",), "user message (Nemotron 3 keeps only the answer of earlier turns)")
+
+
+def step35_last_query(ctx: Context, i: int) -> tuple[Action, str]:
+    """Step 3.5: the template's query test is on the untrimmed text of the text parts (their ``value`` or
+    ``text``); with no query at all nothing is kept."""
+    def text(m) -> str:
+        if not isinstance(m.content, list):
+            return m.content or ""
+        return "".join((p.model_extra or {}).get("value", p.text) or "" for p in m.content if p.type == "text")
+
+    last = ctx.last("step35_query", lambda m: m.role == "user" and not (
+        text(m).startswith("<tool_response>") and text(m).endswith("</tool_response>")))
+    if last < 0:
+        last = len(ctx.messages) - 1
+    if i > last:
+        return "keep", "after the last real user query (a <tool_response> user message does not count)"
+    return "drop", f"before the last real user query (message {last})"
+
+
+def laguna(ctx: Context, i: int) -> tuple[Action, str]:
+    if ctx.thinking:
+        return "keep", "thinking on: Laguna renders every turn's <think>reasoning</think>"
+    if ctx.extra.get("preserve_thinking"):
+        return "keep", "preserve_thinking=True keeps every earlier reasoning with thinking off"
+    return thinking_off(ctx, i)
+
+
+def hy3(ctx: Context, i: int) -> tuple[Action, str]:
+    preserved = ctx.extra.get("preserved_thinking")
+    if preserved or (preserved is None and ctx.has_tools):
+        return "keep", "preserved_thinking (Hy3's default when tools are declared) keeps every earlier reasoning"
+    return _after_last(ctx, i, ("user",), "user message (Hy3 without tools, or preserved_thinking=False)")
+
+
 def glm_drop_before_last_user(ctx: Context, i: int) -> tuple[Action, str]:
     return _after_last(ctx, i, ("user",), "user message")
 
@@ -157,6 +201,17 @@ POLICIES: dict[str, FamilyPolicy] = {
                            description="keeps reasoning after the last real user query"),
     "qwen36": FamilyPolicy(qwen36, user_text_note=_QWEN_NOTE, think_in_content_note=_QWEN_THINK,
                            description="as Qwen3; preserve_thinking=True keeps everything"),
+    "qwen38": FamilyPolicy(qwen38, user_text_note=_QWEN_NOTE,
+                           description="keeps every earlier reasoning; preserve_thinking=False keeps only reasoning "
+                                       "after the last real user query"),
+    "nemotron3": FamilyPolicy(nemotron3, description="drops reasoning before the last user message (thinking on or "
+                                                     "off) unless truncate_history_thinking=False"),
+    "step35": FamilyPolicy(step35_last_query, user_text_note=_QWEN_NOTE,
+                           description="keeps reasoning after the last real user query (always thinking)"),
+    "laguna": FamilyPolicy(laguna, description="keeps every earlier reasoning with thinking on (or preserve_thinking="
+                                                "True); none with thinking off"),
+    "hy3": FamilyPolicy(hy3, description="keeps every earlier reasoning when tools are declared (preserved_thinking); "
+                                          "otherwise only after the last user message"),
     "glm45": FamilyPolicy(glm_drop_before_last_user, description="drops reasoning before the last user message"),
     "glm46": FamilyPolicy(glm_drop_before_last_user, description="drops reasoning before the last user message"),
     "glm47": FamilyPolicy(glm47, description="drops before the last user message unless clear_thinking=False"),

@@ -335,30 +335,14 @@ class Qwen35(Format):
     extra_options = frozenset({"add_vision_id"})
     parser_class = Qwen35Parser
     value_text: Callable[[Any], str] = staticmethod(coder_value)
+    split_inline_think: bool = True  # content ``<think>...</think>`` without reasoning_content becomes reasoning
 
     def _render(self, messages: list[Message], tools: list[Tool], options: RenderOptions,
                 out: PromptBuilder) -> bool:
         if not messages:
             raise UnsupportedByFormat("No messages provided.", field="messages")
         media = _Content(bool(options.extra.get("add_vision_id")))
-        has_system = messages[0].role == "system"
-        if tools:
-            sys_index = 0 if has_system else None
-            out.special(M["im_start"], sys_index).template("system\n# Tools\n\nYou have access to the following "
-                                                            "functions:\n\n<tools>", sys_index)
-            for tool in tools:
-                out.template("\n", sys_index).content(jinja_json(tool_to_dict(tool)), sys_index)
-            out.fixed(_QWEN35_INSTRUCTIONS, sys_index, _SPECIALS)
-            if has_system:
-                pieces = media.pieces(messages[0], 0, count=False, system=True)
-                if "".join(t for _, t in pieces).strip():
-                    out.template("\n\n", 0)
-                    _write_trimmed(out, pieces, 0)
-            out.special(M["im_end"], sys_index).template("\n", sys_index)
-        elif has_system:
-            out.special(M["im_start"], 0).template("system\n", 0)
-            _write_trimmed(out, media.pieces(messages[0], 0, count=False, system=True), 0)
-            out.special(M["im_end"], 0).template("\n", 0)
+        self._system(out, messages, tools, options, media)
         self._check_has_query(messages, media)
         for index, message in enumerate(messages):
             pieces = media.pieces(message, index, count=True)
@@ -386,6 +370,33 @@ class Qwen35(Format):
                 out.special(M["think_open"]).template("\n\n").special(M["think_close"]).template("\n\n")
         return options.add_generation_prompt and options.thinking
 
+    def _system(self, out: PromptBuilder, messages: list[Message], tools: list[Tool], options: RenderOptions,
+                media: _Content) -> None:
+        """The system turn: the tool list and instructions, then the system message's text."""
+        has_system = messages[0].role == "system"
+        if tools:
+            sys_index = 0 if has_system else None
+            out.special(M["im_start"], sys_index).template("system\n" + self._preface(options) + "# Tools\n\nYou "
+                                                            "have access to the following functions:\n\n<tools>",
+                                                            sys_index)
+            for tool in tools:
+                out.template("\n", sys_index).content(jinja_json(tool_to_dict(tool)), sys_index)
+            out.fixed(_QWEN35_INSTRUCTIONS, sys_index, _SPECIALS)
+            if has_system:
+                pieces = media.pieces(messages[0], 0, count=False, system=True)
+                if "".join(t for _, t in pieces).strip():
+                    out.template("\n\n", 0)
+                    _write_trimmed(out, pieces, 0)
+            out.special(M["im_end"], sys_index).template("\n", sys_index)
+        elif has_system:
+            out.special(M["im_start"], 0).template("system\n", 0)
+            _write_trimmed(out, media.pieces(messages[0], 0, count=False, system=True), 0)
+            out.special(M["im_end"], 0).template("\n", 0)
+
+    def _preface(self, options: RenderOptions) -> str:
+        """Text the system turn starts with before the tool list (Qwen3.8's effort instruction)."""
+        return ""
+
     @staticmethod
     def _check_has_query(messages: list[Message], media: _Content) -> None:
         """The template refuses a conversation without a real user query (reasoning retention itself is
@@ -403,7 +414,7 @@ class Qwen35(Format):
         calls = call_values(message, index, QWEN_GRAMMAR, self.value_text)
         content = "".join(t for _, t in pieces).strip()
         reasoning = message.reasoning_content
-        split = reasoning is None and "</think>" in content
+        split = self.split_inline_think and reasoning is None and "</think>" in content
         if split:
             reasoning, content = _split_think(content)
         reasoning = (reasoning or "").strip()

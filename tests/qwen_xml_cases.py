@@ -114,6 +114,8 @@ calls = st.lists(st.one_of(
 ), max_size=3)
 
 END_OF_TURN = {"qwen3_coder": "<|im_end|>\n", "qwen35": "<|im_end|>\n", "qwen36": "<|im_end|>\n",
+               "qwen38": "<|im_end|>\n", "nemotron3": "<|im_end|>\n", "step35": "<|im_end|>\n",
+               "laguna": "</assistant>\n", "hy3": "<｜hy_eos:opensource｜>",
                "seed_oss": "<seed:eos>"}
 
 
@@ -162,6 +164,9 @@ def check_round_trip(family: str, thinking: bool, content: str, reasoning: str, 
 # ---------------------------------------------------------------- differential rendering against the reference
 
 REFERENCE_TEMPLATES = {"qwen3_coder": "Qwen3-Coder", "qwen35": "Qwen3.5-4B", "qwen36": "Qwen3.6-35B-A3B",
+                       "qwen38": "Qwen3.8-27B", "nemotron3": "extra/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16",
+                       "step35": "extra/StepFun3.5-Flash", "laguna": "extra/poolside-Laguna-S-2.1",
+                       "hy3": "extra/tencent-Hy3",
                        "seed_oss": "Seed-OSS-36B-Instruct"}
 
 

@@ -21,7 +21,7 @@ from toolwire.tokenize import load_tokenizer, vocabulary
 
 REAL_TOKENIZER = {
     **dict.fromkeys(["qwen25", "qwen3", "qwen3_instruct_2507", "qwen3_thinking_2507", "qwen3_coder", "qwen35",
-                     "qwen36"], "Qwen3"),
+                     "qwen36", "qwen38"], "Qwen3"),
     **dict.fromkeys(["deepseek_v32", "deepseek_v4", "deepseek_v41"], "DeepSeek-V4"),
     **dict.fromkeys(["deepseek_v31", "deepseek_r1"], "DeepSeek-V3"),
     "llama31": "Llama-3", "llama32": "Llama-3", "llama4": "Llama-4",
@@ -38,6 +38,14 @@ SYNTHETIC_SPECIALS = {
     "hermes3": sorted(toolwire.get_format("hermes3").special_tokens),
     "granite4": sorted(toolwire.get_format("granite4").special_tokens),
     "ministral3": list(toolwire.get_format("ministral3").markers.values()),
+    "nemotron3": sorted(toolwire.get_format("nemotron3").markers[k] for k in (
+        "im_start", "im_end", "think_open", "think_close", "call_open", "call_close", "tool_response_open",
+        "tool_response_close")),
+    "step35": sorted(toolwire.get_format("step35").markers[k] for k in (
+        "bos", "im_start", "im_end", "think_open", "think_close", "call_open", "call_close", "tool_response_open",
+        "tool_response_close", "image")),
+    "laguna": list(toolwire.get_format("laguna").markers.values()),
+    "hy3": list(toolwire.get_format("hy3").markers.values()),
     "seed_oss": ["<seed:bos>", "<seed:eos>", "<seed:think>", "</seed:think>", "<seed:tool_call>", "</seed:tool_call>",
                  "<seed:cot_budget_reflect>", "</seed:cot_budget_reflect>"],
 }
@@ -46,13 +54,14 @@ FAMILIES = sorted({**REAL_TOKENIZER, **SYNTHETIC_SPECIALS})
 OPENER = {  # the marker that starts a call (or, for gpt_oss, a message)
     **dict.fromkeys(["qwen25", "qwen3", "qwen3_instruct_2507", "qwen3_thinking_2507", "qwen3_coder", "qwen35", "qwen36",
                      "glm45", "glm46", "glm47"], "<tool_call>"),
+    **dict.fromkeys(["qwen38", "nemotron3", "step35", "laguna"], "<tool_call>"),
     "deepseek_v32": "<｜DSML｜function_calls>", "deepseek_v4": "<｜DSML｜tool_calls>", "deepseek_v41": "<｜DSML｜ calls>",
     **dict.fromkeys(["deepseek_v31", "deepseek_r1"], "<｜tool▁calls▁begin｜>"),
     **dict.fromkeys(["kimi_k2", "kimi_k2_thinking"], "<|tool_calls_section_begin|>"),
     "llama31": "<|python_tag|>", "gpt_oss": "<|start|>", "minimax_m2": "<minimax:tool_call>",
-    "mistral_small32": "[TOOL_CALLS]", "seed_oss": "<seed:tool_call>",
     "hermes3": "<tool_call>", "granite4": "<tool_call>", "ministral3": "[TOOL_CALLS]",
     "llama32": "<|python_tag|>", "llama4": "<|python_start|>",
+    "mistral_small32": "[TOOL_CALLS]", "seed_oss": "<seed:tool_call>", "hy3": "<tool_calls:opensource>",
 }
 HEADER = {"gpt_oss": "<|channel|>final<|message|>"}  # written before free text (with control ids)
 

@@ -52,6 +52,9 @@ class Format:
     reference: ClassVar[str] = ""
     markers: ClassVar[dict[str, str]] = {}
     extra_options: ClassVar[frozenset[str]] = frozenset()
+    option_aliases: ClassVar[dict[str, str]] = {}
+    """The template's own spelling of a toolwire switch (``{"enable_thinking": "thinking"}``), accepted as an
+    alias at render time (see :meth:`_template_switches`)."""
     parser_class: ClassVar[type] = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
@@ -69,6 +72,7 @@ class Format:
         rendered is decided by :func:`toolwire.context_policy.plan`: the family's built-in policy, or
         ``policy`` (``keep_all``, ``drop_all``, ``keep_tool_loop``) to override it.
         """
+        thinking, reasoning_effort, extra = self._template_switches(bool(thinking), reasoning_effort, dict(extra))
         unknown = set(extra) - self.extra_options
         if unknown:
             raise InvalidOption(f"unknown option(s) {sorted(unknown)} for format {self.name!r}"
@@ -90,6 +94,34 @@ class Format:
         builder = PromptBuilder()
         opens_reasoning = self._render(msgs, tool_models, options, builder)
         return builder.build(opens_reasoning=bool(opens_reasoning), format=self.name)
+
+    def _template_switches(self, thinking: bool, reasoning_effort: Any,
+                           extra: dict[str, Any]) -> tuple[bool, Any, dict[str, Any]]:
+        """Map the template's own switch names (:attr:`option_aliases`) onto ``thinking`` /
+        ``reasoning_effort``. An alias that contradicts ``thinking=True`` or a given ``reasoning_effort`` is an
+        :class:`~toolwire.errors.InvalidOption`. Families whose switch is not a plain rename override this."""
+        for alias, target in self.option_aliases.items():
+            if alias not in extra:
+                continue
+            value = extra.pop(alias)
+            if target == "thinking":
+                if not isinstance(value, bool):
+                    raise InvalidOption(f"{alias} must be true or false (got {value!r})", field=alias)
+                if thinking and not value:
+                    raise InvalidOption(f"thinking=True and {alias}=False disagree", field=alias)
+                thinking = value
+            elif target == "reasoning_effort":
+                if reasoning_effort is not None and reasoning_effort != value:
+                    raise InvalidOption(f"reasoning_effort={reasoning_effort!r} and {alias}={value!r} disagree",
+                                        field=alias)
+                reasoning_effort = value
+        return thinking, reasoning_effort, extra
+
+    def template_options(self, options: dict[str, Any]) -> dict[str, Any]:
+        """``options`` (render keyword arguments) spelled as the family's own template reads them, for running
+        the reference template on the same request (``toolwire fidelity``). Default: unchanged; families whose
+        switch is not ``thinking`` (Hy3's ``reasoning_effort``) override it."""
+        return options
 
     def _render(self, messages: list[Message], tools: list[Tool], options: RenderOptions,
                 out: PromptBuilder) -> bool:

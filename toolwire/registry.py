@@ -40,6 +40,11 @@ _MODULES: dict[str, str] = {
     "llama32": "toolwire.templates.llama",
     "llama4": "toolwire.templates.llama4",
     "ministral3": "toolwire.templates.ministral",
+    "qwen38": "toolwire.templates.qwen38",
+    "nemotron3": "toolwire.templates.nemotron",
+    "step35": "toolwire.templates.step35",
+    "laguna": "toolwire.templates.laguna",
+    "hy3": "toolwire.templates.hy3",
 }
 
 

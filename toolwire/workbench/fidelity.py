@@ -238,7 +238,7 @@ class Comparer:
     def _template_call(self, sc: Scenario, messages: list, tools: Any) -> str:
         from toolwire.templates.jinja import decode_arguments, options_to_variables
 
-        opts = {"thinking": False, **sc.options}  # toolwire's defaults, stated to the template too
+        opts = self.fmt.template_options({"thinking": False, **sc.options})  # toolwire's defaults, stated too
         add_gen = opts.pop("add_generation_prompt", True)
         opts.pop("current_date", None)
         opts.pop("drop_thinking", None)
@@ -336,6 +336,7 @@ class Comparer:
             i = first_difference(head.text, full.text)
             return Check("skip", f"the history render does not extend the generation prompt (char {i})")
         raw = full.text[len(head.text):]
+        thinking = head.opens_reasoning  # where the output starts (a family may open reasoning whatever the switch)
         stop = _trailing_stop(full)
         candidates = [raw[:len(raw) - stop]] if 0 < stop <= len(raw) else []
         candidates.append(raw)  # formats without an end-of-turn token (GLM) end on a marker of their own

@@ -1,0 +1,29 @@
+"""Stream parser for NVIDIA Nemotron 3 (Qwen3-Coder XML calls, ChatML, ``<think>``).
+
+The call body is Qwen3-Coder's (:mod:`toolwire.parsers.qwen_xml`); the framing around it is Nemotron's own: one
+``\\n`` after ``</think>``, one ``\\n`` between content and the first ``<tool_call>``, and ``\\n`` framing inside
+values. Values are written with Python's ``str`` (``True``, ``None``, ``1e-07``) except objects and arrays (JSON);
+the shared value typing reads them against the tool's schema. With ``thinking=True`` the prompt opened
+``<think>\\n``; without it the prompt closed an empty ``<think></think>`` and output starts in content.
+"""
+
+from __future__ import annotations
+
+from .qwen_xml import XmlGrammar, XmlToolParser
+
+NEMOTRON_GRAMMAR = XmlGrammar(call_open="<tool_call>", call_close="</tool_call>", think_open="<think>",
+                              think_close="</think>", value_framing="\n", reasoning_framing="\n",
+                              after_think_newlines=1, before_call_newlines=1)
+"""Nemotron 3: ``<think>\\n...\\n</think>\\n``, content then ``\\n<tool_call>``; calls as Qwen3-Coder."""
+NEMOTRON_GRAMMAR.stop_tokens = ("<|im_end|>",)
+"""The end-of-turn token, for the shared machinery that drops one left at the very end of an output."""
+
+
+class NemotronParser(XmlToolParser):
+    """Nemotron 3: with ``thinking=True`` the output starts inside the reasoning the prompt opened."""
+
+    grammar = NEMOTRON_GRAMMAR
+    reasoning_start = "thinking"
+
+
+__all__ = ["NEMOTRON_GRAMMAR", "NemotronParser"]
