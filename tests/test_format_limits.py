@@ -120,9 +120,9 @@ def test_arguments_past_max_argument_bytes_are_rejected(family):
 def test_a_value_nested_100k_deep_is_too_large(family):
     row, n, spelled = array_argument(family)
     output = row["model_output"].replace(spelled, DEEP)
-    start = time.perf_counter()
+    start = time.thread_time()
     out = parse(family, row, output)
-    assert time.perf_counter() - start < 10
+    assert time.thread_time() - start < 10
     assert too_large(out.tool_calls[n])
     assert "too_large" in [e.code for e in out.validate(row["tools"]).tool_calls[n].errors]
 

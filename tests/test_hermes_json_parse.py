@@ -151,11 +151,11 @@ def test_per_delta_cost_stays_flat():
         best = float("inf")
         for _ in range(3):
             parser = QWEN25.stream(TOOLS)
-            start = time.perf_counter()
+            start = time.thread_time()
             for i in range(0, len(text), 4):
                 parser.feed(text[i:i + 4])
             parser.finish()
-            best = min(best, time.perf_counter() - start)
+            best = min(best, time.thread_time() - start)
         return best
 
     assert cost(64_000) / cost(1_000) < 300

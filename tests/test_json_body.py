@@ -109,10 +109,10 @@ def test_scanner_cost_is_linear_in_the_input():
         best = float("inf")
         for _ in range(3):
             scanner = JsonValueScanner()
-            start = time.perf_counter()
+            start = time.thread_time()
             for i in range(0, len(text), 4):
                 scanner.feed(text[i:i + 4])
-            best = min(best, time.perf_counter() - start)
+            best = min(best, time.thread_time() - start)
         assert scanner.done
         return best
 
