@@ -199,6 +199,7 @@ class Qwen3Coder(Format):
     """Qwen3-Coder (``Qwen3-Coder.jinja``): no reasoning; tools as XML; values ``str``/JSON."""
 
     name = "qwen3_coder"
+    content_parts = "refuse"  # the template refuses or drops list content
     reference = "Qwen3-Coder chat template (transformers rendering)"
     markers = MARKERS
     parser_class = Qwen3CoderParser

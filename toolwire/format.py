@@ -12,7 +12,7 @@ from typing import Any, ClassVar, Sequence
 
 from toolwire.context_policy.plan import plan as make_plan
 
-from .errors import InvalidOption
+from .errors import InvalidOption, UnsupportedByFormat
 from .models import Message, Tool, normalize_messages, normalize_tools
 from .output import ParsedOutput
 from .prompt import PromptBuilder, RenderedPrompt
@@ -46,12 +46,16 @@ class Format:
       ``reference``      what the renderer is byte-exact against, for docs and ``toolwire formats``.
       ``markers``        the family's marker table (one source of truth for renderer and parser).
       ``extra_options``  names of family-specific render options accepted as keyword arguments.
+      ``content_parts``  what the reference does with list content: ``"join"`` (it renders the text parts, as
+                         the renderer does) or ``"refuse"`` (the template refuses or drops it: ``render``
+                         raises :class:`UnsupportedByFormat` unless called with ``join_content_parts=True``).
     """
 
     name: ClassVar[str] = ""
     reference: ClassVar[str] = ""
     markers: ClassVar[dict[str, str]] = {}
     extra_options: ClassVar[frozenset[str]] = frozenset()
+    content_parts: ClassVar[str] = "join"
     parser_class: ClassVar[type] = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
@@ -60,14 +64,17 @@ class Format:
     # ---- rendering
     def render(self, messages: Sequence[Any], tools: Sequence[Any] | None = None, *, thinking: bool = False,
                reasoning_effort: Any = None, drop_thinking: bool = True, add_generation_prompt: bool = True,
-               current_date: str | None = None, policy: str | None = None, **extra: Any) -> RenderedPrompt:
+               current_date: str | None = None, policy: str | None = None, join_content_parts: bool = False,
+               **extra: Any) -> RenderedPrompt:
         """Render an OpenAI-style request into this family's exact prompt.
 
         ``messages`` and ``tools`` are plain dicts or toolwire models. Raises an
         :class:`~toolwire.errors.InvalidRequest` subclass naming the message index and field when the
         request cannot be rendered (or the model's own template refuses it). Which earlier reasoning is
         rendered is decided by :func:`toolwire.context_policy.plan`: the family's built-in policy, or
-        ``policy`` (``keep_all``, ``drop_all``, ``keep_tool_loop``) to override it.
+        ``policy`` (``keep_all``, ``drop_all``, ``keep_tool_loop``) to override it. List content (text
+        parts) in a format whose template refuses or drops it raises :class:`UnsupportedByFormat`;
+        ``join_content_parts=True`` joins the text parts with a blank line instead.
         """
         unknown = set(extra) - self.extra_options
         if unknown:
@@ -76,6 +83,8 @@ class Format:
         if current_date is not None and not _DATE.match(str(current_date)):
             raise InvalidOption("current_date must be 'YYYY-MM-DD'", field="current_date")
         msgs = normalize_messages(messages)
+        if self.content_parts == "refuse" and not join_content_parts:
+            _refuse_content_parts(msgs, self.name)
         tool_models = normalize_tools(tools)
         ctx_plan = make_plan(msgs, self, thinking=bool(thinking), policy=policy, drop_thinking=bool(drop_thinking),
                              tools=tool_models, check=False, add_generation_prompt=bool(add_generation_prompt),
@@ -125,3 +134,11 @@ class Format:
         parser = self.stream(tools, prompt=prompt, thinking=thinking, **options)
         parser.feed(text)
         return parser.finish()
+
+
+def _refuse_content_parts(messages: list[Message], format_name: str) -> None:
+    for index, message in enumerate(messages):
+        if isinstance(message.content, list):
+            raise UnsupportedByFormat(f"the {format_name} chat template refuses or drops list content; pass the "
+                                      "text as a string, or render with join_content_parts=True to join the "
+                                      "text parts", message_index=index, field="content")

@@ -11,7 +11,8 @@ from typing import IO, TYPE_CHECKING, Any
 if TYPE_CHECKING:  # only for annotations: fidelity imports this module, not the other way round
     from .fidelity import Report, ScenarioResult
 
-_MARK = {"match": "ok", "differ": "DIFF", "skip": "-"}
+_MARK = {"match": "ok", "differ": "DIFF", "diverge": "doc", "skip": "-"}
+"""Terminal marks: ``doc`` is a documented divergence (docs/fidelity.md), not a difference."""
 
 
 # ---------------------------------------------------------------- terminal
@@ -47,8 +48,10 @@ class ProgressBar:
 
 def _tally(rep: Report, name: str, word: str) -> str:
     c = rep.counts(name)
-    checked = c["match"] + c["differ"]
-    return f"{name.replace('_', ' ')} {c['match']}/{checked} {word}" + (f" ({c['skip']} n/a)" if c["skip"] else "")
+    checked = c["match"] + c["differ"] + c["diverge"]
+    notes = ([f"{c['diverge']} documented divergence"] if c["diverge"] else []) + \
+        ([f"{c['skip']} n/a"] if c["skip"] else [])
+    return f"{name.replace('_', ' ')} {c['match']}/{checked} {word}" + (f" ({', '.join(notes)})" if notes else "")
 
 
 def summary(rep: Report, *, details: int = 10) -> str:
@@ -76,7 +79,17 @@ def summary(rep: Report, *, details: int = 10) -> str:
     skipped = [r for r in rep.results if r.bytes.status == "skip"]
     if skipped:
         lines += ["", "not applicable: " + ", ".join(r.scenario.id for r in skipped)]
-    verdict = "ALL MATCH" if rep.ok else f"DIFFERENT in {len(bad)} scenario(s): {', '.join(rep.differing())}"
+    divergences = rep.divergences()
+    if divergences:
+        lines += ["", "documented divergences (docs/fidelity.md):"]
+        for name, ids in divergences.items():
+            lines.append(f"- {name}: {', '.join(ids)}")
+    if not rep.ok:
+        verdict = f"DIFFERENT in {len(bad)} scenario(s): {', '.join(rep.differing())}"
+    elif divergences:
+        verdict = f"MATCH WITH DOCUMENTED DIVERGENCES: {', '.join(divergences)}"
+    else:
+        verdict = "ALL MATCH"
     lines += ["", f"result: {verdict}", ""]
     return "\n".join(lines)
 
@@ -85,8 +98,9 @@ def as_json(rep: Report) -> dict:
     """The results as plain JSON data."""
     return {
         "format": rep.format, "template": rep.template, "tokenizer": rep.tokenizer, "date": rep.date, "ok": rep.ok,
+        "divergences": rep.divergences(),
         "scenarios": [{
-            "id": r.scenario.id, "source": r.scenario.source, "matches": r.matches,
+            "id": r.scenario.id, "source": r.scenario.source, "matches": r.matches, "divergences": r.divergences,
             "bytes": vars(r.bytes), "tokens": vars(r.tokens), "round_trip": vars(r.round_trip),
             "native": r.native.text if r.native is not None else None, "native_error": r.native_error,
             "template": r.template_text, "template_error": r.template_error,
@@ -174,7 +188,7 @@ def _pre(E: Any, runs: list[tuple[str, str]]) -> Any:
     return pre
 
 
-def write_html(rep: Report, path: str | Path, *, vocab: Any = None) -> None:
+def write_html(rep: Report, path: str | Path, *, vocab: Any = None, tokenizer: Any = None) -> None:
     """Write a self-contained HTML report: summary table, then each scenario's two prompts side by side with
     control tokens highlighted (blue) and differences marked (yellow)."""
     from lxml import etree
