@@ -64,6 +64,7 @@ class HermesJsonFormat(Format):
     """The shared Qwen chat frame (``<|im_start|>role\\n...<|im_end|>\\n``) with JSON tool calls."""
 
     markers: ClassVar[dict[str, str]] = MARKERS
+    stop_tokens = ("<|im_end|>", "<|endoftext|>")  # what generation stops on (generation_config eos)
     special_tokens: ClassVar[frozenset[str]] = frozenset(
         {M["im_start"], M["im_end"], M["call_open"], M["call_close"], M["response_open"], M["response_close"],
          M["think_open"], M["think_close"]})

@@ -76,6 +76,7 @@ class Llama31Format(Format):
     """Llama 3.1 / 3.3 Instruct with JSON custom tools and optional built-in (``<|python_tag|>``) tools."""
 
     name = "llama31"
+    stop_tokens = ("<|eot_id|>", "<|eom_id|>", "<|end_of_text|>")  # what generation stops on (generation_config eos)
     content_parts = "refuse"  # the template refuses or drops list content
     reference = "Llama-3.1-8B-Instruct chat template (meta-llama/Llama-3.1-8B-Instruct)"
     markers = MARKERS
