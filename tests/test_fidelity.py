@@ -280,14 +280,24 @@ def test_html_report_has_side_by_side_diffs_and_highlighted_special_tokens(tmp_p
     rows = doc.xpath("//table[@class='sum']//tr")
     assert len(rows) == 1 + len(SCENARIOS)
     section = doc.get_element_by_id("single_call_result")
-    native, template = section.xpath(".//table[@class='side']//td/pre")
-    assert "<|im_start|>" in [s.text for s in native.xpath(".//span[contains(@class,'sp')]")]
-    assert "<|im_start|>" in [s.text for s in template.xpath(".//span[contains(@class,'sp')]")]
-    marked = "".join(s.text_content() for s in template.xpath(".//span[contains(@class,'d')]"))
-    assert marked == "\n"  # the one inserted newline is the highlighted difference
-    assert template.text_content().replace("<tool_response>\n\n", "<tool_response>\n") == native.text_content()
+    pairs = [row.xpath("./td/pre") for row in section.xpath(".//table[@class='side']//tr[td]")]
+    native = "".join(left.text_content() for left, _ in pairs)
+    template = "".join(right.text_content() for _, right in pairs)
+    left_sp = [s.text for left, _ in pairs for s in left.xpath(".//span[contains(@class,'sp')]")]
+    right_sp = [s.text for _, right in pairs for s in right.xpath(".//span[contains(@class,'sp')]")]
+    assert "<|im_start|>" in left_sp and left_sp == right_sp  # shaded alike on both sides
+    # the one inserted newline is the marked difference, drawn as a visible glyph in its own row
+    changed = section.xpath(".//table[@class='side']//tr[@class='chg']")
+    assert len(changed) == 1
+    left, right = changed[0].xpath("./td/pre")
+    assert left.text_content() == "" and right.text_content() == "↵\n"
+    assert [s.get("class") for s in right.xpath(".//span")] == ["d ws"]
+    assert template.replace("<tool_response>\n↵\n", "<tool_response>\n") == native
+    # columns stay level: the rows after the difference hold the same text on both sides
+    after = [pair for pair in pairs[pairs.index([left, right]) + 1:]]
+    assert after and all(a.text_content() == b.text_content() for a, b in after)
     clean = doc.get_element_by_id("plain_chat")
-    assert not clean.xpath(".//span[contains(@class,'d')]")
+    assert not clean.xpath(".//span[contains(@class,'d')]") and "same" in clean.get("class")
 
 
 def test_user_corpus_runs_alongside_or_alone(tmp_path, capsys):
