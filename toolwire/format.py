@@ -52,7 +52,8 @@ class Format:
                          :meth:`stop_token_ids` gives their ids in a tokenizer.
       ``content_parts``  what the reference does with list content: ``"join"`` (it renders the text parts, as
                          the renderer does) or ``"refuse"`` (the template refuses or drops it: ``render``
-                         raises :class:`UnsupportedByFormat` unless called with ``join_content_parts=True``).
+                         raises :class:`UnsupportedByFormat` unless called with ``join_content_parts=True``);
+                         ``content_parts_roles`` limits the refusal to those roles (None: every role).
     """
 
     name: ClassVar[str] = ""
@@ -60,6 +61,7 @@ class Format:
     markers: ClassVar[dict[str, str]] = {}
     extra_options: ClassVar[frozenset[str]] = frozenset()
     content_parts: ClassVar[str] = "join"
+    content_parts_roles: ClassVar[frozenset[str] | None] = None
     stop_tokens: ClassVar[tuple[str, ...]] = ()
     parser_class: ClassVar[type] = None  # type: ignore[assignment]
 
@@ -93,7 +95,7 @@ class Format:
             raise InvalidOption("current_date must be 'YYYY-MM-DD'", field="current_date")
         msgs = normalize_messages(messages)
         if self.content_parts == "refuse" and not join_content_parts:
-            _refuse_content_parts(msgs, self.name)
+            _refuse_content_parts(msgs, self.name, self.content_parts_roles)
         tool_models = normalize_tools(_tool_list(tools))
         ctx_plan = make_plan(msgs, self, thinking=bool(thinking), policy=policy, drop_thinking=bool(drop_thinking),
                              tools=tool_models, check=False, add_generation_prompt=bool(add_generation_prompt),
@@ -165,9 +167,9 @@ class Format:
         return parser.finish()
 
 
-def _refuse_content_parts(messages: list[Message], format_name: str) -> None:
+def _refuse_content_parts(messages: list[Message], format_name: str, roles: frozenset[str] | None) -> None:
     for index, message in enumerate(messages):
-        if isinstance(message.content, list):
+        if isinstance(message.content, list) and (roles is None or message.role in roles):
             raise UnsupportedByFormat(f"the {format_name} chat template refuses or drops list content; pass the "
                                       "text as a string, or render with join_content_parts=True to join the "
                                       "text parts", message_index=index, field="content")
