@@ -18,8 +18,10 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
 
 
-def run(args: argparse.Namespace) -> int:
-    data = json.loads(Path(args.conversation).read_text(encoding="utf-8"))
+def run(args: argparse.Namespace, data: object = None) -> int:
+    """Print the plan; ``data`` is the conversation already read (``toolwire plan`` reads files and stdin)."""
+    if data is None:
+        data = json.loads(Path(args.conversation).read_text(encoding="utf-8"))
     messages, tools, options = (data, None, {}) if isinstance(data, list) else (
         data["messages"], data.get("tools"), dict(data.get("options") or {}))
     thinking = args.thinking or bool(options.pop("thinking", False))

@@ -24,7 +24,7 @@ from json.encoder import encode_basestring
 from operator import index as as_int
 from typing import Any, Iterable, Sequence
 
-from toolwire.errors import StreamClosed
+from toolwire.errors import InvalidOption, StreamClosed
 from toolwire.limits import DEFAULT_LIMITS, Limits
 from toolwire.output import (
     ArgumentsDelta, ContentDelta, Diagnostic, Event, ParsedOutput, ReasoningDelta, ToolCallCandidate,
@@ -84,7 +84,7 @@ class CallBuilder:
     def __init__(self, parser: "StreamParser", index: int, name: str, source: str, call_id: str | None):
         self.parser = parser
         self.index = index
-        self.id = call_id or f"call_{index}"
+        self.id = call_id or parser._call_id(index)
         self.name = name
         self.source = source
         self.arguments: dict[str, Any] = {}
@@ -230,14 +230,22 @@ class StreamParser:
 
     Options every family accepts (a family ``__init__`` takes ``**options`` and passes them on):
     ``thinking``, ``promote_reasoning_calls`` (accept calls written inside the reasoning), ``limits``
-    (:class:`~toolwire.limits.Limits`) and ``tokenizer`` (for ``feed(ids=...)``: any tokenizer
-    :mod:`toolwire.tokenize` accepts).
+    (:class:`~toolwire.limits.Limits`), ``tokenizer`` (for ``feed(ids=...)``: any tokenizer
+    :mod:`toolwire.tokenize` accepts) and ``call_ids``: the id of a call whose format carries none, a prefix
+    (``"call_"`` gives ``call_0``, ``call_1``...; the default) or a callable ``index -> str`` (for servers that
+    need globally unique ids, e.g. ``lambda i: f"call_{uuid4().hex}"``). The model's own ids (Kimi's
+    ``functions.NAME:IDX``, Mistral's 9-character ids) are kept.
     """
 
     # Few instance attributes here: CPython keeps attribute access fast only up to 30 per instance, and the
     # families add their own.
     def __init__(self, tools: Sequence[Any] | None = None, *, thinking: bool = False,
-                 promote_reasoning_calls: bool = False, limits: Limits | None = None, tokenizer: Any = None):
+                 promote_reasoning_calls: bool = False, limits: Limits | None = None, tokenizer: Any = None,
+                 call_ids: Any = "call_"):
+        if not (isinstance(call_ids, str) or callable(call_ids)):
+            raise InvalidOption(f"call_ids must be a prefix string or a callable index -> id, not "
+                                f"{type(call_ids).__name__}", field="call_ids")
+        self._call_ids = call_ids
         self.tools = tools
         self.limits = limits or DEFAULT_LIMITS
         self.thinking = thinking
@@ -253,6 +261,17 @@ class StreamParser:
         self._diagnostics: list[Diagnostic] = []
         self._call_count = 0
         self._truncated = False
+
+    def _call_id(self, index: int) -> str:
+        """The id of call ``index`` when the model wrote none (see ``call_ids``)."""
+        factory = self._call_ids
+        if isinstance(factory, str):
+            return f"{factory}{index}"
+        made = factory(index)
+        if not isinstance(made, str) or not made:
+            raise InvalidOption(f"call_ids({index}) returned {made!r}; it must return a non-empty string",
+                                field="call_ids")
+        return made
 
     # ---- public API
     def feed(self, delta: str = "", ids: Iterable[int] | None = None) -> list[Event]:

@@ -46,6 +46,8 @@ class DeepSeekV31Format(Format):
     """DeepSeek-V3.1 (hybrid thinking; ``thinking`` switches the generation prompt's ``<think>``)."""
 
     name = "deepseek_v31"
+    stop_tokens = ("<｜end▁of▁sentence｜>",)  # what generation stops on (generation_config eos)
+    content_parts = "refuse"  # the template refuses or drops list content
     reference = "DeepSeek-V3.1 chat template (deepseek-ai/DeepSeek-V3.1)"
     markers = MARKERS
     parser_class = DeepSeekV31Parser
@@ -94,6 +96,8 @@ class DeepSeekR1Format(Format):
     """DeepSeek-R1 (always thinks: the generation prompt opens ``<think>\\n``; calls in fenced JSON)."""
 
     name = "deepseek_r1"
+    stop_tokens = ("<｜end▁of▁sentence｜>",)  # what generation stops on (generation_config eos)
+    content_parts = "refuse"  # the template refuses or drops list content
     reference = "DeepSeek-R1 chat template (deepseek-ai/DeepSeek-R1)"
     markers = MARKERS
     parser_class = DeepSeekR1Parser

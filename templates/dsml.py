@@ -602,6 +602,7 @@ class DsmlFormat(Format):
     """A DeepSeek DSML version; subclasses set ``version`` and get everything else from it."""
 
     version: ClassVar[DsmlVersion]
+    stop_tokens = ("<｜end▁of▁sentence｜>",)  # what generation stops on (generation_config eos)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -104,6 +104,7 @@ class GlmFormat(Format):
     """A GLM version (see the module docstring); the parser class matches the version's framing."""
 
     markers = MARKERS
+    stop_tokens = ("<|endoftext|>", "<|user|>", "<|observation|>")  # what generation stops on (generation_config eos)
 
     def __init__(self, name: str, reference: str, style: GlmStyle, parser_class: type):
         self.name = name

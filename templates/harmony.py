@@ -139,6 +139,8 @@ class HarmonyFormat(Format):
     ``functions.NAME`` ending in ``<|call|>``, results from ``functions.NAME to=assistant``."""
 
     name = "gpt_oss"
+    stop_tokens = ("<|return|>", "<|call|>", "<|endoftext|>")  # what generation stops on (generation_config eos)
+    content_parts = "refuse"  # the template refuses or drops list content
     reference = ("HF chat template gpt-oss-20b.jinja (transformers); openai-harmony HarmonyGptOss with "
                  "profile='openai_harmony'")
     markers = MARKERS

@@ -64,6 +64,7 @@ class HermesJsonFormat(Format):
     """The shared Qwen chat frame (``<|im_start|>role\\n...<|im_end|>\\n``) with JSON tool calls."""
 
     markers: ClassVar[dict[str, str]] = MARKERS
+    stop_tokens = ("<|im_end|>", "<|endoftext|>")  # what generation stops on (generation_config eos)
     special_tokens: ClassVar[frozenset[str]] = frozenset(
         {M["im_start"], M["im_end"], M["call_open"], M["call_close"], M["response_open"], M["response_close"],
          M["think_open"], M["think_close"]})
@@ -171,6 +172,7 @@ class Qwen25(HermesJsonFormat):
     """Qwen2.5-Instruct: default system prompt, compact assistant turns, no reasoning."""
 
     name = "qwen25"
+    content_parts = "refuse"  # the template refuses or drops list content
     reference = "Qwen2.5-7B-Instruct chat template (transformers rendering)"
     parser_class = HermesJsonParser
     special_tokens = frozenset({M["im_start"], M["im_end"], M["call_open"], M["call_close"]})
@@ -195,6 +197,7 @@ class Qwen3Instruct2507(HermesJsonFormat):
     """Qwen3-Instruct-2507: the Qwen3 frame without any reasoning."""
 
     name = "qwen3_instruct_2507"
+    content_parts = "refuse"  # the template refuses or drops list content
     reference = "Qwen3-4B-Instruct-2507 chat template (transformers rendering)"
     parser_class = HermesJsonParser
 
@@ -203,6 +206,7 @@ class Qwen3(HermesJsonFormat):
     """Qwen3 (hybrid thinking): ``enable_thinking`` switch; reasoning after the last real query."""
 
     name = "qwen3"
+    content_parts = "refuse"  # the template refuses or drops list content
     reference = "Qwen3-8B chat template (transformers rendering)"
     parser_class = Qwen3Parser
     renders_reasoning = True
@@ -243,6 +247,7 @@ class Qwen3Thinking2507(Qwen3):
     """Qwen3-Thinking-2507: always thinks; the generation prompt opens ``<think>\\n``."""
 
     name = "qwen3_thinking_2507"
+    content_parts = "refuse"  # the template refuses or drops list content
     reference = "Qwen3-4B-Thinking-2507 chat template (transformers rendering)"
     parser_class = Qwen3ThinkingParser
 

@@ -65,6 +65,7 @@ class KimiK2Format(Format):
     """Kimi-K2-Instruct: no reasoning; call ids numbered per message by the template."""
 
     name = "kimi_k2"
+    stop_tokens = ("<|im_end|>",)  # what generation stops on (generation_config eos)
     reference = "Kimi-K2-Instruct chat template (moonshotai/Kimi-K2-Instruct, July 2025)"
     markers = MARKERS
     parser_class = KimiParser
@@ -104,6 +105,7 @@ class KimiK2ThinkingFormat(Format):
     """Kimi-K2-Thinking: ``<think>`` on every assistant turn; reasoning kept for the current tool loop."""
 
     name = "kimi_k2_thinking"
+    stop_tokens = ("<|im_end|>",)  # what generation stops on (generation_config eos)
     reference = "Kimi-K2-Thinking chat template (moonshotai/Kimi-K2-Thinking)"
     markers = MARKERS
     parser_class = KimiThinkingParser

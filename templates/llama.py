@@ -84,6 +84,9 @@ class Llama31Format(Format):
     """Llama 3.1 / 3.3 Instruct with JSON custom tools and optional built-in (``<|python_tag|>``) tools."""
 
     name = "llama31"
+    stop_tokens = ("<|eot_id|>", "<|eom_id|>", "<|end_of_text|>")  # what generation stops on (generation_config eos)
+    content_parts = "refuse"  # the template prints list content as a Python list ...
+    content_parts_roles = frozenset({"system", "user", "assistant"})  # ... tool results it writes as JSON
     reference = "Llama-3.1-8B-Instruct chat template (meta-llama/Llama-3.1-8B-Instruct)"
     markers = MARKERS
     extra_options = frozenset({"tools_in_user_message", "builtin_tools"})

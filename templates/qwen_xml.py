@@ -199,6 +199,8 @@ class Qwen3Coder(Format):
     """Qwen3-Coder (``Qwen3-Coder.jinja``): no reasoning; tools as XML; values ``str``/JSON."""
 
     name = "qwen3_coder"
+    stop_tokens = ("<|im_end|>", "<|endoftext|>")  # what generation stops on (generation_config eos)
+    content_parts = "refuse"  # the template refuses or drops list content
     reference = "Qwen3-Coder chat template (transformers rendering)"
     markers = MARKERS
     parser_class = Qwen3CoderParser
@@ -330,6 +332,7 @@ class Qwen35(Format):
     """Qwen3.5 (``Qwen3.5-4B.jinja``): JSON tool list, reasoning kept after the last user query."""
 
     name = "qwen35"
+    stop_tokens = ("<|im_end|>", "<|endoftext|>")  # what generation stops on (generation_config eos)
     reference = "Qwen3.5-4B chat template (transformers rendering)"
     markers = MARKERS
     extra_options = frozenset({"add_vision_id"})

@@ -122,6 +122,8 @@ class SeedOss(Format):
     """Seed-OSS-36B-Instruct."""
 
     name = "seed_oss"
+    stop_tokens = ("<seed:eos>",)  # what generation stops on (generation_config eos)
+    content_parts = "refuse"  # the template refuses or drops list content
     reference = "Seed-OSS-36B-Instruct chat template (transformers rendering)"
     markers = MARKERS
     extra_options = frozenset({"thinking_budget", "use_json_tooldef"})

@@ -9,6 +9,7 @@ from contextlib import redirect_stderr, redirect_stdout
 import pytest
 
 import toolwire
+from support import REAL, require_shared
 from toolwire.workbench.cli import main
 
 REQUEST = {
@@ -97,3 +98,75 @@ def test_demo_renders_streams_and_validates():
     assert "[tool_call_started] #0 get_weather" in out
     assert "#0 validated get_weather" in out and "#1 validated search_papers" in out
     assert "finish_reason: tool_calls" in out
+
+
+# ---------------------------------------------------------------- options added with the error contract
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["--version"])
+    assert stop.value.code == 0 and capsys.readouterr().out == f"toolwire {toolwire.__version__}\n"
+
+
+def _every_parser(parser):
+    import argparse
+
+    yield parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                yield from _every_parser(child)
+
+
+def test_every_option_has_plain_help_text():
+    from toolwire.workbench.cli import build_parser
+
+    parsers = list(_every_parser(build_parser()))
+    assert {p.prog.split()[-1] for p in parsers} >= {"render", "parse", "plan", "detect", "fidelity", "demo", "formats"}
+    for p in parsers:
+        for action in p._actions:
+            if action.dest in ("help", "command"):
+                continue
+            assert action.help, (p.prog, action.dest)
+        text = p.format_help()
+        assert "``" not in text and ":mod:" not in text and ":func:" not in text, p.prog
+
+
+def test_render_tokenizer_prints_the_ids_the_tokenizer_gives(files):
+    """Checked against transformers' own tokenizer on the prompt text (this request spells no marker as text)."""
+    require_shared()
+    transformers = pytest.importorskip("transformers")
+    folder = REAL / "tokenizers" / "Qwen3"
+    code, out, _ = run("render", "--format", "qwen3", str(files / "request.json"), "--tokenizer", str(folder))
+    prompt = toolwire.get_format("qwen3").render(REQUEST["messages"], REQUEST["tools"]).text
+    expected = transformers.AutoTokenizer.from_pretrained(str(folder))(prompt, add_special_tokens=False)["input_ids"]
+    assert code == 0 and json.loads(out) == expected
+    assert expected.count(151644) == 3  # <|im_start|> for system, user and the generation prompt
+
+
+def test_render_policy_overrides_the_family_rule(files):
+    conv = {"messages": [{"role": "user", "content": "q"},
+                         {"role": "assistant", "content": "a", "reasoning_content": "EARLIER-REASONING"},
+                         {"role": "user", "content": "q2"}], "options": {"thinking": True}}
+    (files / "conv.json").write_text(json.dumps(conv), encoding="utf-8")
+    _, default, _ = run("render", "--format", "qwen3", str(files / "conv.json"))
+    code, kept, _ = run("render", "--format", "qwen3", str(files / "conv.json"), "--policy", "keep_all")
+    assert code == 0 and "EARLIER-REASONING" not in default
+    assert "<think>\nEARLIER-REASONING\n</think>" in kept
+
+
+def test_parse_validate_checks_the_schemas(files):
+    code, out, _ = run("parse", "--format", "deepseek_v4", "--tools", str(files / "tools.json"), "--thinking",
+                       "--validate", str(files / "output.txt"))
+    assert code == 0 and json.loads(out)["tool_calls"][0]["status"] == "validated"
+    (files / "bad_output.txt").write_text(OUTPUT.replace('name="city" string="true">Paris', 'name="town" string="true">Paris'),
+                                          encoding="utf-8")
+    code, out, _ = run("parse", "--format", "deepseek_v4", "--tools", str(files / "tools.json"), "--thinking",
+                       "--validate", str(files / "bad_output.txt"))
+    call = json.loads(out)["tool_calls"][0]
+    assert code == 0 and call["status"] == "rejected" and call["arguments"] == {"town": "Paris"}
+
+
+def test_parse_validate_needs_tools(files):
+    code, _, err = run("parse", "--format", "deepseek_v4", "--validate", str(files / "output.txt"))
+    assert code == 2 and err == "toolwire: error [usage]: --validate needs --tools (the definitions to validate against)\n"

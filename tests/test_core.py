@@ -171,6 +171,6 @@ def test_core_import_stays_light():
 def test_unknown_parse_option_is_a_clear_error():
     from toolwire.errors import InvalidOption
 
-    for name in toolwire.formats():
-        with pytest.raises(InvalidOption, match="current_date"):
-            toolwire.get_format(name).parse("hi", current_date="2025-01-01")
+    for name in toolwire.formats():  # render options (current_date ...) are ignored by parse; a typo is not
+        with pytest.raises(InvalidOption, match="current_dat"):
+            toolwire.get_format(name).parse("hi", current_dat="2025-01-01")

@@ -79,8 +79,8 @@ def test_tools_need_a_first_user_message():
 def test_bad_options_and_arguments():
     with pytest.raises(InvalidOption):
         LLAMA.render(CONV[:2], TOOLS, builtin_tools="brave_search")
-    with pytest.raises(InvalidOption):
-        LLAMA.render(CONV[:2], TOOLS, enable_thinking=True)
+    with pytest.raises(InvalidOption):  # (enable_thinking is an alias of thinking, accepted by every format)
+        LLAMA.render(CONV[:2], TOOLS, enable_thinkng=True)
     with pytest.raises(InvalidRequest) as err:
         LLAMA.render([{"role": "user", "content": "q"}, {"role": "assistant", "tool_calls": [_call("a", "[")]}])
     assert err.value.message_index == 1 and err.value.field == "tool_calls[0].function.arguments"

@@ -6,13 +6,15 @@ and names its stream parser class; ``parse`` is always ``stream().feed(text)`` +
 
 from __future__ import annotations
 
+import inspect
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, ClassVar, Sequence
 
 from toolwire.context_policy.plan import plan as make_plan
 
-from .errors import InvalidOption
+from .errors import InvalidOption, UnsupportedByFormat
 from .models import Message, Tool, check_message_text, normalize_messages, normalize_tools
 from .output import ParsedOutput
 from .prompt import PromptBuilder, RenderedPrompt
@@ -46,6 +48,12 @@ class Format:
       ``reference``      what the renderer is byte-exact against, for docs and ``toolwire formats``.
       ``markers``        the family's marker table (one source of truth for renderer and parser).
       ``extra_options``  names of family-specific render options accepted as keyword arguments.
+      ``stop_tokens``    the control tokens generation stops on (the model's generation_config eos), as text;
+                         :meth:`stop_token_ids` gives their ids in a tokenizer.
+      ``content_parts``  what the reference does with list content: ``"join"`` (it renders the text parts, as
+                         the renderer does) or ``"refuse"`` (the template refuses or drops it: ``render``
+                         raises :class:`UnsupportedByFormat` unless called with ``join_content_parts=True``);
+                         ``content_parts_roles`` limits the refusal to those roles (None: every role).
     """
 
     name: ClassVar[str] = ""
@@ -55,6 +63,9 @@ class Format:
     option_aliases: ClassVar[dict[str, str]] = {}
     """The template's own spelling of a toolwire switch (``{"enable_thinking": "thinking"}``), accepted as an
     alias at render time (see :meth:`_template_switches`)."""
+    content_parts: ClassVar[str] = "join"
+    content_parts_roles: ClassVar[frozenset[str] | None] = None
+    stop_tokens: ClassVar[tuple[str, ...]] = ()
     parser_class: ClassVar[type] = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
@@ -63,20 +74,27 @@ class Format:
     # ---- rendering
     def render(self, messages: Sequence[Any], tools: Sequence[Any] | None = None, *, thinking: bool = False,
                reasoning_effort: Any = None, drop_thinking: bool = True, add_generation_prompt: bool = True,
-               current_date: str | None = None, policy: str | None = None, **extra: Any) -> RenderedPrompt:
+               current_date: str | None = None, policy: str | None = None, join_content_parts: bool = False,
+               **extra: Any) -> RenderedPrompt:
         """Render an OpenAI-style request into this family's exact prompt.
 
-        ``messages`` and ``tools`` are plain dicts or toolwire models. Raises an
+        ``messages`` and ``tools`` are plain dicts or toolwire models; ``tools`` may also be a
+        :class:`toolwire.ToolSet`. Hugging Face template kwargs are accepted as aliases: ``enable_thinking``
+        is ``thinking``, and ``chat_template_kwargs={...}`` is read whole (its keys as keyword options). Raises an
         :class:`~toolwire.errors.InvalidRequest` subclass naming the message index and field when the
         request cannot be rendered (or the model's own template refuses it). Which earlier reasoning is
         rendered is decided by :func:`toolwire.context_policy.plan`: the family's built-in policy, or
-        ``policy`` (``keep_all``, ``drop_all``, ``keep_tool_loop``) to override it.
+        ``policy`` (``keep_all``, ``drop_all``, ``keep_tool_loop``) to override it. List content (text
+        parts) in a format whose template refuses or drops it raises :class:`UnsupportedByFormat`;
+        ``join_content_parts=True`` joins the text parts with a blank line instead.
         """
+        thinking = _hf_aliases(extra, thinking)
         thinking, reasoning_effort, extra = self._template_switches(bool(thinking), reasoning_effort, dict(extra))
         unknown = set(extra) - self.extra_options
         if unknown:
             raise InvalidOption(f"unknown option(s) {sorted(unknown)} for format {self.name!r}"
-                                f" (accepted: {sorted(self.extra_options) or 'none'})", field="options")
+                                f" (accepted: {sorted(self.extra_options) or 'none'}){_hints(unknown)}",
+                                field="options")
         if current_date is not None and not _DATE.match(str(current_date)):
             raise InvalidOption("current_date must be 'YYYY-MM-DD'", field="current_date")
         if reasoning_effort is not None and (isinstance(reasoning_effort, bool)
@@ -85,7 +103,9 @@ class Format:
                                 field="reasoning_effort")
         msgs = normalize_messages(messages)
         check_message_text(msgs)
-        tool_models = normalize_tools(tools)
+        if self.content_parts == "refuse" and not join_content_parts:
+            _refuse_content_parts(msgs, self.name, self.content_parts_roles)
+        tool_models = normalize_tools(_tool_list(tools))
         ctx_plan = make_plan(msgs, self, thinking=bool(thinking), policy=policy, drop_thinking=bool(drop_thinking),
                              tools=tool_models, check=False, add_generation_prompt=bool(add_generation_prompt),
                              **extra)
@@ -140,8 +160,15 @@ class Format:
         way, and a closer seen in content still closes reasoning (with a diagnostic).
 
         Options every format takes: ``promote_reasoning_calls``, ``limits`` (:class:`toolwire.Limits`) and
-        ``tokenizer`` (to ``feed(ids=...)``); some families take more (see their parser). An unknown option
-        is an :class:`~toolwire.errors.InvalidOption`."""
+        ``tokenizer`` (to ``feed(ids=...)``), ``call_ids`` (a prefix or ``index -> id`` callable for calls the
+        format gives no id); some families take more (see their parser). Render options (``current_date``,
+        ``reasoning_effort``, ``add_generation_prompt``, the family's own ...) are ignored, so one options dict
+        can serve both; ``enable_thinking`` and ``chat_template_kwargs`` are read as in :meth:`render`. An
+        unknown option is an :class:`~toolwire.errors.InvalidOption`."""
+        thinking = _hf_aliases(options, thinking)
+        for name in (RENDER_ONLY_OPTIONS | self.extra_options) - _parser_parameters(self.parser_class):
+            options.pop(name, None)  # one options dict serves render and parse: render's own are ignored here
+        tools = _tool_list(tools)
         if prompt is not None:
             if not isinstance(prompt, RenderedPrompt):
                 raise InvalidOption("prompt must be the RenderedPrompt the output continues "
@@ -154,6 +181,19 @@ class Format:
                 raise
             bad = str(exc).rsplit("argument", 1)[-1].strip()
             raise InvalidOption(f"{self.name} parsers take no option {bad}", field="options") from None
+
+    def stop_token_ids(self, tokenizer: Any) -> list[int]:
+        """The ids of :attr:`stop_tokens` in ``tokenizer`` (any tokenizer :mod:`toolwire.tokenize` accepts).
+        Raises :class:`~toolwire.tokenize.MarkerNotInVocabulary` when one is not a control token there."""
+        from .tokenize import MarkerNotInVocabulary, vocabulary
+
+        vocab = vocabulary(tokenizer)
+        ids = []
+        for token in self.stop_tokens:
+            if token not in vocab.control:
+                raise MarkerNotInVocabulary(token, vocab.kind)
+            ids.append(vocab.control[token])
+        return ids
 
     def parse(self, text: str, tools: Sequence[Any] | None = None, *, prompt: RenderedPrompt | None = None,
               thinking: bool = False, **options: Any) -> ParsedOutput:
@@ -196,3 +236,75 @@ class Format:
         from .training import bridge
 
         return bridge(self, prompt_ids, completion_ids, next_messages, tools, tokenizer, **options)
+
+def _refuse_content_parts(messages: list[Message], format_name: str, roles: frozenset[str] | None) -> None:
+    for index, message in enumerate(messages):
+        if isinstance(message.content, list) and (roles is None or message.role in roles):
+            raise UnsupportedByFormat(f"the {format_name} chat template refuses or drops list content; pass the "
+                                      "text as a string, or render with join_content_parts=True to join the "
+                                      "text parts", message_index=index, field="content")
+
+
+RENDER_ONLY_OPTIONS = frozenset({"reasoning_effort", "drop_thinking", "add_generation_prompt", "current_date",
+                                 "policy", "join_content_parts"})
+"""Render options that :meth:`Format.stream` / :meth:`Format.parse` ignore (one options dict serves both)."""
+
+HF_OPTION_ALIASES = {"enable_thinking": "thinking"}
+"""Hugging Face ``apply_chat_template`` kwargs and the toolwire option each one is."""
+
+OPTION_HINTS = {
+    "thinking_mode": "thinking=True (DeepSeek's thinking_mode='thinking')", "enable_reasoning": "thinking",
+    "reasoning": "thinking", "think": "thinking", "date": "current_date", "today": "current_date",
+    "date_string": "current_date", "generation_prompt": "add_generation_prompt", "effort": "reasoning_effort",
+    "thinking_effort": "reasoning_effort", "clear_reasoning": "drop_thinking", "tool_choice":
+    "toolwire.validate(..., tool_choice=...) (render does not take it)", "continue_final_message":
+    "add_generation_prompt=False", "join_parts": "join_content_parts",
+}
+"""What to use instead of option names people bring from other stacks."""
+
+
+def _hf_aliases(options: dict, thinking: Any) -> Any:
+    """Fold ``chat_template_kwargs`` and ``enable_thinking`` into the options (in place); returns ``thinking``."""
+    nested = options.pop("chat_template_kwargs", None)
+    if nested is not None:
+        if not isinstance(nested, dict):
+            raise InvalidOption(f"chat_template_kwargs must be a dict, not {type(nested).__name__}",
+                                field="chat_template_kwargs")
+        for key, value in nested.items():
+            if key == "thinking":
+                options["enable_thinking" if "enable_thinking" not in options else key] = value
+            elif key in options and options[key] != value:
+                raise InvalidOption(f"{key}={options[key]!r} and chat_template_kwargs {key}={value!r} disagree",
+                                    field=f"chat_template_kwargs.{key}")
+            else:
+                options[key] = value
+    for alias, name in HF_OPTION_ALIASES.items():
+        if alias in options:
+            value = options.pop(alias)
+            if name == "thinking":
+                if thinking and not value:
+                    raise InvalidOption(f"thinking=True and {alias}={value!r} disagree", field=alias)
+                thinking = bool(thinking or value)
+    return thinking
+
+
+def _hints(unknown: set) -> str:
+    hints = [f"{name!r}: use {OPTION_HINTS[name]}" for name in sorted(unknown) if name in OPTION_HINTS]
+    return ("; " + "; ".join(hints)) if hints else ""
+
+
+def _tool_list(tools: Any) -> Any:
+    """A :class:`toolwire.ToolSet` (anything with ``tool_definitions()``) as its list of definitions."""
+    definitions = getattr(tools, "tool_definitions", None)
+    return definitions() if callable(definitions) else tools
+
+
+@lru_cache(maxsize=None)
+def _parser_parameters(parser_class: type) -> frozenset[str]:
+    """The keyword options a parser class names in its own ``__init__`` (or a base's)."""
+    names: set[str] = set()
+    for klass in parser_class.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is not None and klass is not object:
+            names.update(inspect.signature(init).parameters)
+    return frozenset(names)

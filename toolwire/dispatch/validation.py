@@ -86,6 +86,15 @@ class ToolSet:
     def __init__(self, tools: Iterable[Any] | None = None, *, formats: bool = False):
         self.specs: dict[str, ToolSpec] = tool_specs(tools)
         self.formats = formats
+        self._definitions = list(tools) if isinstance(tools, (list, tuple)) else None
+
+    def tool_definitions(self) -> list:
+        """The tools as given, when they were OpenAI definitions (key order matters to templates), else each
+        spec as an OpenAI definition: what ``render`` / ``parse`` / ``stream`` use when given this ToolSet."""
+        given = self._definitions
+        if given is not None and all(isinstance(t, dict) and ("function" in t or "parameters" in t) for t in given):
+            return given
+        return [spec.to_openai() for spec in self.specs.values()]
 
     def __contains__(self, name: str) -> bool:
         return name in self.specs

@@ -5,6 +5,9 @@ Which calls are listed: every call the model completed in its content, rejected 
 each one gets its tool message (the tool's result, or :func:`error_result` for a rejected call). A call
 cut off by the end of the output is never listed as complete (``finish_reason`` is ``length``), and a call
 left inside the reasoning block is not listed unless ``promote_reasoning_calls=True``.
+
+The reasoning field: ``reasoning_field="reasoning_content"`` (the default: DeepSeek's API, SGLang, older vLLM)
+or ``"reasoning"`` (vLLM's current name, OpenRouter). Input messages may use either, or ``thinking``.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import json
 from typing import Any, Iterable
 
 from toolwire.dispatch.canonical import MAX_CANONICAL_DEPTH
-from toolwire.errors import ToolwireError
+from toolwire.errors import InvalidOption, ToolwireError
 from toolwire.limits import value_depth
 from toolwire.output import (
     ArgumentsDelta, ContentDelta, Event, ParsedOutput, ReasoningDelta, ToolCallCandidate, ToolCallStarted,
@@ -45,14 +48,29 @@ def arguments_text(call: ToolCallCandidate) -> str:
         return call.raw_arguments
 
 
-def to_openai_message(output: ParsedOutput, *, include_rejected: bool = True,
-                      promote_reasoning_calls: bool = False) -> dict[str, Any]:
+REASONING_FIELDS = ("reasoning_content", "reasoning")
+"""The names a reasoning field may be written under (see the module docstring)."""
+
+LENGTH_STOPS = frozenset({"length", "max_tokens", "max_length", "max_new_tokens"})
+"""Engine stop reasons that mean the token budget ran out."""
+
+
+def _reasoning_field(name: str) -> str:
+    if name not in REASONING_FIELDS:
+        raise InvalidOption(f"reasoning_field must be one of {list(REASONING_FIELDS)}, not {name!r}",
+                            field="reasoning_field")
+    return name
+
+
+def to_openai_message(output: ParsedOutput, *, include_rejected: bool = True, promote_reasoning_calls: bool = False,
+                      reasoning_field: str = "reasoning_content") -> dict[str, Any]:
     """``{"role": "assistant", "content", "reasoning_content"?, "tool_calls"?}``. ``content`` is None when
-    empty; ``reasoning_content`` and ``tool_calls`` appear when there are any; each call's
+    empty; the reasoning (under ``reasoning_field``) and ``tool_calls`` appear when there are any; each call's
     ``function.arguments`` is the JSON string of the arguments the model wrote."""
+    field = _reasoning_field(reasoning_field)
     message: dict[str, Any] = {"role": "assistant", "content": output.content or None}
     if output.reasoning:
-        message["reasoning_content"] = output.reasoning
+        message[field] = output.reasoning
     calls = listed_calls(output, include_rejected=include_rejected, promote_reasoning_calls=promote_reasoning_calls)
     if calls:
         message["tool_calls"] = [{"id": c.id, "type": "function",
@@ -60,10 +78,16 @@ def to_openai_message(output: ParsedOutput, *, include_rejected: bool = True,
     return message
 
 
-def finish_reason(output: ParsedOutput, *, include_rejected: bool = True,
-                  promote_reasoning_calls: bool = False) -> str:
+def finish_reason(output: ParsedOutput, *, include_rejected: bool = True, promote_reasoning_calls: bool = False,
+                  stop_reason: Any = None) -> str:
     """``length`` when the output was truncated (even if earlier calls are complete), ``tool_calls`` when
-    at least one complete call is listed, else ``stop``."""
+    at least one complete call is listed, else ``stop``. ``stop_reason`` is the engine's own: a token-budget
+    stop (``length``, ``max_tokens`` ...) is ``length`` whatever the output holds, ``content_filter`` stays
+    ``content_filter``; anything else (``stop``, an eos token, None) leaves the decision to the output."""
+    if stop_reason in LENGTH_STOPS:
+        return "length"
+    if stop_reason == "content_filter":
+        return "content_filter"
     if output.truncated or any(is_truncated(c) for c in output.tool_calls):
         return "length"
     if listed_calls(output, include_rejected=include_rejected, promote_reasoning_calls=promote_reasoning_calls):
@@ -80,8 +104,10 @@ class ChatCompletionsStream:
     ``role: "assistant"``. Calls written inside reasoning are skipped unless ``promote_reasoning_calls``.
     """
 
-    def __init__(self, *, promote_reasoning_calls: bool = False, include_role: bool = True):
+    def __init__(self, *, promote_reasoning_calls: bool = False, include_role: bool = True,
+                 reasoning_field: str = "reasoning_content"):
         self.promote_reasoning_calls = promote_reasoning_calls
+        self.reasoning_field = _reasoning_field(reasoning_field)
         self._positions: dict[int, int] = {}
         self._role_sent = not include_role
 
@@ -102,16 +128,17 @@ class ChatCompletionsStream:
         """The deltas wrapped as ``chat.completion.chunk`` objects (``meta``: ``id``, ``model``, ``created``)."""
         return [chunk(delta, **meta) for delta in self.deltas(events)]
 
-    def final_chunk(self, output: ParsedOutput, **meta: Any) -> dict[str, Any]:
-        """The last chunk: an empty delta with the output's ``finish_reason``."""
-        return chunk({}, finish_reason=finish_reason(output, promote_reasoning_calls=self.promote_reasoning_calls),
-                     **meta)
+    def final_chunk(self, output: ParsedOutput, *, stop_reason: Any = None, **meta: Any) -> dict[str, Any]:
+        """The last chunk: an empty delta with the ``finish_reason`` of the output and the engine's
+        ``stop_reason`` (see :func:`finish_reason`: a max-tokens stop on plain text gives ``length``)."""
+        return chunk({}, finish_reason=finish_reason(output, promote_reasoning_calls=self.promote_reasoning_calls,
+                                                     stop_reason=stop_reason), **meta)
 
     def _delta(self, event: Event) -> dict[str, Any] | None:
         if isinstance(event, ContentDelta):
             return {"content": event.text}
         if isinstance(event, ReasoningDelta):
-            return {"reasoning_content": event.text}
+            return {self.reasoning_field: event.text}
         if isinstance(event, ToolCallStarted):
             if event.source != "content" and not self.promote_reasoning_calls:
                 return None
@@ -135,13 +162,14 @@ def chunk(delta: dict[str, Any], *, finish_reason: str | None = None, id: str = 
 
 def accumulate_deltas(deltas: Iterable[dict[str, Any]]) -> dict[str, Any]:
     """Merge deltas into one message, as an OpenAI client does (content and reasoning concatenated, calls
-    merged by ``index``). The result has the shape of :func:`to_openai_message`."""
+    merged by ``index``; reasoning read from ``reasoning_content`` or ``reasoning``). The result has the shape
+    of :func:`to_openai_message` (reasoning under ``reasoning_content``)."""
     content: list[str] = []
     reasoning: list[str] = []
     calls: dict[int, dict[str, Any]] = {}
     for delta in deltas:
         content.append(delta.get("content") or "")
-        reasoning.append(delta.get("reasoning_content") or "")
+        reasoning.append(delta.get("reasoning_content") or delta.get("reasoning") or "")
         for part in delta.get("tool_calls") or ():
             call = calls.setdefault(part["index"], {"id": None, "type": "function",
                                                     "function": {"name": "", "arguments": ""}})

@@ -19,6 +19,13 @@ def _data(name: str) -> str:
     return resources.files("toolwire.workbench").joinpath("demo_data", name).read_text(encoding="utf-8")
 
 
+def demo_formats() -> list[str]:
+    """The formats with a bundled model output (``demo_data/output_<format>.txt``)."""
+    folder = resources.files("toolwire.workbench").joinpath("demo_data")
+    return sorted(p.name[len("output_"):-len(".txt")] for p in folder.iterdir()
+                  if p.name.startswith("output_") and p.name.endswith(".txt"))
+
+
 def _paint(kind: str, text: str, color: bool) -> str:
     return f"{_KIND_STYLE[kind]}{text}{_RESET}" if color and _KIND_STYLE[kind] else text
 
@@ -42,7 +49,7 @@ def run_demo(*, delay: float = 0.0, format_name: str = "deepseek_v4", out=None) 
 
     output = _data(f"output_{format_name}.txt")
     print(f"\n== 2. stream-parse a {len(output)}-char model output in random 1-12 char deltas", file=out)
-    parser = fmt.stream(request["tools"], thinking=opts.get("thinking", False))
+    parser = fmt.stream(request["tools"], prompt=prompt)
     rng = random.Random(7)
     pos, n_deltas, current = 0, 0, None
     while pos <= len(output):

@@ -10,7 +10,9 @@ For every scenario of the built-in corpus (``fixtures/scenarios.jsonl``) and the
 * **round trip** (scenarios ending with an assistant turn): the turn rendered as model output and parsed
   back gives the same content, reasoning and tool calls.
 
-The exit code is 0 only when every checked scenario matches (skipped scenarios do not count).
+A check the template fails by a documented loss (``divergences.DIVERGENCES``, listed in ``docs/fidelity.md``)
+is ``diverge``, not ``differ``. The exit code is 0 when no check differs (skipped scenarios and documented
+divergences do not count), 1 otherwise.
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ from typing import Any, Iterable
 
 from toolwire.errors import InvalidOption, ToolwireError
 from toolwire.registry import get_format
+
+from .divergences import divergence_for
+from .inputs import BadInput, missing_extra, read_text, write_output
 
 STRING_ARGUMENT_FORMATS = frozenset({"deepseek_r1"})
 """Formats whose template concatenates ``arguments`` as JSON text (the golden vectors feed them strings)."""
@@ -85,10 +90,12 @@ def load_scenarios(path: str | Path, source: str = "builtin") -> list[Scenario]:
 
 @dataclass
 class Check:
-    """One comparison: ``status`` is ``match``, ``differ`` or ``skip``; ``detail`` says why."""
+    """One comparison: ``status`` is ``match``, ``differ``, ``diverge`` (a documented divergence, named in
+    ``divergence``) or ``skip``; ``detail`` says why."""
 
     status: str
     detail: str = ""
+    divergence: str | None = None
 
 
 @dataclass
@@ -98,6 +105,7 @@ class ScenarioResult:
     scenario: Scenario
     native: Any = None              # RenderedPrompt, or None when refused / not applicable
     native_error: str | None = None
+    native_code: str | None = None  # the error code when the native renderer refused
     template_text: str | None = None
     template_error: str | None = None
     bytes: Check = field(default_factory=lambda: Check("skip"))
@@ -105,6 +113,8 @@ class ScenarioResult:
     round_trip: Check = field(default_factory=lambda: Check("skip", "does not end with an assistant turn"))
     native_ids: list | None = None
     template_ids: list | None = None
+    wanted: tuple | None = None      # round trip: (content, reasoning, [(name, arguments)]) of the last turn
+    read_back: tuple | None = None   # ... and what parsing its rendering gave
 
     @property
     def checks(self) -> tuple[Check, Check, Check]:
@@ -112,8 +122,13 @@ class ScenarioResult:
 
     @property
     def matches(self) -> bool:
-        """No check differs."""
+        """No check differs (a documented divergence is not a difference)."""
         return all(c.status != "differ" for c in self.checks)
+
+    @property
+    def divergences(self) -> list[str]:
+        """Names of the documented divergences this scenario shows."""
+        return [c.divergence for c in self.checks if c.status == "diverge" and c.divergence]
 
 
 @dataclass
@@ -131,8 +146,8 @@ class Report:
         return all(r.matches for r in self.results)
 
     def counts(self, name: str) -> dict[str, int]:
-        """``{match, differ, skip}`` counts of one check (``bytes``, ``tokens`` or ``round_trip``)."""
-        out = {"match": 0, "differ": 0, "skip": 0}
+        """``{match, differ, diverge, skip}`` counts of one check (``bytes``, ``tokens`` or ``round_trip``)."""
+        out = {"match": 0, "differ": 0, "diverge": 0, "skip": 0}
         for r in self.results:
             out[getattr(r, name).status] += 1
         return out
@@ -140,6 +155,14 @@ class Report:
     def differing(self) -> list[str]:
         """Ids of the scenarios with any differing check."""
         return [r.scenario.id for r in self.results if not r.matches]
+
+    def divergences(self) -> dict[str, list[str]]:
+        """Each documented divergence seen, with the ids of the scenarios that show it."""
+        out: dict[str, list[str]] = {}
+        for r in self.results:
+            for name in r.divergences:
+                out.setdefault(name, []).append(r.scenario.id)
+        return out
 
 
 # ---------------------------------------------------------------- comparing
@@ -262,6 +285,7 @@ class Comparer:
             native_na = str(exc)
         except ToolwireError as exc:
             res.native_error = f"{exc.code}: {exc}"
+            res.native_code = exc.code
         try:
             res.template_text = self.render_template(sc)
         except ToolwireError as exc:
@@ -274,8 +298,47 @@ class Comparer:
         if self.tokenizer is not None:
             res.tokens = self._tokens(sc, res)
         if sc.messages and isinstance(sc.messages[-1], dict) and sc.messages[-1].get("role") == "assistant":
-            res.round_trip = self._round_trip(sc)
+            res.round_trip = self._round_trip(sc, res)
+        for name in ("bytes", "round_trip"):
+            check = getattr(res, name)
+            if check.status == "differ":
+                div = divergence_for(self.fmt.name, name, res)
+                if div is not None:
+                    setattr(res, name, Check("diverge", f"{div.name}: {div.reason}. {check.detail}", div.name))
         return res
+
+    def tokenizer_problems(self, scenarios: Iterable[Scenario]) -> list[str]:
+        """Why the tokenizer does not fit this format, from the native renders of ``scenarios``: markers the
+        format writes as control tokens that the vocabulary lacks, and control tokens of the vocabulary that
+        the format writes as plain template text. Empty when it fits (or there is no tokenizer)."""
+        from toolwire.tokenize import MarkerNotInVocabulary, encode_segments
+
+        if self.tokenizer is None:
+            return []
+        missing: dict[str, None] = {}
+        extra: dict[str, None] = {}
+        for sc in scenarios:
+            try:
+                prompt = self.render_native(sc)
+            except ToolwireError:
+                continue
+            for seg in prompt.segments:
+                if seg.kind == "special" and seg.text not in missing:
+                    try:
+                        encode_segments([("special", seg.text, None)], self.tokenizer)
+                    except MarkerNotInVocabulary:
+                        missing[seg.text] = None
+                elif seg.kind == "template":
+                    for m in self.vocab.find_controls(seg.text):
+                        extra[m.group()] = None
+        problems = []
+        if missing:
+            problems.append(f"its control tokens lack {', '.join(map(_quote, missing))} (markers "
+                            f"{self.fmt.name} writes as control tokens)")
+        if extra:
+            problems.append(f"it has {', '.join(map(_quote, extra))} as control tokens (text {self.fmt.name} "
+                            "writes as plain template text)")
+        return problems
 
     def _bytes(self, res: ScenarioResult) -> Check:
         if res.native is None and res.template_text is None:
@@ -323,7 +386,7 @@ class Comparer:
         pieces = "".join(("⟪" + p.text + "⟫") if p.special else p.text for p in token_pieces(window, self.tokenizer))
         return f"{window} {_quote(pieces)}"
 
-    def _round_trip(self, sc: Scenario) -> Check:
+    def _round_trip(self, sc: Scenario, res: ScenarioResult) -> Check:
         from toolwire.models import call_arguments, normalize_messages
 
         thinking = bool(sc.options.get("thinking"))
@@ -346,20 +409,24 @@ class Comparer:
                  for k, c in enumerate(turn.tool_calls or [])])
         first_problem = None
         for output in candidates:
-            problems, notes = self._read_back(output, sc.tools, thinking, want)
+            problems, notes, got, wanted = self._read_back(output, sc.tools, thinking, want)
             if not problems:
+                res.read_back, res.wanted = got, wanted
                 return Check("match", "; ".join([f"{len(want[2])} call(s)"] + notes))
-            first_problem = first_problem or (output, problems)
-        output, problems = first_problem
+            first_problem = first_problem or (output, problems, got, wanted)
+        output, problems, res.read_back, res.wanted = first_problem
         return Check("differ", f"output {_quote(output)} parses back differently: " + "; ".join(problems))
 
-    def _read_back(self, output: str, tools: Any, thinking: bool, want: tuple) -> tuple[list[str], list[str]]:
+    def _read_back(self, output: str, tools: Any, thinking: bool,
+                   want: tuple) -> tuple[list[str], list[str], tuple, tuple]:
+        """Parse ``output``: (problems, notes, what came back, what was expected of it)."""
         content, reasoning, calls = want
         parsed = self.fmt.parse(output, tools, thinking=thinking)
         problems, notes = [], []
         if reasoning and reasoning not in output:
             reasoning = ""  # the format does not render this turn's reasoning: nothing to read back
             notes.append("reasoning not rendered")
+            want = (content, "", calls)
         if parsed.content != content:
             problems.append(f"content {_quote(parsed.content)} != {_quote(content)}")
         if parsed.reasoning != reasoning:
@@ -368,7 +435,7 @@ class Comparer:
         if got != calls:
             problems.append(f"tool calls {got!r} != {calls!r}")
         problems += [f"call {c.index} is {c.status}" for c in parsed.tool_calls if c.status in ("rejected", "truncated")]
-        return problems, notes
+        return problems, notes, (parsed.content, parsed.reasoning, got), want
 
 
 
@@ -398,15 +465,18 @@ def run_comparison(comparer: Comparer, scenarios: Iterable[Scenario], progress: 
 
 def configure_parser(p: argparse.ArgumentParser) -> None:
     """Add the ``toolwire fidelity`` arguments to ``p``."""
-    p.add_argument("--format", required=True, help="the native format (see `toolwire formats`)")
-    p.add_argument("--template", required=True, help="the model's chat template (.jinja)")
+    p.add_argument("--format", help="the native format (see 'toolwire formats'); default: what 'toolwire detect' "
+                                    "names for the template")
+    p.add_argument("--template", required=True, help="the model's chat template (.jinja, tokenizer_config.json or "
+                                                     "a model folder)")
     p.add_argument("--tokenizer", help="tokenizer folder (tokenizer.json[.gz], vocab.json+merges.txt, tiktoken "
                                        "tokenizer.model+special_tokens.json, o200k_base.tiktoken) or mistral:vN; "
                                        "also supplies bos/eos from its tokenizer_config.json")
     p.add_argument("--corpus", action="append", default=[], help="extra scenarios (JSON lines); repeatable")
     p.add_argument("--no-builtin", action="store_true", help="run only the --corpus scenarios")
-    p.add_argument("--html", help="write an HTML report with side-by-side diffs here")
-    p.add_argument("--json", dest="json_out", help="write the results as JSON here")
+    p.add_argument("--html", help="write an HTML report with side-by-side diffs to this file")
+    p.add_argument("--json", dest="json_out", help="write the results as JSON to this file ('-': stdout, and the "
+                                                   "summary goes to stderr)")
     p.add_argument("--date", help="today's date for templates and renderers that print it (YYYY-MM-DD)")
     p.add_argument("--arguments", choices=("auto", "object", "string"), default="auto",
                    help="how the template receives tool-call arguments (auto: as the golden vectors do)")
@@ -426,48 +496,92 @@ def _template_tokens(args: argparse.Namespace, fmt: Any) -> dict[str, str]:
     if args.tokenizer and not args.tokenizer.startswith("mistral:"):
         folder = Path(args.tokenizer)
         if (folder / "tokenizer_config.json").exists():
-            tokens.update(special_tokens_from_config(folder))
+            try:
+                tokens.update(special_tokens_from_config(folder))
+            except (ValueError, OSError) as exc:
+                raise BadInput("invalid_tokenizer", f"tokenizer {args.tokenizer}: {exc}") from None
     for attr in ("bos_token", "eos_token"):
         if getattr(args, attr):
             tokens[attr] = getattr(args, attr)
     return tokens
 
 
-def run(args: argparse.Namespace) -> int:
-    """Run ``toolwire fidelity``; returns the exit code (0 only when everything matches, 2 on bad input)."""
+def _scenarios(args: argparse.Namespace) -> list[Scenario]:
+    scenarios = [] if args.no_builtin else load_scenarios(builtin_corpus_path())
+    for path in args.corpus:
+        read_text(path, "corpus")  # names a missing or unreadable file
+        try:
+            scenarios += load_scenarios(path, source=Path(path).name)
+        except ValueError as exc:
+            raise BadInput("invalid_corpus", str(exc)) from None
+    if not scenarios:
+        raise BadInput("usage", "no scenarios to run (--no-builtin needs --corpus)")
+    return scenarios
+
+
+def _compile(source: str, path: str, **kwargs: Any) -> Any:
+    import jinja2
+
     from toolwire.templates.jinja import ChatTemplate
 
-    from . import fidelity_report as report_out
-
     try:
-        fmt = get_format(args.format)
-        source = Path(args.template).read_text(encoding="utf-8")
-        scenarios = [] if args.no_builtin else load_scenarios(builtin_corpus_path())
-        for path in args.corpus:
-            scenarios += load_scenarios(path, source=Path(path).name)
-        tokenizer = None
-        if args.tokenizer:
-            from toolwire.tokenize import load_tokenizer
+        return ChatTemplate(source, **kwargs)
+    except jinja2.TemplateSyntaxError as exc:
+        raise BadInput("template_syntax", f"template {path}, line {exc.lineno}: {exc.message}") from None
 
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``toolwire fidelity``; returns the exit code (0 when nothing differs, 1 on a difference). Bad input
+    raises :class:`~toolwire.workbench.inputs.BadInput` (the command line prints it and exits 2)."""
+    from . import fidelity_report as report_out
+    from .detect import load_template_source
+
+    source, template_name = load_template_source(args.template)
+    if args.format:
+        fmt = get_format(args.format)
+    else:
+        from .detect import detect_source
+
+        found = detect_source(source, template_name)
+        if found.format is None:
+            raise BadInput("format_not_detected", f"{found.describe()}; give --format")
+        fmt = get_format(found.format)
+        print(f"toolwire fidelity: {template_name} detected as {fmt.name} ({found.how})", file=sys.stderr)
+    if args.date is not None and not re.match(r"^\d{4}-\d{2}-\d{2}$", args.date):
+        raise BadInput("usage", f"--date {args.date}: expected YYYY-MM-DD")
+    scenarios = _scenarios(args)
+    tokenizer = None
+    if args.tokenizer:
+        from toolwire.tokenize import load_tokenizer
+
+        try:
             tokenizer = load_tokenizer(args.tokenizer)
-        on_date = args.date or date.today().isoformat()
-        template = ChatTemplate(source, special_tokens=_template_tokens(args, fmt), now=on_date)
-    except (OSError, ValueError, ImportError) as exc:
-        print(f"toolwire fidelity: {exc}", file=sys.stderr)
-        return 2
-    if not scenarios:
-        print("toolwire fidelity: no scenarios to run", file=sys.stderr)
-        return 2
-    comparer = Comparer(args.format, template, tokenizer=tokenizer, on_date=on_date, arguments=args.arguments)
+        except ImportError as exc:
+            raise missing_extra(exc, "--tokenizer") from None
+        except OSError as exc:
+            raise BadInput("unreadable", f"tokenizer {args.tokenizer}: {exc.strerror or exc}") from None
+    on_date = args.date or date.today().isoformat()
+    template = _compile(source, args.template, special_tokens=_template_tokens(args, fmt), now=on_date)
+    comparer = Comparer(fmt.name, template, tokenizer=tokenizer, on_date=on_date, arguments=args.arguments)
+    problems = comparer.tokenizer_problems(scenarios)
+    if problems:
+        raise BadInput("tokenizer_mismatch", f"tokenizer {args.tokenizer} does not fit {fmt.name}: "
+                                             + "; ".join(problems) + " (use the model's own tokenizer, or none)")
+    if args.html:
+        try:
+            import lxml  # noqa: F401 - checked before the run, not after it
+        except ImportError as exc:
+            raise missing_extra(exc, "--html") from None
     bar = report_out.ProgressBar(sys.stderr, force=args.progress)
     results = run_comparison(comparer, scenarios, progress=bar.update)
     bar.close()
-    rep = Report(fmt.name, Path(args.template).name, args.tokenizer, on_date, results)
-    sys.stdout.write(report_out.summary(rep, details=args.details))
+    rep = Report(fmt.name, template_name, args.tokenizer, on_date, results)
+    text = report_out.summary(rep, details=args.details)
+    (sys.stderr if args.json_out == "-" else sys.stdout).write(text)
     if args.html:
-        report_out.write_html(rep, args.html, vocab=comparer.vocab)
+        report_out.write_html(rep, args.html, vocab=comparer.vocab, tokenizer=tokenizer)
     if args.json_out:
-        Path(args.json_out).write_text(json.dumps(report_out.as_json(rep), ensure_ascii=False, indent=1), "utf-8")
+        write_output(args.json_out, json.dumps(report_out.as_json(rep), ensure_ascii=False, indent=1) + "\n")
     return 0 if rep.ok else 1
 
 

@@ -1,0 +1,95 @@
+"""Documented divergences: the places where a model's official template loses or refuses data and toolwire
+deliberately does not follow it (``docs/fidelity.md`` lists them with the reasons).
+
+A divergence is narrow: it names the formats, the check it excuses, and a test on the result that holds only
+for that loss. Any other difference, in these formats too, stays a difference (real drift still fails).
+Adding one is adding a row to :data:`DIVERGENCES` and a section to ``docs/fidelity.md``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:  # annotations only: fidelity imports this module
+    from .fidelity import ScenarioResult
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """One documented difference. ``applies(result)`` is true only when the result shows exactly this loss."""
+
+    name: str
+    check: str            # "bytes" or "round_trip"
+    formats: frozenset
+    reason: str
+    applies: Callable[["ScenarioResult"], bool]
+
+
+def _list_contents(result: "ScenarioResult") -> list[list]:
+    return [m["content"] for m in result.scenario.messages
+            if isinstance(m, dict) and isinstance(m.get("content"), list)]
+
+
+def _template_loses_parts(result: "ScenarioResult") -> bool:
+    """toolwire refused list content, and the template rendered a prompt in which the parts' text, joined as
+    written, does not appear (dropped, or printed as a Python list)."""
+    if result.native is not None or result.template_text is None or result.native_code != "unsupported_by_format":
+        return False
+    lists = _list_contents(result)
+    if not lists:
+        return False
+    joined = ["\n\n".join(p.get("text", "") for p in parts if isinstance(p, dict) and p.get("type") == "text")
+              for parts in lists]
+    return any(text not in result.template_text for text in joined)
+
+
+def _same_text(result: "ScenarioResult") -> bool:
+    got, want = result.read_back, result.wanted
+    return got is not None and want is not None and got[:2] == want[:2]
+
+
+def _call_ids_read_as_names(result: "ScenarioResult") -> bool:
+    """Every call came back with its id as its name and its arguments intact (the id was in the name slot)."""
+    if not _same_text(result):
+        return False
+    last = result.scenario.messages[-1]
+    ids = [c.get("id") for c in last.get("tool_calls") or []]
+    got, want = result.read_back[2], result.wanted[2]
+    return bool(ids) and len(got) == len(want) and all(
+        g_name == cid and g_args == w_args and cid != w_name
+        for (g_name, g_args), (w_name, w_args), cid in zip(got, want, ids))
+
+
+def _only_first_call_kept(result: "ScenarioResult") -> bool:
+    """A message with several calls came back with exactly its first call."""
+    return _same_text(result) and len(result.wanted[2]) > 1 and result.read_back[2] == result.wanted[2][:1]
+
+
+DIVERGENCES: tuple[Divergence, ...] = (
+    Divergence(
+        "content_parts_lost", "bytes", frozenset({"qwen3", "qwen3_instruct_2507", "qwen3_thinking_2507", "llama31"}),
+        "the template drops list content (Qwen3: renders an empty turn) or prints it as a Python list (Llama 3.1); "
+        "toolwire refuses it with unsupported_by_format (join_content_parts=True joins the parts)",
+        _template_loses_parts),
+    Divergence(
+        "call_id_in_name_slot", "round_trip", frozenset({"kimi_k2_thinking"}),
+        "the template writes each call's id where Kimi's functions.NAME:IDX goes; an id in another form (the "
+        "corpus uses 9-character ids) replaces the tool name, so the output reads back with the id as the name",
+        _call_ids_read_as_names),
+    Divergence(
+        "first_call_only", "round_trip", frozenset({"gpt_oss"}),
+        "the template renders only the first tool call of an assistant message; the others are lost",
+        _only_first_call_kept),
+)
+
+
+def divergence_for(format_name: str, check: str, result: Any) -> Divergence | None:
+    """The documented divergence that explains this differing check, or None (then it is a real difference)."""
+    for div in DIVERGENCES:
+        if div.check == check and format_name in div.formats and div.applies(result):
+            return div
+    return None
+
+
+__all__ = ["Divergence", "DIVERGENCES", "divergence_for"]
