@@ -343,10 +343,9 @@ class JsonCallParser(StreamParser):
         """End of output: close whatever is open, report what was left unfinished."""
         g = self.grammar
         state = self._state
-        if state == _HEADER:  # the output ended inside a call header: a truncated call without arguments
-            self._begin()
-            self._call.close(truncated=True)
-            self._call = None
+        if state == _HEADER:  # the output ended inside a call header: no call (its name may be incomplete)
+            self._drop_header("truncated_call_header", "the output ended inside a call header; no call is "
+                              "started before its name is complete")
             self._truncated = True
         elif state == _BODY:
             self._truncated = self._call.close_at_end() or self._truncated
