@@ -35,7 +35,8 @@ import regex
 
 from .base import CallBuilder, StreamParser
 from .json_body import (
-    ArgumentsStream, JsonValueScanner, repair_ladder, LadderResult, call_object_bounds, finish_call, stream_arguments,
+    ArgumentsStream, JsonValueScanner, repair_ladder, LadderResult, call_object_arguments, call_object_bounds, finish_call,
+    stream_arguments,
 )
 from .lexer import MarkerScanner
 
@@ -62,7 +63,7 @@ _THINK_START = (M["think_open"] + "\n", M["think_open"])
 
 # the canonical body opening; the match must end at the ':' so where it ends never depends on chunking
 _HEAD = regex.compile(r'[ \t\n\r]*\{[ \t\n\r]*"name"[ \t\n\r]*:[ \t\n\r]*"((?:[^"\\\x00-\x1f]|\\.)*)"'
-                      r'[ \t\n\r]*,[ \t\n\r]*"arguments"[ \t\n\r]*:')
+                      r'[ \t\n\r]*,[ \t\n\r]*"(arguments|parameters)"[ \t\n\r]*:')
 _HEAD_LIMIT = 512  # longer openings are decoded when the body ends instead of streamed
 _JSON_WS = " \t\n\r"
 
@@ -244,18 +245,20 @@ class HermesJsonParser(StreamParser):
         if truncated:
             self._truncated = True
         text = body.text()
-        decoded = repair_ladder(text, truncated, **self._bounds)
+        decoded = repair_ladder(text, truncated, closed=not truncated and unclosed is None, **self._bounds)
         value = decoded.value
         name = value.get("name") if value is not None else None
-        args = value.get("arguments") if value is not None else None
-        diags = list(decoded.diagnostics)
+        args, key, repairs = call_object_arguments(value)
+        diags = list(decoded.diagnostics) + repairs
+        if repairs and decoded.status == "proposed":
+            decoded = decoded._replace(status="repaired")
         if unclosed is not None:
             diags.append(("call_not_closed", f"the call has no </tool_call>; it ends at {unclosed}"))
         call, stream = body.call, body.args
         if call is None:
             call = self._begin_call(name, source=body.source) if isinstance(name, str) else self._nameless(body)
             stream = stream_arguments(call)
-        _note_extra_keys(call, value, text)
+        _note_extra_keys(call, value, text, key)
         if not isinstance(name, str) or name != call.name:
             if value is not None or body.call is None:
                 diags.append(("malformed_tool_call", "the <tool_call> body is not a JSON object with the "
@@ -339,9 +342,9 @@ class HermesJsonParser(StreamParser):
         return True
 
 
-def _note_extra_keys(call: CallBuilder, value: Any, body: str) -> None:
+def _note_extra_keys(call: CallBuilder, value: Any, body: str, key: str | None = "arguments") -> None:
     """Keys next to "name" and "arguments" are ignored; the diagnostic keeps the body they came in."""
-    extra = sorted(set(value) - {"name", "arguments"}) if isinstance(value, dict) else []
+    extra = sorted(set(value) - {"name", key or "arguments"}) if isinstance(value, dict) else []
     if extra:
         call.diag("extra_call_fields", f"ignored key(s) {extra} next to \"name\" and \"arguments\"",
                   raw=body)

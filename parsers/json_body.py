@@ -27,7 +27,7 @@ from toolwire.output import ToolCallCandidate, ToolCallFinished
 from .base import CallBuilder
 from .safe_json import MAX_DEPTH, JsonTooDeep, JsonTooLarge, loads
 
-__all__ = ["JsonValueScanner", "DecodedArguments", "decode_arguments", "LadderResult", "repair_ladder",
+__all__ = ["JsonValueScanner", "DecodedArguments", "decode_arguments", "call_object_arguments", "json_string_object", "LadderResult", "repair_ladder",
            "ArgumentsStream", "ClosedArguments", "call_object_bounds",
            "stream_arguments", "finish_call", "worse_status"]
 
@@ -605,6 +605,30 @@ def json_string_object(value: Any, *, max_depth: int = MAX_DEPTH) -> dict | None
     except ValueError:
         return None
     return inner if isinstance(inner, dict) else None
+
+
+ALIAS_PARAMETERS = ("arguments_alias_parameters", "the call object says \"parameters\" where the format writes "
+                    "\"arguments\"")
+
+
+def call_object_arguments(value: Any, key: str = "arguments", alias: str | None = "parameters",
+                          ) -> tuple[Any, str | None, list[tuple[str, str]]]:
+    """The arguments of a decoded call object ``{"name": ..., key: {...}}``: ``(arguments, the key they came
+    under, repairs)``. ``alias`` stands in for a missing ``key`` (``arguments_alias_parameters``), and a JSON
+    string holding an object is decoded once (``arguments_json_string``). ``(None, None, [])`` when
+    ``value`` is not an object."""
+    if not isinstance(value, dict):
+        return None, None, []
+    repairs: list[tuple[str, str]] = []
+    used = key if key in value else alias if alias is not None and alias in value else None
+    if used is not None and used != key:
+        repairs.append(ALIAS_PARAMETERS)
+    args = value.get(used) if used is not None else None
+    inner = json_string_object(args)
+    if inner is not None:
+        args = inner
+        repairs.append(ARGUMENTS_JSON_STRING)
+    return args, used, repairs
 
 
 def decode_arguments(raw: str, *, truncated: bool = False, max_depth: int = MAX_DEPTH,

@@ -20,7 +20,10 @@ from typing import Any, Sequence
 import regex
 
 from .base import StreamParser
-from .json_body import JsonValueScanner, call_object_bounds, decode_arguments, diagnostic_severity, worse_status
+from .json_body import (
+    ARGUMENTS_JSON_STRING, JsonValueScanner, call_object_bounds, decode_arguments, diagnostic_severity,
+    json_string_object, worse_status,
+)
 from .marker_json import StreamedCall
 
 # One marker table shared by the renderer (toolwire.templates.llama re-exports it) and this parser.
@@ -35,7 +38,7 @@ MARKERS = {
 PYTHON_TAG = MARKERS["python_tag"]
 
 MAX_PREFIX_CHARS = 512
-_PREFIX = regex.compile(r'\{\s*"name"\s*:\s*"(?P<name>(?:[^"\\]|\\.)*)"\s*,\s*"(?P<key>parameters|arguments)"\s*:\s*')
+_PREFIX = regex.compile(r'\{\s*"name"\s*:\s*"(?P<name>(?:[^"\\]|\\.)*)"\s*,\s*"(?P<key>parameters|arguments)"\s*:\s*(?=\{)')
 _CUT_NAME = re.compile(r'\s*\{\s*"name"\s*:\s*"(?P<name>(?:[^"\\]|\\.)*)')
 _BUILTIN = re.compile(r"\s*(?P<name>[A-Za-z_][A-Za-z0-9_]*)\.call\((?P<args>.*)\)\s*", re.S)
 _BUILTIN_KEY = re.compile(r'\s*(?P<key>[A-Za-z_][A-Za-z0-9_]*)\s*=\s*"')
@@ -43,6 +46,14 @@ _BUILTIN_NEXT = re.compile(r'"\s*,\s*(?=[A-Za-z_][A-Za-z0-9_]*\s*=\s*")')
 _BLANK = " \t\r\n"
 
 _START, _PREFIX_STATE, _BODY, _TAIL, _WHOLE, _AFTER, _PYTHON, _CONTENT = range(8)
+
+
+def _json_name(escaped: str) -> str | None:
+    """The name inside ``"..."`` as JSON reads it, or None (a raw control character, a bad escape)."""
+    try:
+        return json.loads(f'"{escaped}"')
+    except ValueError:
+        return None
 
 
 def builtin_arguments(text: str) -> dict[str, str] | None:
@@ -129,10 +140,11 @@ class LlamaParser(StreamParser):
         self._text.append(piece)
         head = "".join(self._text)
         m = _PREFIX.match(head, partial=True)
-        if m is not None and not m.partial:
+        name = _json_name(m["name"]) if m is not None and not m.partial else None
+        if name is not None:
             self._outer.feed(head[:m.end()])
             self._pending = ""
-            call = self._begin_call(json.loads(f'"{m["name"]}"'))
+            call = self._begin_call(name)
             if m["key"] == "arguments":
                 call.diag("arguments_key", "the call says 'arguments' where Llama writes 'parameters'",
                           severity="info")
@@ -140,7 +152,7 @@ class LlamaParser(StreamParser):
             self._text = []
             self._state = _BODY
             return len(buf) - (len(head) - m.end())  # the body starts right after the prefix (in this piece)
-        if m is None or len(head) > MAX_PREFIX_CHARS:
+        if m is None or not m.partial or len(head) > MAX_PREFIX_CHARS:  # (not partial: a name JSON cannot read)
             self._state = _WHOLE
             self._text = []
             return self._whole_head(head, buf)
@@ -253,10 +265,17 @@ class LlamaParser(StreamParser):
             return False
         key = "parameters" if "parameters" in value else "arguments" if "arguments" in value else None
         args = value.get(key) if key else None
+        inner = json_string_object(args, max_depth=self.limits.max_depth)
+        repairs = list(decoded.diagnostics)
+        status = decoded.status
+        if inner is not None:
+            args = inner
+            repairs.append(ARGUMENTS_JSON_STRING)
+            status = worse_status(status, "repaired")
         if not isinstance(args, dict):
             return False
         call = self._begin_call(value["name"])
-        for code, message in decoded.diagnostics:
+        for code, message in repairs:
             call.diag(code, message, severity=diagnostic_severity(code))
         extra = sorted(set(value) - {"name", key})
         if extra:
@@ -266,7 +285,7 @@ class LlamaParser(StreamParser):
         for k, v in args.items():
             call.value(k, v)
         call.raw(text)
-        call.finish(worse_status(call.status, decoded.status))
+        call.finish(worse_status(call.status, status))
         return True
 
     def _emit_cut_prefix(self, text: str) -> bool:

@@ -72,11 +72,12 @@ class StreamedCall:
         """Raw argument text; returns the index just past the JSON value's end in ``text``, or -1."""
         return self.stream.feed(text)
 
-    def close(self, *, truncated: bool = False) -> ToolCallCandidate:
-        """Decode through the repair ladder, complete the fragments and emit the candidate."""
+    def close(self, *, truncated: bool = False, closed: bool = False) -> ToolCallCandidate:
+        """Decode through the repair ladder, complete the fragments and emit the candidate (``closed``: the
+        call's close marker ended the arguments)."""
         if truncated:
             self.call.diag("truncated", "the output ended inside this call", severity="error")
-        return finish_call(self.call, self.stream.close(truncated=truncated))
+        return finish_call(self.call, self.stream.close(truncated=truncated, closed=closed))
 
     def close_at_end(self) -> bool:
         """The output ended before the scanner saw the value end. Text that is complete JSON after a repair
@@ -250,7 +251,7 @@ class JsonCallParser(StreamParser):
                 self._end_body(truncated=False)
                 return hit.start + end
             return hit.end
-        self._end_body(truncated=False)  # malformed JSON: the marker ends the body
+        self._end_body(truncated=False, closed=hit.marker == self.grammar.call_close)  # the marker ends the body
         return hit.start
 
     def _after_body(self, buf: str, pos: int, final: bool) -> int | None:
@@ -302,8 +303,8 @@ class JsonCallParser(StreamParser):
         self._call = StreamedCall(call)
         self._state = _BODY
 
-    def _end_body(self, *, truncated: bool) -> None:
-        self._call.close(truncated=truncated)
+    def _end_body(self, *, truncated: bool, closed: bool = False) -> None:
+        self._call.close(truncated=truncated, closed=closed)
         self._call = None
         if self.grammar.call_close:
             self._state = _AFTER_BODY
