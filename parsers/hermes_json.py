@@ -39,6 +39,8 @@ from .json_body import (
     stream_arguments,
 )
 from .lexer import MarkerScanner
+from .safe_json import loads
+from .stop_tokens import TrailingStopToken
 
 # One marker table shared by the renderer (toolwire.templates.hermes_json) and this parser.
 MARKERS = {
@@ -56,6 +58,7 @@ M = MARKERS
 _CALL_OPENERS = (M["call_open"], "\n" + M["call_open"])
 _THINK_CLOSERS = (M["think_close"], "\n" + M["think_close"])
 _CONTENT_SCAN = MarkerScanner(_CALL_OPENERS)
+_CONTENT_THINK_SCAN = MarkerScanner(_CALL_OPENERS + _THINK_CLOSERS)  # families with a reasoning block
 _REASONING_SCAN = MarkerScanner(_CALL_OPENERS + _THINK_CLOSERS)
 _BODY_END_SCAN = MarkerScanner((M["call_close"], M["call_open"]))
 _REASONING_BODY_END_SCAN = MarkerScanner((M["call_close"], M["call_open"], M["think_close"]))
@@ -67,7 +70,7 @@ _HEAD = regex.compile(r'[ \t\n\r]*\{[ \t\n\r]*"name"[ \t\n\r]*:[ \t\n\r]*"((?:[^
 _HEAD_LIMIT = 512  # longer openings are decoded when the body ends instead of streamed
 _JSON_WS = " \t\n\r"
 
-_START, _CONTENT, _REASONING, _CALL, _BARE = range(5)
+_START, _CONTENT, _REASONING, _CALL, _BARE, _REASONING_START = range(6)
 
 
 class _CallBody:
@@ -89,17 +92,26 @@ class _CallBody:
         return "".join(self.parts) + "".join(self.tail or ())
 
 
-class HermesJsonParser(StreamParser):
-    """Qwen2.5 / Qwen3-Instruct-2507: no reasoning block; content and ``<tool_call>`` JSON calls."""
+class HermesJsonParser(TrailingStopToken, StreamParser):
+    """Qwen2.5 / Qwen3-Instruct-2507: no reasoning block; content and ``<tool_call>`` JSON calls.
 
+    Start state (the convention of every family): ``thinking=True`` means the prompt opened ``<think>``, so
+    the output starts as reasoning (a ``<think>`` the model writes again at its very start is dropped, with
+    ``duplicate_reasoning_open``); ``thinking=False`` starts in content, where a ``<think>`` the model writes
+    as the very first thing still opens reasoning (Qwen3) and a ``</think>`` is dropped from the content
+    with ``reasoning_close_in_content``. Families without a reasoning block ignore ``thinking``."""
+
+    has_reasoning = False        # the family has a <think> block (Qwen3, Qwen3-Thinking-2507)
     think_tag_at_start = False   # the model may open <think> itself as the first thing it writes (Qwen3)
-    prompt_opens_reasoning = False  # the prompt already opened <think> (Qwen3-Thinking-2507)
+    stop_tokens = (M["im_end"],)
 
-    def __init__(self, tools: Sequence[Any] | None = None, *, thinking: bool = False, bare_json_calls: bool = False,
+    def __init__(self, tools: Sequence[Any] | None = None, *, thinking: bool = False, bare_json_calls: bool = True,
                  **options: Any):
         super().__init__(tools, thinking=thinking, **options)
         self.bare_json_calls = bool(bare_json_calls)
-        self._mode = _REASONING if self.prompt_opens_reasoning else _START if self.think_tag_at_start else _CONTENT
+        self._content_scan = _CONTENT_THINK_SCAN if self.has_reasoning else _CONTENT_SCAN
+        self._mode = (_REASONING_START if thinking and self.has_reasoning else _START if self.think_tag_at_start
+                      else _CONTENT)
         self._after_think = False        # drop the newlines that follow </think>
         self._bare_open = self.bare_json_calls  # a bare JSON answer is still possible
         self._bounds = call_object_bounds(self.limits)  # a body is a call object around the arguments
@@ -107,14 +119,38 @@ class HermesJsonParser(StreamParser):
         self._bare_parts: list[str] = []
         self._body: _CallBody | None = None
         self._return_mode = _CONTENT
-        self._steps = (self._at_start, self._in_content, self._in_reasoning, self._in_call, self._in_bare)
+        self._steps = (self._at_start, self._in_content, self._in_reasoning, self._in_call, self._in_bare,
+                       self._at_reasoning_start)
 
     # ---- the state machine: each step consumes what it can and says whether to go on
     def _advance(self, final: bool) -> None:
+        held = self._hold_stop_token(final)
         steps = self._steps
         while steps[self._mode](final):
             pass
+        self._buf += held
 
+    def _at_reasoning_start(self, final: bool) -> bool:
+        """Reasoning the prompt opened: a ``<think>`` written again at its very start is dropped."""
+        buf = self._buf
+        blank = len(buf) - len(buf.lstrip(_JSON_WS))
+        opener = M["think_open"]
+        rest = buf[blank:blank + len(opener)]
+        if not final and (blank == len(buf) or (len(rest) < len(opener) and opener.startswith(rest))):
+            return False
+        self._mode = _REASONING
+        if rest == opener and self._marker_at(buf, blank, opener):
+            end = blank + len(opener)
+            if buf.startswith("\n", end) or (not final and end == len(buf)):
+                if end == len(buf):  # wait for the character after it (the usual "\n" goes with it)
+                    self._mode = _REASONING_START
+                    return False
+                end += 1
+            self._emit_reasoning(buf[:blank])
+            self._diag("duplicate_reasoning_open", "the prompt already opened the reasoning; the model wrote "
+                       f"{opener!r} again at its start (dropped)", raw=buf[blank:end])
+            self._buf = buf[end:]
+        return True
     def _at_start(self, final: bool) -> bool:
         buf = self._buf
         for opener in _THINK_START:
@@ -140,16 +176,21 @@ class HermesJsonParser(StreamParser):
             if blank == len(buf) and not final:
                 return False
             self._bare_open = False
-            if buf[blank:blank + 1] == "{":
+            if buf[blank:blank + 1] in ("{", "["):
                 self._mode = _BARE
-                self._bare = JsonValueScanner(self._bounds["max_depth"])
+                self._bare = JsonValueScanner(self._bounds["max_depth"] + 1)
                 return True
-        hit = _CONTENT_SCAN.scan(buf, final=final, literal=self._tokens)
+        hit = self._content_scan.scan(buf, final=final, literal=self._tokens)
         self._emit_content(buf[:hit.start])
         if hit.marker is None:
             self._buf = buf[hit.start:]
             return False
         self._buf = buf[hit.end:]
+        if hit.marker in _THINK_CLOSERS:  # no reasoning is open: the closer is not content
+            self._diag("reasoning_close_in_content", f"{M['think_close']!r} with no reasoning open; the text "
+                       "before it stays content", raw=hit.marker)
+            self._after_think = True
+            return True
         self._open_call("content", _CONTENT)
         return True
 
@@ -316,22 +357,44 @@ class HermesJsonParser(StreamParser):
         if not final:
             return False
         text = "".join(self._bare_parts) + buf
-        decoded = repair_ladder(text, False, **self._bounds)
-        value = decoded.value
-        name = value.get("name") if isinstance(value, dict) else None
-        args = value.get("arguments") if isinstance(value, dict) else None
-        if not (isinstance(name, str) and self._names and name in self._names and isinstance(args, dict)):
+        calls = self._bare_calls(text)
+        if calls is None:
             return self._replay_bare()
         self._buf = ""
-        call = self._begin_call(name, source="content")
-        closed = stream_arguments(call).close(decoded=LadderResult(args, decoded.status, [], None))
-        _note_extra_keys(call, value, text)
-        diags = list(decoded.diagnostics) + [
-            ("bare_json_call", "the whole answer is one JSON object naming a declared tool, without "
-                               "<tool_call>; accepted because bare_json_calls=True")]
-        finish_call(call, closed._replace(diagnostics=diags, raw=text.strip(_JSON_WS)))
+        wrapper = ("missing_call_wrapper", "the whole answer is " + (
+            "a JSON array of call objects" if len(calls) > 1 or text.lstrip(_JSON_WS)[:1] == "[" else
+            "one JSON call object") + " naming declared tools, without <tool_call>; read as tool calls")
+        for (value, args, key, diags), raw in zip(calls, _element_texts(text) if len(calls) > 1 or
+                                                  text.lstrip(_JSON_WS)[:1] == "[" else [text.strip(_JSON_WS)]):
+            call = self._begin_call(value["name"], source="content")
+            closed = stream_arguments(call).close(decoded=LadderResult(args, "repaired", [], None))
+            _note_extra_keys(call, value, raw, key)
+            finish_call(call, closed._replace(diagnostics=[wrapper] + diags, raw=raw))
         self._mode = _CONTENT
         return False
+
+    def _bare_calls(self, text: str) -> list | None:
+        """The calls a bare JSON answer holds (an object, or an array of objects), each as ``(object,
+        arguments, key, repairs)``; None unless every one names a declared tool with an object of arguments."""
+        if text.lstrip(_JSON_WS)[:1] == "[":
+            try:
+                values = loads(text, max_depth=self._bounds["max_depth"] + 1, max_bytes=self._bounds["max_bytes"])
+            except ValueError:
+                return None
+            ladder: list = []
+            if not isinstance(values, list) or not values:
+                return None
+        else:
+            decoded = repair_ladder(text, False, **self._bounds)
+            values, ladder = [decoded.value], list(decoded.diagnostics)
+        calls = []
+        for value in values:
+            name = value.get("name") if isinstance(value, dict) else None
+            args, key, repairs = call_object_arguments(value)
+            if not (isinstance(name, str) and self._names and name in self._names and isinstance(args, dict)):
+                return None
+            calls.append((value, args, key, ladder + repairs))
+        return calls
 
     def _replay_bare(self) -> bool:
         """Not a bare call after all: parse the held text as ordinary content."""
@@ -350,6 +413,18 @@ def _note_extra_keys(call: CallBuilder, value: Any, body: str, key: str | None =
                   raw=body)
 
 
+def _element_texts(array: str) -> list[str]:
+    """The text of each element of a strict JSON array of objects, as written."""
+    out, pos = [], array.index("[") + 1
+    while True:
+        start = array.find("{", pos)
+        if start < 0:
+            return out
+        end = JsonValueScanner().feed(array[start:])
+        out.append(array[start:start + end])
+        pos = start + end
+
+
 def _value_text(text: str | None, offset: int) -> str | None:
     """The JSON value starting at ``offset`` of ``text`` (None when it does not end there)."""
     if text is None:
@@ -361,10 +436,11 @@ def _value_text(text: str | None, offset: int) -> str | None:
 class Qwen3Parser(HermesJsonParser):
     """Qwen3: the model opens ``<think>`` itself when thinking (the very first thing it writes)."""
 
+    has_reasoning = True
     think_tag_at_start = True
 
 
-class Qwen3ThinkingParser(HermesJsonParser):
-    """Qwen3-Thinking-2507: the prompt already opened ``<think>\\n``; the output starts in reasoning."""
-
-    prompt_opens_reasoning = True
+class Qwen3ThinkingParser(Qwen3Parser):
+    """Qwen3-Thinking-2507: the prompt already opened ``<think>\\n`` (its rendered prompt says so); pass
+    ``prompt=`` or ``thinking=True`` to start in reasoning. ``thinking=False`` starts in content (output a
+    reasoning parser already split), where a leading ``<think>`` still opens reasoning."""

@@ -18,7 +18,7 @@ from hermes_json_support import accounted, check_chunking, declared
 CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "hermes_json" / "malformed.jsonl"
 ROWS = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
 TOOLS = declared("get_weather", "search")
-MARKERS = ("<tool_call>", "</tool_call>", "<think>", "</think>")
+MARKERS = ("<tool_call>", "</tool_call>", "<think>", "</think>", "<|im_end|>")  # the stop token: kept in a diagnostic
 
 
 def test_the_corpus_covers_every_rung_and_failure():
@@ -60,9 +60,12 @@ def test_malformed_output(row):
         assert not piece or restored in kept or _framed(piece, out.tool_calls), restored
 
 
-STRUCTURE = re.compile(r'(?:\{\s*"name"\s*:\s*("(?:[^"\\]|\\.)*")\s*,\s*"arguments"\s*:\s*)?\x01(\d+)\x01\}?')
+STRUCTURE = re.compile(r'(?:\{\s*"name"\s*:\s*("(?:[^"\\]|\\.)*")\s*,\s*"(?:arguments|parameters)"\s*:\s*)?\x01(\d+)\x01\}?')
+ARRAY = re.compile(r'\[\s*\x01\d+\x01(?:\s*,\s*\x01\d+\x01)*\s*\]')  # a bare array of whole call objects
 
 
 def _framed(piece: str, calls) -> bool:
+    if ARRAY.fullmatch(piece):
+        return True
     m = STRUCTURE.fullmatch(piece)
     return bool(m) and (m.group(1) is None or json.loads(m.group(1)) == calls[int(m.group(2))].name)
