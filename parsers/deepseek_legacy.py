@@ -15,7 +15,7 @@ The formats carry no call ids: candidates get ``call_<index>``.
 
 from __future__ import annotations
 
-from .marker_json import Grammar, Header, JsonCallParser
+from .marker_json import HEADER_BLANKS, Grammar, Header, JsonCallParser
 
 # One marker table shared by the renderer (toolwire.templates.deepseek_legacy re-exports it) and these parsers.
 MARKERS = {
@@ -47,11 +47,11 @@ class DeepSeekV31Parser(JsonCallParser):
 
     grammar = Grammar(call_open=M["call_begin"], header_end=M["sep"], section_open=M["calls_begin"],
                       section_close=M["calls_end"], call_close=M["call_end"], think_close=M["think_close"])
-    prompt_opens_reasoning = True
+    stop_tokens = (M["eos"],)
 
     def parse_header(self, header: str) -> Header:
-        """The header is the tool name; V3.1 calls carry no id."""
-        return Header(header.strip())
+        """The header is the tool name (ASCII blanks around it are framing); V3.1 calls carry no id."""
+        return Header(header.strip(HEADER_BLANKS))
 
 
 class DeepSeekR1Parser(JsonCallParser):
@@ -60,14 +60,15 @@ class DeepSeekR1Parser(JsonCallParser):
     grammar = Grammar(call_open=M["call_begin"], header_end=R1_FENCE_OPEN.rstrip("\n"),
                       section_open=M["calls_begin"], section_close=M["calls_end"], call_close=M["call_end"],
                       think_close=M["think_close"], trailer=R1_FENCE_CLOSE.strip())
-    prompt_opens_reasoning = True
+    stop_tokens = (M["eos"],)
 
     def parse_header(self, header: str) -> Header:
         """``function<｜tool▁sep｜>NAME`` (the type must be ``function``); R1 calls carry no id."""
         kind, sep, name = header.partition(M["sep"])
         if not sep:
-            return Header(header.strip(), None, (("malformed_call", f"no {M['sep']!r} in the call header", None),))
-        if kind.strip() != "function":
-            return Header(name.strip(), None,
+            return Header(header.strip(HEADER_BLANKS), None,
+                          (("malformed_call", f"no {M['sep']!r} in the call header", None),))
+        if kind.strip(HEADER_BLANKS) != "function":
+            return Header(name.strip(HEADER_BLANKS), None,
                           (("unusual_call_type", f"call type {kind.strip()!r}, not 'function'", kind),))
-        return Header(name.strip())
+        return Header(name.strip(HEADER_BLANKS))

@@ -35,8 +35,8 @@ import regex
 
 from .base import CallBuilder, StreamParser
 from .json_body import (
-    ArgumentsStream, JsonValueScanner, repair_ladder, LadderResult, call_object_arguments, call_object_bounds, finish_call,
-    stream_arguments,
+    ArgumentsStream, JsonValueScanner, repair_ladder, LadderResult, call_object_arguments, call_object_bounds,
+    element_texts, finish_call, stream_arguments,
 )
 from .lexer import MarkerScanner
 from .safe_json import loads
@@ -364,7 +364,7 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
         wrapper = ("missing_call_wrapper", "the whole answer is " + (
             "a JSON array of call objects" if len(calls) > 1 or text.lstrip(_JSON_WS)[:1] == "[" else
             "one JSON call object") + " naming declared tools, without <tool_call>; read as tool calls")
-        for (value, args, key, diags), raw in zip(calls, _element_texts(text) if len(calls) > 1 or
+        for (value, args, key, diags), raw in zip(calls, element_texts(text) if len(calls) > 1 or
                                                   text.lstrip(_JSON_WS)[:1] == "[" else [text.strip(_JSON_WS)]):
             call = self._begin_call(value["name"], source="content")
             closed = stream_arguments(call).close(decoded=LadderResult(args, "repaired", [], None))
@@ -411,18 +411,6 @@ def _note_extra_keys(call: CallBuilder, value: Any, body: str, key: str | None =
     if extra:
         call.diag("extra_call_fields", f"ignored key(s) {extra} next to \"name\" and \"arguments\"",
                   raw=body)
-
-
-def _element_texts(array: str) -> list[str]:
-    """The text of each element of a strict JSON array of objects, as written."""
-    out, pos = [], array.index("[") + 1
-    while True:
-        start = array.find("{", pos)
-        if start < 0:
-            return out
-        end = JsonValueScanner().feed(array[start:])
-        out.append(array[start:start + end])
-        pos = start + end
 
 
 def _value_text(text: str | None, offset: int) -> str | None:

@@ -27,7 +27,7 @@ from toolwire.output import ToolCallCandidate, ToolCallFinished
 from .base import CallBuilder
 from .safe_json import MAX_DEPTH, JsonTooDeep, JsonTooLarge, loads
 
-__all__ = ["JsonValueScanner", "DecodedArguments", "decode_arguments", "call_object_arguments", "json_string_object", "LadderResult", "repair_ladder",
+__all__ = ["JsonValueScanner", "DecodedArguments", "decode_arguments", "call_object_arguments", "json_string_object", "element_texts", "LadderResult", "repair_ladder",
            "ArgumentsStream", "ClosedArguments", "call_object_bounds",
            "stream_arguments", "finish_call", "worse_status"]
 
@@ -629,6 +629,18 @@ def call_object_arguments(value: Any, key: str = "arguments", alias: str | None 
         args = inner
         repairs.append(ARGUMENTS_JSON_STRING)
     return args, used, repairs
+
+
+def element_texts(array: str) -> list[str]:
+    """The text of each object element of a strict JSON array (``[{...}, {...}]``), as written."""
+    out, pos = [], array.index("[") + 1
+    while True:
+        start = array.find("{", pos)
+        if start < 0:
+            return out
+        end = JsonValueScanner().feed(array[start:])
+        out.append(array[start:start + end])
+        pos = start + end
 
 
 def decode_arguments(raw: str, *, truncated: bool = False, max_depth: int = MAX_DEPTH,

@@ -28,8 +28,12 @@ from typing import Callable, ClassVar, NamedTuple, Sequence
 from toolwire.output import ToolCallCandidate
 
 from .base import CallBuilder, StreamParser
-from .json_body import finish_call, stream_arguments
+from .json_body import (
+    JsonValueScanner, LadderResult, call_object_arguments, element_texts, finish_call, stream_arguments,
+)
 from .lexer import MarkerScanner
+from .safe_json import loads
+from .stop_tokens import TrailingStopToken
 
 MAX_HEADER_CHARS = 1024
 """A call header (tool name, id) longer than this is not a header: it is kept as a diagnostic."""
@@ -38,11 +42,18 @@ MAX_HEADER_CHARS = 1024
 
 class Header(NamedTuple):
     """What a call header says: the tool name, the model's own call id (or None) and any problems, each
-    ``(code, message, raw)`` where ``raw`` keeps header text that is neither name nor id."""
+    ``(code, message, raw)`` where ``raw`` keeps header text that is neither name nor id. ``status`` is
+    ``repaired`` when the header is an accepted variant spelling (the problem names it)."""
 
     name: str
     call_id: str | None = None
     problems: tuple[tuple[str, str, str | None], ...] = ()
+    status: str | None = None
+
+
+HEADER_BLANKS = " \t\r\n"
+"""What is stripped around a header's name and id: ASCII blanks only. Other whitespace (U+3000, U+00A0,
+``\\x0b``, ``\\x1c``-``\\x1f``) stays in the name, so it is kept (and a name holding it is not a declared tool)."""
 
 
 class Grammar(NamedTuple):
@@ -56,6 +67,8 @@ class Grammar(NamedTuple):
     think_open: str | None = None     # the model may open reasoning itself, at the very start
     think_close: str | None = None
     trailer: str = ""                 # text the format writes between the JSON and call_close (R1: ```)
+    reasoning_open: str = "<think>"   # a repeat of the prompt's opener at the start of reasoning is dropped
+    json_array_calls: bool = False    # call_open followed by a JSON array of call objects (Mistral before v11)
 
 
 class StreamedCall:
@@ -95,26 +108,31 @@ class StreamedCall:
 
 
 # parser states
-_START, _TEXT, _SECTION, _HEADER, _BODY, _AFTER_BODY, _BETWEEN = range(7)
+_START, _TEXT, _SECTION, _HEADER, _BODY, _AFTER_BODY, _BETWEEN, _REASONING_START, _ARRAY = range(9)
 
 
-class JsonCallParser(StreamParser):
+class JsonCallParser(TrailingStopToken, StreamParser):
     """Stream parser for a :class:`Grammar`. Subclasses set ``grammar`` and implement :meth:`parse_header`.
 
-    ``prompt_opens_reasoning``: with ``thinking=True`` the family's generation prompt already opened the
-    reasoning block, so output starts as reasoning (DeepSeek). Calls written inside reasoning are reported
-    with ``source="reasoning"`` (rejected unless ``promote_reasoning_calls=True``).
+    Start state (every family's convention): with ``thinking=True`` the prompt opened the reasoning block,
+    so output starts as reasoning (in a grammar that has ``think_close``), and a ``reasoning_open`` the model
+    writes again at its very start is dropped (``duplicate_reasoning_open``). ``thinking=False`` starts in
+    content: a ``think_open`` written as the very first thing still opens reasoning, and a ``think_close``
+    met in content is dropped from it with ``reasoning_close_in_content``. Calls written inside reasoning are
+    reported with ``source="reasoning"`` (rejected unless ``promote_reasoning_calls=True``). A trailing
+    ``stop_tokens`` token is stripped (``stop_token_in_output``).
     """
 
     grammar: ClassVar[Grammar]
-    prompt_opens_reasoning: ClassVar[bool] = False
     _scanner_cache: ClassVar[dict] = {}
 
     def __init__(self, tools: Sequence | None = None, *, thinking: bool = False, **options):
         super().__init__(tools, thinking=thinking, **options)
         g = self.grammar
-        self._in_reasoning = bool(thinking and self.prompt_opens_reasoning)
-        self._state = _START if g.think_open else _TEXT
+        self._in_reasoning = bool(thinking and g.think_close)
+        self._state = _REASONING_START if self._in_reasoning else _START if g.think_open else _TEXT
+        self._outside = False             # the current call was opened without its section
+        self._array: tuple[JsonValueScanner, list[str]] | None = None
         self._in_section = False
         self._source = "content"          # where the current section's calls come from
         self._header: list[str] = []
@@ -126,6 +144,7 @@ class JsonCallParser(StreamParser):
         self._steps: dict[int, Callable[[str, int, bool], int | None]] = {
             _START: self._start, _TEXT: self._text, _SECTION: self._section, _HEADER: self._header_text,
             _BODY: self._body, _AFTER_BODY: self._after_body, _BETWEEN: self._between,
+            _REASONING_START: self._reasoning_start, _ARRAY: self._array_text,
         }
 
     # ---- subclass hooks
@@ -140,7 +159,7 @@ class JsonCallParser(StreamParser):
             openers = [m for m in (g.section_open, g.call_open) if m]  # a call may also come without its section
             ends = [m for m in (g.call_close, g.section_close, g.call_open) if m]
             cached = {
-                "content": MarkerScanner(openers),
+                "content": MarkerScanner([m for m in (*openers, g.think_close) if m]),
                 "reasoning": MarkerScanner([m for m in (g.think_close, *openers) if m]),
                 "section": MarkerScanner([m for m in (g.call_open, g.section_close) if m]),
                 "header": MarkerScanner([g.header_end] + ends),
@@ -152,6 +171,7 @@ class JsonCallParser(StreamParser):
 
     # ---- the state machine
     def _advance(self, final: bool) -> None:
+        held = self._hold_stop_token(final)
         buf, pos = self._buf, 0
         step = self._steps
         while True:
@@ -159,9 +179,26 @@ class JsonCallParser(StreamParser):
             if new_pos is None:
                 break
             pos = new_pos
-        self._buf = buf[pos:]
+        self._buf = buf[pos:] + held
         if final:
             self._at_end()
+
+    def _reasoning_start(self, buf: str, pos: int, final: bool) -> int | None:
+        """Reasoning the prompt opened: the opener written again at its very start (after blanks) is dropped."""
+        opener = self.grammar.reasoning_open
+        i = pos
+        while i < len(buf) and buf[i] in HEADER_BLANKS:
+            i += 1
+        rest = buf[i:i + len(opener)]
+        if not final and (i == len(buf) or (len(rest) < len(opener) and opener.startswith(rest))):
+            return None
+        self._state = _TEXT
+        if rest == opener and self._marker_at(buf, i, opener):
+            self._emit_reasoning(buf[pos:i])
+            self._diag("duplicate_reasoning_open", "the prompt already opened the reasoning; the model wrote "
+                       f"{opener!r} again at its start (dropped)", raw=opener)
+            return i + len(opener)
+        return pos
 
     def _start(self, buf: str, pos: int, final: bool) -> int | None:
         """The model may open reasoning itself, as the very first thing it writes."""
@@ -185,6 +222,9 @@ class JsonCallParser(StreamParser):
         if hit.marker is None:
             return None if hit.start == pos else hit.start
         if hit.marker == g.think_close:
+            if not self._in_reasoning:  # no reasoning is open: the closer is not content
+                self._diag("reasoning_close_in_content", f"{g.think_close!r} with no reasoning open; the text "
+                           "before it stays content", raw=hit.marker)
             self._in_reasoning = False
             return hit.end
         self._source = "reasoning" if self._in_reasoning else "content"
@@ -192,9 +232,7 @@ class JsonCallParser(StreamParser):
             self._in_section = True
             self._state = _SECTION
         else:
-            if g.section_open:
-                self._diag("call_outside_section", f"a call without the {g.section_open!r} section around it",
-                           severity="info")
+            self._outside = bool(g.section_open)  # a call without its section: a variant, said on the call
             self._open_header()
         return hit.end
 
@@ -216,6 +254,14 @@ class JsonCallParser(StreamParser):
         g = self.grammar
         hit = self._scanners["header"].scan(buf, pos, final=final, literal=self._tokens)
         piece = buf[pos:hit.start]
+        if g.json_array_calls and ("".join(self._header) + piece).lstrip(HEADER_BLANKS)[:1] == "[":
+            self._array = (JsonValueScanner(self.limits.max_depth + 2), [])  # an array of call objects
+            head, self._header, self._header_len = "".join(self._header), [], 0
+            self._state = _ARRAY
+            if head:
+                self._array[0].feed(head)
+                self._array[1].append(head)
+            return pos
         if piece:
             self._header.append(piece)
             self._header_len += len(piece)
@@ -300,8 +346,64 @@ class JsonCallParser(StreamParser):
         call = self._begin_call(header.name, source=self._source, call_id=header.call_id)
         for code, message, raw in header.problems:
             call.diag(code, message, severity="warning", raw=raw)
+        status = header.status
+        if self._outside:
+            self._outside = False
+            call.diag("call_outside_section", f"a call without the {self.grammar.section_open!r} section "
+                      "around it; read as a call (its call marker is the format's own)")
+            status = "repaired"
+        if status is not None and call.status == "proposed":
+            call.status = status
         self._call = StreamedCall(call)
         self._state = _BODY
+
+    # ---- a JSON array of call objects after call_open (Mistral before v11)
+    def _array_text(self, buf: str, pos: int, final: bool) -> int | None:
+        scanner, parts = self._array
+        piece = buf[pos:]
+        if not piece:
+            return None
+        end = scanner.feed(piece)
+        parts.append(piece if end < 0 else piece[:end])
+        if end < 0:
+            return len(buf)
+        self._array = None
+        text = "".join(parts)
+        if not (scanner.strict and self._array_calls(text)):
+            self._diag("malformed_call", f"{self.grammar.call_open!r} followed by text that is not a JSON array "
+                       "of call objects; kept here", severity="error", raw=self.grammar.call_open + text)
+        self._state = _BETWEEN
+        return pos + end
+
+    def _array_calls(self, text: str) -> bool:
+        """Emit the calls of a strict JSON array ``[{"name", "arguments", "id"?}, ...]``; False (nothing
+        emitted) unless every element is a call object with a string name and an object of arguments."""
+        try:
+            values = loads(text, max_depth=self.limits.max_depth + 2,
+                           max_bytes=self.limits.max_argument_bytes * max(1, self.limits.max_calls))
+        except ValueError:
+            return False
+        if not isinstance(values, list) or not values:
+            return False
+        calls = []
+        for value in values:
+            args, key, repairs = call_object_arguments(value)
+            if not (isinstance(value, dict) and isinstance(value.get("name"), str) and isinstance(args, dict)):
+                return False
+            calls.append((value, args, repairs))
+        for (value, args, repairs), raw in zip(calls, element_texts(text)):
+            call_id = value.get("id") if isinstance(value.get("id"), str) and value.get("id") else None
+            call = self._begin_call(value["name"], source=self._source, call_id=call_id)
+            call.diag("json_array_calls", f"calls written as a JSON array after {self.grammar.call_open!r} "
+                      "(the format before its per-call markers)")
+            extra = sorted(set(value) - {"name", key, "id"})
+            diags = list(repairs)
+            if extra:
+                diags.append(("extra_call_fields", f"ignored key(s) {extra} next to \"name\" and \"arguments\""))
+            stream = StreamedCall(call).stream
+            closed = stream.close(decoded=LadderResult(args, "repaired", diags, None))
+            finish_call(call, closed._replace(raw=raw))
+        return True
 
     def _end_body(self, *, truncated: bool, closed: bool = False) -> None:
         self._call.close(truncated=truncated, closed=closed)
@@ -333,9 +435,9 @@ class JsonCallParser(StreamParser):
             return
         text = "".join(self._junk)
         self._junk = []
-        rest = text.strip()
+        rest = text.strip(HEADER_BLANKS)
         if allowed and rest.startswith(allowed):
-            rest = rest[len(allowed):].strip()
+            rest = rest[len(allowed):].strip(HEADER_BLANKS)
         if rest:
             self._diag("unexpected_text", "text the format does not allow between tool calls; kept here",
                        raw=text)
@@ -344,6 +446,12 @@ class JsonCallParser(StreamParser):
         """End of output: close whatever is open, report what was left unfinished."""
         g = self.grammar
         state = self._state
+        if state == _ARRAY:
+            text = "".join(self._array[1])
+            self._array = None
+            self._diag("truncated_call_header", f"the output ended inside the JSON array of calls after "
+                       f"{g.call_open!r}; kept here", severity="error", raw=g.call_open + text)
+            self._truncated = True
         if state == _HEADER:  # the output ended inside a call header: no call (its name may be incomplete)
             self._drop_header("truncated_call_header", "the output ended inside a call header; no call is "
                               "started before its name is complete")
