@@ -26,6 +26,9 @@ def test_the_corpus_covers_every_rung_and_failure():
     assert {"repaired_trailing_comma", "repaired_code_fence", "repaired_python_literal", "repaired_single_quotes",
             "repaired_missing_brace", "unescaped_quote", "unknown_tool", "call_in_reasoning",
             "truncated_json"} <= codes
+    # the field variants (issue 11 §2, issue 21), each pinned by a row
+    assert {'raw_control_character', 'missing_call_wrapper', 'missing_closing_brace', 'unclosed_brackets', 'arguments_alias_parameters', 'arguments_json_string'} <= codes
+    assert {'duplicate_reasoning_open', 'stop_token_in_output', 'reasoning_close_in_content'} <= {code for row in ROWS for code in row["expected"]["codes"]}
     assert {c["status"] for row in ROWS for c in row["expected"]["calls"]} == {
         "proposed", "repaired", "rejected", "truncated"}
 
