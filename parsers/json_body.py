@@ -827,11 +827,14 @@ _WARNINGS = frozenset({"partial_arguments", "raw_control_character", "missing_cl
                        "arguments_alias_parameters"})
 
 
-def finish_call(call: CallBuilder, closed: ClosedArguments, *, raw: str | None = None) -> ToolCallCandidate:
+def finish_call(call: CallBuilder, closed: ClosedArguments, *, raw: str | None = None) -> ToolCallCandidate | None:
     """Finish a call whose arguments went through :meth:`ArgumentsStream.close` (use this instead of
     ``CallBuilder.finish``, which would add its own closing fragment). The status is the worse of the
     call's (``rejected`` for an unknown tool or a call in reasoning) and the arguments'; ``raw``
     overrides the raw argument text kept on the candidate."""
+    if call.past_limit:  # past Limits.max_calls: no candidate, only its text is kept
+        call.parser._keep_past_limit("".join(call.raw_parts) + (closed.raw if raw is None else raw))
+        return None
     for code, message in closed.diagnostics:
         if code == "too_large":
             call.reject_too_large(message)
