@@ -81,7 +81,7 @@ class CallBuilder:
     past_limit = False  # True for a PastLimitCall (no events, no candidate)
 
     __slots__ = ("parser", "index", "id", "name", "source", "arguments", "raw_parts", "diagnostics",
-                 "status", "_key_count", "_string_key", "_string_parts", "_opened", "_size", "_max_size")
+                 "status", "_key_count", "_string_key", "_string_parts", "_opened", "_size", "_max_size", "fragments")
 
     def __init__(self, parser: "StreamParser", index: int, name: str, source: str, call_id: str | None):
         self.parser = parser
@@ -99,12 +99,14 @@ class CallBuilder:
         self._opened = False
         self._size = 0  # UTF-8 bytes of the arguments JSON emitted so far
         self._max_size = parser.limits.max_argument_bytes
+        self.fragments: list[str] = []  # every ArgumentsDelta fragment sent: the candidate's arguments_text
 
     # -- events
     def start(self) -> None:
         self.parser._events.append(ToolCallStarted(self.index, self.id, self.name, self.source))
 
     def _fragment(self, text: str) -> None:
+        self.fragments.append(text)
         self.parser._events.append(ArgumentsDelta(self.index, text))
         if self._size <= self._max_size:
             self._size += len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
@@ -179,7 +181,7 @@ class CallBuilder:
         cand = ToolCallCandidate(
             index=self.index, id=self.id, name=self.name, arguments=self.arguments,
             raw_arguments="".join(self.raw_parts), status=self.status, source=self.source,
-            diagnostics=self.diagnostics,
+            diagnostics=self.diagnostics, arguments_text="".join(self.fragments),
         )
         self.parser._events.append(ToolCallFinished(self.index, cand))
         self.parser._candidates.append(cand)

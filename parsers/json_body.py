@@ -847,7 +847,7 @@ def finish_call(call: CallBuilder, closed: ClosedArguments, *, raw: str | None =
     cand = ToolCallCandidate(
         index=call.index, id=call.id, name=call.name, arguments=closed.arguments,
         raw_arguments=closed.raw if raw is None else raw, status=status, source=call.source,
-        diagnostics=call.diagnostics,
+        diagnostics=call.diagnostics, arguments_text="".join(call.fragments),
     )
     call.parser._events.append(ToolCallFinished(call.index, cand))
     call.parser._candidates.append(cand)
