@@ -296,6 +296,12 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
         if unclosed is not None:
             diags.append(("call_not_closed", f"the call has no </tool_call>; it ends at {unclosed}"))
         call, stream = body.call, body.args
+        if call is None and truncated and not isinstance(name, str):
+            name = _complete_name(text)
+            if name is None:  # the output ended before the name was complete: no call
+                self._diag("truncated_call_header", "the output ended inside a <tool_call> before the call's "
+                           "name was complete; no call is started", severity="error", raw=M["call_open"] + text)
+                return
         if call is None:
             call = self._begin_call(name, source=body.source) if isinstance(name, str) else self._nameless(body)
             stream = stream_arguments(call)
@@ -411,6 +417,20 @@ def _note_extra_keys(call: CallBuilder, value: Any, body: str, key: str | None =
     if extra:
         call.diag("extra_call_fields", f"ignored key(s) {extra} next to \"name\" and \"arguments\"",
                   raw=body)
+
+
+_NAME_FIRST = regex.compile(r'[ \t\n\r]*\{[ \t\n\r]*"name"[ \t\n\r]*:[ \t\n\r]*"((?:[^"\\\x00-\x1f]|\\.)*)"')
+
+
+def _complete_name(body: str) -> str | None:
+    """The name of a cut-off body that opens ``{"name": "NAME"`` with NAME complete, else None."""
+    m = _NAME_FIRST.match(body)
+    if m is None:
+        return None
+    try:
+        return json.loads('"' + m.group(1) + '"')
+    except ValueError:
+        return None
 
 
 def _value_text(text: str | None, offset: int) -> str | None:

@@ -48,13 +48,13 @@ def split_call_id(header: str) -> Header:
     if m:
         return Header(m["name"], text)
     if not text:
-        return Header("", None, (("kimi_call_id_variant", "an empty call id names no tool", None),))
+        return Header("", None, (("kimi_call_id_variant", "an empty call id names no tool", None),), "rejected")
     rest = text[len(CALL_ID_PREFIX):] if text.startswith(CALL_ID_PREFIX) else text
     v = _NAME_INDEX.fullmatch(rest)
     name = v["name"] if v else "" if rest.isdigit() else rest
     problem = ("kimi_call_id_variant", f"call id {text!r} is not functions.NAME:IDX; "
                + (f"read as a call of {name!r}" if name else "it names no tool"), None)
-    return Header(name, text, (problem,), "repaired" if name else None)
+    return Header(name, text, (problem,), "repaired" if name else "rejected")
 
 
 class KimiParser(JsonCallParser):

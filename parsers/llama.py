@@ -40,8 +40,9 @@ MARKERS = {
 PYTHON_TAG = MARKERS["python_tag"]
 
 MAX_PREFIX_CHARS = 512
-_PREFIX = regex.compile(r'\{\s*"name"\s*:\s*"(?P<name>(?:[^"\\]|\\.)*)"\s*,\s*"(?P<key>parameters|arguments)"\s*:\s*(?=\{)')
-_CUT_NAME = re.compile(r'\s*\{\s*"name"\s*:\s*"(?P<name>(?:[^"\\]|\\.)*)')
+_PREFIX = regex.compile(r'\{[ \t\n\r]*"name"[ \t\n\r]*:[ \t\n\r]*"(?P<name>(?:[^"\\]|\\.)*)"[ \t\n\r]*,[ \t\n\r]*'
+                        r'"(?P<key>parameters|arguments)"[ \t\n\r]*:[ \t\n\r]*(?=\{)')  # JSON blanks only
+_CUT_NAME = re.compile(r'[ \t\n\r]*\{[ \t\n\r]*"name"[ \t\n\r]*:[ \t\n\r]*"(?P<name>(?:[^"\\]|\\.)*)')
 _BUILTIN = re.compile(r"\s*(?P<name>[A-Za-z_][A-Za-z0-9_]*)\.call\((?P<args>.*)\)\s*", re.S)
 _BUILTIN_KEY = re.compile(r'\s*(?P<key>[A-Za-z_][A-Za-z0-9_]*)\s*=\s*"')
 _BUILTIN_NEXT = re.compile(r'"\s*,\s*(?=[A-Za-z_][A-Za-z0-9_]*\s*=\s*")')
@@ -359,18 +360,22 @@ class LlamaParser(TrailingStopToken, StreamParser):
         return True
 
     def _emit_cut_prefix(self, text: str) -> bool:
-        """The output ended inside ``{"name": "...`` : a truncated call (name as far as it got), or False."""
+        """The output ended inside ``{"name": "...", ...`` before the arguments: with the name complete, a
+        truncated call; inside the name, no call (``truncated_call_header``, the text kept). False when
+        ``text`` is not such a beginning."""
         m = _CUT_NAME.match(text)
         if m is None:
             return False
-        try:
-            name = json.loads(f'"{m["name"]}"')
-        except ValueError:
-            name = m["name"]
+        name = _json_name(m["name"]) if text.startswith('"', m.end()) else None
+        if name is None:
+            self._diag("truncated_call_header", "the output ended inside the call's name; no call is started "
+                       "before its name is complete", severity="error", raw=self._pending + text)
+            self._pending = ""
+            return True
         call = self._begin_call(name)
         call.diag("truncated", "the output ended inside this call", severity="error")
         call.raw(text)
-        call.finish(worse_status(call.status, "truncated"))
+        call.finish("truncated")
         return True
 
     def _emit_builtin(self, text: str) -> None:
