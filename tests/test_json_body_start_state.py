@@ -90,3 +90,49 @@ def test_a_repeated_opener_at_the_start_of_opened_reasoning_is_dropped(family):
 def test_families_without_a_reasoning_block_ignore_the_switch(family):
     out = check_chunking(toolwire.get_format(family), "a</think>b", TOOLS, thinking=True)
     assert (out.reasoning, out.content, out.codes()) == ("", "a</think>b", [])
+
+
+# ---- stream edge cases (issue 11 §3), every JSON family
+
+CUT_IN_HEADER = {
+    "qwen25": '<tool_call>\n{"name": "get_wea',
+    "qwen3": '<tool_call>\n{"name": "get_wea',
+    "qwen3_instruct_2507": '<tool_call>\n{"name": "get_wea',
+    "qwen3_thinking_2507": '</think><tool_call>\n{"name": "get_wea',
+    "kimi_k2": "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_wea",
+    "kimi_k2_thinking": "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_wea",
+    "deepseek_v31": "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_wea",
+    "deepseek_r1": "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_wea",
+    "llama31": '{"name": "get_wea',
+    "mistral_small32": "[TOOL_CALLS]get_wea",
+}
+LONG_STRING = {
+    "qwen25": '<tool_call>\n{"name": "get_weather", "arguments": {"city": "' + "x" * 64,
+    "kimi_k2": "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>"
+               '{"city": "' + "x" * 64,
+    "deepseek_v31": '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "' + "x" * 64,
+    "deepseek_r1": "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n"
+                   '{"city": "' + "x" * 64,
+    "llama31": '{"name": "get_weather", "parameters": {"city": "' + "x" * 64,
+    "mistral_small32": '[TOOL_CALLS]get_weather[ARGS]{"city": "' + "x" * 64,
+}
+
+
+@pytest.mark.parametrize("family", sorted(CUT_IN_HEADER))
+def test_flush_inside_a_call_header_starts_no_call(family):
+    fmt = toolwire.get_format(family)
+    text = CUT_IN_HEADER[family]
+    parser = fmt.stream(TOOLS)
+    events = [e for ch in text for e in parser.feed(ch)] + parser.flush()
+    out = parser.finish()
+    assert not [e for e in events if e.type == "tool_call_started"] and out.tool_calls == []
+    [diag] = [d for d in out.diagnostics if d.code == "truncated_call_header"]
+    assert diag.raw.endswith("get_wea") and out.truncated
+
+
+@pytest.mark.parametrize("family", sorted(LONG_STRING))
+def test_a_truncated_over_limit_string_is_truncated_with_too_large(family):
+    out = check_chunking(toolwire.get_format(family), LONG_STRING[family], TOOLS,
+                         limits=toolwire.Limits(max_argument_bytes=16))
+    [call] = out.tool_calls
+    assert call.status == "truncated" and "too_large" in [d.code for d in call.diagnostics]
