@@ -61,7 +61,7 @@ class KimiParser(JsonCallParser):
     """Kimi-K2-Instruct output: content, then a tool-call section."""
 
     grammar = Grammar(call_open=M["call_begin"], header_end=M["argument_begin"], section_open=M["section_begin"],
-                      section_close=M["section_end"], call_close=M["call_end"])
+                      section_close=M["section_end"], call_close=M["call_end"], bare_headers=True)
     stop_tokens = (M["end"],)
 
     def parse_header(self, header: str) -> Header:

@@ -69,6 +69,7 @@ class Grammar(NamedTuple):
     trailer: str = ""                 # text the format writes between the JSON and call_close (R1: ```)
     reasoning_open: str = "<think>"   # a repeat of the prompt's opener at the start of reasoning is dropped
     json_array_calls: bool = False    # call_open followed by a JSON array of call objects (Mistral before v11)
+    bare_headers: bool = False        # inside a section, HEADER header_end without call_open is a call (Kimi)
 
 
 class StreamedCall:
@@ -132,6 +133,7 @@ class JsonCallParser(TrailingStopToken, StreamParser):
         self._in_reasoning = bool(thinking and g.think_close)
         self._state = _REASONING_START if self._in_reasoning else _START if g.think_open else _TEXT
         self._outside = False             # the current call was opened without its section
+        self._bare = False                # the current call's header came without call_open
         self._array: tuple[JsonValueScanner, list[str]] | None = None
         self._in_section = False
         self._source = "content"          # where the current section's calls come from
@@ -161,7 +163,8 @@ class JsonCallParser(TrailingStopToken, StreamParser):
             cached = {
                 "content": MarkerScanner([m for m in (*openers, g.think_close) if m]),
                 "reasoning": MarkerScanner([m for m in (g.think_close, *openers) if m]),
-                "section": MarkerScanner([m for m in (g.call_open, g.section_close) if m]),
+                "section": MarkerScanner([m for m in (g.call_open, g.section_close,
+                                                      g.header_end if g.bare_headers else None) if m]),
                 "header": MarkerScanner([g.header_end] + ends),
                 "body": MarkerScanner(ends),
                 "between": MarkerScanner([g.call_open]),
@@ -242,11 +245,27 @@ class JsonCallParser(TrailingStopToken, StreamParser):
         self._junk_text(buf[pos:hit.start])
         if hit.marker is None:
             return None if hit.start == pos else hit.start
+        if hit.marker == self.grammar.header_end:
+            return self._bare_header(hit)
         self._flush_junk()
         if hit.marker == self.grammar.call_open:
             self._open_header()
         else:
             self._close_section()
+        return hit.end
+
+    def _bare_header(self, hit) -> int:
+        """``HEADER<header_end>`` in a section with no call marker before it (Kimi ``name:idx<|tool_call_argument_begin|>``):
+        a call only when the header names a declared tool (fail-closed); otherwise the text stays unexpected."""
+        header = "".join(self._junk)
+        parsed = self.parse_header(header) if len(header) <= MAX_HEADER_CHARS else None
+        if parsed is None or not parsed.name or self._names is None or parsed.name not in self._names:
+            self._junk_text(hit.marker)
+            return hit.end
+        self._junk = []
+        self._header, self._header_len = [header], len(header)
+        self._bare = True
+        self._begin()
         return hit.end
 
     def _header_text(self, buf: str, pos: int, final: bool) -> int | None:
@@ -347,6 +366,11 @@ class JsonCallParser(TrailingStopToken, StreamParser):
         for code, message, raw in header.problems:
             call.diag(code, message, severity="warning", raw=raw)
         status = header.status
+        if self._bare:
+            self._bare = False
+            call.diag("missing_call_begin", f"a call header without {self.grammar.call_open!r} before it; read "
+                      "as a call because it names a declared tool")
+            status = "repaired"
         if self._outside:
             self._outside = False
             call.diag("call_outside_section", f"a call without the {self.grammar.section_open!r} section "
