@@ -62,6 +62,7 @@ _CONTENT_THINK_SCAN = MarkerScanner(_CALL_OPENERS + _THINK_CLOSERS)  # families 
 _REASONING_SCAN = MarkerScanner(_CALL_OPENERS + _THINK_CLOSERS)
 _BODY_END_SCAN = MarkerScanner((M["call_close"], M["call_open"]))
 _REASONING_BODY_END_SCAN = MarkerScanner((M["call_close"], M["call_open"], M["think_close"]))
+_THINK_CLOSE_SCAN = MarkerScanner((M["think_close"],))
 _THINK_START = (M["think_open"] + "\n", M["think_open"])
 
 # the canonical body opening; the match must end at the ':' so where it ends never depends on chunking
@@ -99,9 +100,11 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
     the output starts as reasoning (a ``<think>`` the model writes again at its very start is dropped, with
     ``duplicate_reasoning_open``); ``thinking=False`` starts in content, where a ``<think>`` the model writes
     as the very first thing still opens reasoning (Qwen3) and a ``</think>`` is dropped from the content
-    with ``reasoning_close_in_content``. Families without a reasoning block ignore ``thinking``."""
+    with ``reasoning_close_in_content``. Qwen2.5 and Qwen3-Instruct-2507 have no reasoning of their own
+    (their prompts never open it): ``thinking=True`` still starts in reasoning, but in content mode their
+    ``<think>`` tags are plain content."""
 
-    has_reasoning = False        # the family has a <think> block (Qwen3, Qwen3-Thinking-2507)
+    has_reasoning = False        # the model writes <think> blocks of its own (Qwen3, Qwen3-Thinking-2507)
     think_tag_at_start = False   # the model may open <think> itself as the first thing it writes (Qwen3)
     stop_tokens = (M["im_end"],)
 
@@ -109,9 +112,8 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
                  **options: Any):
         super().__init__(tools, thinking=thinking, **options)
         self.bare_json_calls = bool(bare_json_calls)
-        self._content_scan = _CONTENT_THINK_SCAN if self.has_reasoning else _CONTENT_SCAN
-        self._mode = (_REASONING_START if thinking and self.has_reasoning else _START if self.think_tag_at_start
-                      else _CONTENT)
+        self._content_scan = _CONTENT_THINK_SCAN if self.has_reasoning or thinking else _CONTENT_SCAN
+        self._mode = _REASONING_START if thinking else _START if self.think_tag_at_start else _CONTENT
         self._after_think = False        # drop the newlines that follow </think>
         self._bare_open = self.bare_json_calls  # a bare JSON answer is still possible
         self._bounds = call_object_bounds(self.limits)  # a body is a call object around the arguments
@@ -225,11 +227,20 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
         if body.tail is None:  # JSON phase
             scanner = body.scanner
             before = scanner.pos
-            end = scanner.feed(buf)
-            upto = scanner.error_pos - before if not scanner.strict else end if end >= 0 else len(buf)
+            closer = None
+            if body.source == "reasoning":  # the reasoning's close ends the call, even inside a JSON string
+                closer = _THINK_CLOSE_SCAN.scan(buf, final=final, literal=self._tokens)
+                end = scanner.feed(buf[:closer.start])
+            else:
+                end = scanner.feed(buf)
+            upto = scanner.error_pos - before if not scanner.strict else end if end >= 0 else (
+                len(buf) if closer is None else closer.start)
             self._body_text(body, buf[:upto])
             self._buf = buf = buf[upto:]
             if scanner.strict and end < 0:
+                if closer is not None and closer.marker is not None:
+                    self._end_call(truncated=False, unclosed=closer.marker)
+                    return True
                 if final:
                     self._end_call(truncated=True)
                     return True

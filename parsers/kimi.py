@@ -61,7 +61,8 @@ class KimiParser(JsonCallParser):
     """Kimi-K2-Instruct output: content, then a tool-call section."""
 
     grammar = Grammar(call_open=M["call_begin"], header_end=M["argument_begin"], section_open=M["section_begin"],
-                      section_close=M["section_end"], call_close=M["call_end"], bare_headers=True)
+                      section_close=M["section_end"], call_close=M["call_end"], bare_headers=True,
+                      think_close=M["think_close"], own_reasoning=False)  # K2 has none: only thinking=True opens it
     stop_tokens = (M["end"],)
 
     def parse_header(self, header: str) -> Header:
@@ -72,4 +73,4 @@ class KimiParser(JsonCallParser):
 class KimiThinkingParser(KimiParser):
     """Kimi-K2-Thinking output: an optional leading ``<think>...</think>``, then as K2-Instruct."""
 
-    grammar = KimiParser.grammar._replace(think_open=M["think_open"], think_close=M["think_close"])
+    grammar = KimiParser.grammar._replace(think_open=M["think_open"], own_reasoning=True)

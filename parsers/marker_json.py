@@ -70,6 +70,8 @@ class Grammar(NamedTuple):
     reasoning_open: str = "<think>"   # a repeat of the prompt's opener at the start of reasoning is dropped
     json_array_calls: bool = False    # call_open followed by a JSON array of call objects (Mistral before v11)
     bare_headers: bool = False        # inside a section, HEADER header_end without call_open is a call (Kimi)
+    own_reasoning: bool = True        # False: the model has no reasoning of its own; think_close is content
+                                      # unless thinking=True said the prompt opened reasoning (Kimi K2)
 
 
 class StreamedCall:
@@ -131,6 +133,7 @@ class JsonCallParser(TrailingStopToken, StreamParser):
         super().__init__(tools, thinking=thinking, **options)
         g = self.grammar
         self._in_reasoning = bool(thinking and g.think_close)
+        self._content_key = "content" if g.own_reasoning or thinking else "content_plain"
         self._state = _REASONING_START if self._in_reasoning else _START if g.think_open else _TEXT
         self._outside = False             # the current call was opened without its section
         self._bare = False                # the current call's header came without call_open
@@ -162,6 +165,7 @@ class JsonCallParser(TrailingStopToken, StreamParser):
             ends = [m for m in (g.call_close, g.section_close, g.call_open) if m]
             cached = {
                 "content": MarkerScanner([m for m in (*openers, g.think_close) if m]),
+                "content_plain": MarkerScanner(openers),
                 "reasoning": MarkerScanner([m for m in (g.think_close, *openers) if m]),
                 "section": MarkerScanner([m for m in (g.call_open, g.section_close,
                                                       g.header_end if g.bare_headers else None) if m]),
@@ -169,6 +173,10 @@ class JsonCallParser(TrailingStopToken, StreamParser):
                 "body": MarkerScanner(ends),
                 "between": MarkerScanner([g.call_open]),
             }
+            # inside reasoning, the reasoning's close also ends an unclosed call (it is never swallowed)
+            for key in ("section", "header", "body"):
+                cached[key + "_r"] = MarkerScanner(list(cached[key].markers) + [g.think_close]) if g.think_close \
+                    else cached[key]
             cls._scanner_cache[g] = cached
         return cached
 
@@ -219,7 +227,7 @@ class JsonCallParser(TrailingStopToken, StreamParser):
     def _text(self, buf: str, pos: int, final: bool) -> int | None:
         """Content or reasoning until the next call (section) opens, or reasoning closes."""
         g = self.grammar
-        scanner = self._scanners["reasoning" if self._in_reasoning else "content"]
+        scanner = self._scanners["reasoning" if self._in_reasoning else self._content_key]
         hit = scanner.scan(buf, pos, final=final, literal=self._tokens)
         (self._emit_reasoning if self._in_reasoning else self._emit_content)(buf[pos:hit.start])
         if hit.marker is None:
@@ -239,14 +247,25 @@ class JsonCallParser(TrailingStopToken, StreamParser):
             self._open_header()
         return hit.end
 
+    def _scan(self, kind: str, buf: str, pos: int, final: bool):
+        """Scan with the ``kind`` scanner of a call's state (its reasoning variant for a call in reasoning)."""
+        scanner = self._scanners[kind + "_r" if self._source == "reasoning" else kind]
+        return scanner.scan(buf, pos, final=final, literal=self._tokens)
+
     def _section(self, buf: str, pos: int, final: bool) -> int | None:
         """Inside a tool-call section, between calls."""
-        hit = self._scanners["section"].scan(buf, pos, final=final, literal=self._tokens)
+        hit = self._scan("section", buf, pos, final)
         self._junk_text(buf[pos:hit.start])
         if hit.marker is None:
             return None if hit.start == pos else hit.start
         if hit.marker == self.grammar.header_end:
             return self._bare_header(hit)
+        if hit.marker == self.grammar.think_close:  # reasoning closes inside its unclosed section
+            self._flush_junk()
+            self._diag("section_not_closed", f"the reasoning closed before {self.grammar.section_close!r}",
+                       severity="info")
+            self._close_section()
+            return hit.start
         self._flush_junk()
         if hit.marker == self.grammar.call_open:
             self._open_header()
@@ -271,7 +290,7 @@ class JsonCallParser(TrailingStopToken, StreamParser):
     def _header_text(self, buf: str, pos: int, final: bool) -> int | None:
         """The call header, up to ``header_end``; bounded, and kept as a diagnostic when malformed."""
         g = self.grammar
-        hit = self._scanners["header"].scan(buf, pos, final=final, literal=self._tokens)
+        hit = self._scan("header", buf, pos, final)
         piece = buf[pos:hit.start]
         if g.json_array_calls and ("".join(self._header) + piece).lstrip(HEADER_BLANKS)[:1] == "[":
             self._array = (JsonValueScanner(self.limits.max_depth + 2), [])  # an array of call objects
@@ -302,7 +321,7 @@ class JsonCallParser(TrailingStopToken, StreamParser):
     def _body(self, buf: str, pos: int, final: bool) -> int | None:
         """Raw JSON arguments; the scanner finds their end. Markers inside a JSON string are text."""
         call = self._call
-        hit = self._scanners["body"].scan(buf, pos, final=final, literal=self._tokens)
+        hit = self._scan("body", buf, pos, final)
         end = call.feed(buf[pos:hit.start])
         if end >= 0:
             self._end_body(truncated=False)
@@ -310,7 +329,7 @@ class JsonCallParser(TrailingStopToken, StreamParser):
         if hit.marker is None:
             return None if hit.start == pos else hit.start
         scanner = call.stream.scanner
-        if scanner.strict and scanner.in_string:  # a marker spelled inside a string value
+        if scanner.strict and scanner.in_string and hit.marker != self.grammar.think_close:  # a marker in a string
             end = call.feed(hit.marker)
             if end >= 0:
                 self._end_body(truncated=False)
@@ -322,7 +341,7 @@ class JsonCallParser(TrailingStopToken, StreamParser):
     def _after_body(self, buf: str, pos: int, final: bool) -> int | None:
         """After the JSON value, up to ``call_close`` (only blanks and the format's trailer belong here)."""
         g = self.grammar
-        hit = self._scanners["body"].scan(buf, pos, final=final, literal=self._tokens)
+        hit = self._scan("body", buf, pos, final)
         self._junk_text(buf[pos:hit.start])
         if hit.marker is None:
             return None if hit.start == pos else hit.start

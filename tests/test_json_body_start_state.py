@@ -86,10 +86,40 @@ def test_a_repeated_opener_at_the_start_of_opened_reasoning_is_dropped(family):
     assert (out.reasoning, out.content, out.codes()) == ("a <think>plan", "Answer.", [])
 
 
-@pytest.mark.parametrize("family", ["qwen25", "qwen3_instruct_2507", "kimi_k2", "llama31", "mistral_small32"])
-def test_families_without_a_reasoning_block_ignore_the_switch(family):
+@pytest.mark.parametrize("family", ["qwen25", "qwen3_instruct_2507", "kimi_k2"])
+def test_thinking_true_opens_reasoning_in_every_family_that_shares_the_think_markers(family):
+    # their prompts never open it (see OPENS), but thinking=True means "the prompt opened it", for every family
+    out = check_chunking(toolwire.get_format(family), "a</think>b", TOOLS, thinking=True)
+    assert (out.reasoning, out.content, out.codes()) == ("a", "b", [])
+    # in content mode their think tags are plain content (they write no reasoning of their own)
+    out = check_chunking(toolwire.get_format(family), "a</think>b", TOOLS, thinking=False)
+    assert (out.reasoning, out.content, out.codes()) == ("", "a</think>b", [])
+
+
+@pytest.mark.parametrize("family", ["llama31", "mistral_small32"])
+def test_families_without_think_markers_ignore_the_switch(family):
     out = check_chunking(toolwire.get_format(family), "a</think>b", TOOLS, thinking=True)
     assert (out.reasoning, out.content, out.codes()) == ("", "a</think>b", [])
+
+
+REASONING_MENTIONS = {
+    "qwen25": "I might call <tool_call> later.\n</think>\n\nFinal answer.",
+    "qwen3": "I might call <tool_call> later.\n</think>\n\nFinal answer.",
+    "qwen3_thinking_2507": "I might call <tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"x</think>Final answer.",
+    "kimi_k2": "I might call <|tool_call_begin|>\n</think>Final answer.",
+    "kimi_k2_thinking": "I might call <|tool_calls_section_begin|><|tool_call_begin|> get_weather</think>Final answer.",
+    "deepseek_v31": "I might call <｜tool▁call▁begin｜> later.\n\n</think>\n\nFinal answer.",
+    "deepseek_r1": "I might call <｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{\"city\": \"x</think>"
+                   "\n\nFinal answer.",
+}
+
+
+@pytest.mark.parametrize("family", sorted(REASONING_MENTIONS))
+def test_a_call_marker_in_reasoning_never_swallows_the_close(family):
+    # issue 21: an unclosed call inside reasoning ends at the reasoning's close; the answer is the content
+    out = check_chunking(toolwire.get_format(family), REASONING_MENTIONS[family], TOOLS, thinking=True)
+    assert out.content.endswith("Final answer.") and out.reasoning.startswith("I might call")
+    assert all(c.source == "reasoning" and c.status != "proposed" for c in out.tool_calls)
 
 
 # ---- stream edge cases (issue 11 §3), every JSON family
