@@ -36,7 +36,7 @@ import regex
 from .base import CallBuilder, StreamParser
 from .json_body import (
     ArgumentsStream, JsonValueScanner, repair_ladder, LadderResult, call_object_arguments, call_object_bounds,
-    element_texts, finish_call, stream_arguments,
+    diagnostic_severity, element_texts, finish_call, stream_arguments,
 )
 from .lexer import MarkerScanner
 from .safe_json import loads
@@ -313,8 +313,14 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
                 self._diag("truncated_call_header", "the output ended inside a <tool_call> before the call's "
                            "name was complete; no call is started", severity="error", raw=M["call_open"] + text)
                 return
+        if call is None and not isinstance(name, str):  # no readable name: no call, the text is kept
+            self._diag("malformed_tool_call", "a <tool_call> body that is not a JSON object with a string \"name\"; "
+                       "no call is started, the text is kept here", severity="error", raw=M["call_open"] + text)
+            for code, message in diags:
+                self._diag(code, message, severity=diagnostic_severity(code))
+            return
         if call is None:
-            call = self._begin_call(name, source=body.source) if isinstance(name, str) else self._nameless(body)
+            call = self._begin_call(name, source=body.source)
             stream = stream_arguments(call)
         _note_extra_keys(call, value, text, key)
         if not isinstance(name, str) or name != call.name:
@@ -345,14 +351,6 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
             if decoded.diagnostics:  # the body was not clean JSON: keep all of it
                 call.diag("call_body", "the whole <tool_call> body, as written", severity="info", raw=text)
         finish_call(call, closed._replace(status=status, diagnostics=closed.diagnostics + diags, raw=raw))
-
-    def _nameless(self, body: _CallBody) -> CallBuilder:
-        """A candidate for a body with no readable name (so no unknown-tool check): kept, never usable
-        (its status is ``rejected``, or ``truncated`` when the output ended inside it)."""
-        call = CallBuilder(self, self._call_count, "", body.source, None)
-        self._call_count += 1
-        call.start()
-        return call
 
     # ---- bare JSON answers (option)
     def _in_bare(self, final: bool) -> bool:

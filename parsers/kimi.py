@@ -41,7 +41,8 @@ def split_call_id(header: str) -> Header:
     """``functions.NAME:IDX`` to (NAME, the id). Ids seen in real output in other spellings (``NAME:IDX``,
     ``functions.NAME``, ``NAME.IDX``, ``NAME``) name the tool the same way, with a
     ``kimi_call_id_variant`` diagnostic and status ``repaired`` (the unknown-tool check still applies, so
-    only a declared name makes a usable call); a bare index (``0``) names no tool. Only ASCII blanks around
+    only a declared name makes a usable call); a bare index (``0``) names no tool: it stays the call's
+    (undeclared) name and the call is ``rejected``. Only ASCII blanks around
     the id are framing (:data:`~toolwire.parsers.marker_json.HEADER_BLANKS`)."""
     text = header.strip(HEADER_BLANKS)
     m = _CALL_ID.fullmatch(text)
@@ -51,10 +52,13 @@ def split_call_id(header: str) -> Header:
         return Header("", None, (("kimi_call_id_variant", "an empty call id names no tool", None),), "rejected")
     rest = text[len(CALL_ID_PREFIX):] if text.startswith(CALL_ID_PREFIX) else text
     v = _NAME_INDEX.fullmatch(rest)
-    name = v["name"] if v else "" if rest.isdigit() else rest
-    problem = ("kimi_call_id_variant", f"call id {text!r} is not functions.NAME:IDX; "
-               + (f"read as a call of {name!r}" if name else "it names no tool"), None)
-    return Header(name, text, (problem,), "repaired" if name else "rejected")
+    name = v["name"] if v else rest
+    if name.isdigit() or not name:  # a bare index names no tool: the text is the (undeclared) name
+        return Header(rest or text, text, (("kimi_call_id_variant", f"call id {text!r} is not functions.NAME:IDX; "
+                                                  "it names no tool", None),), "rejected")
+    problem = ("kimi_call_id_variant", f"call id {text!r} is not functions.NAME:IDX; read as a call of {name!r}",
+               None)
+    return Header(name, text, (problem,), "repaired")
 
 
 class KimiParser(JsonCallParser):
