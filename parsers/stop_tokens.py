@@ -34,15 +34,33 @@ class TrailingStopToken:
     ``_advance`` and add what it returns back to ``self._buf`` after the step."""
 
     stop_tokens: ClassVar[tuple[str, ...]] = ()
+    _stop_first: ClassVar[str] = ""   # the tokens' shared first character ("" when they differ)
+    _stop_len: ClassVar[int] = 0
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        firsts = {t[0] for t in cls.stop_tokens}
+        cls._stop_first = firsts.pop() if len(firsts) == 1 else ""
+        cls._stop_len = max(map(len, cls.stop_tokens), default=0)
 
     def _hold_stop_token(self, final: bool) -> str:
         """Take a possible stop token off the end of the buffer: returned (to put back) while more may
         follow; at the end of the output a complete one is stripped with its diagnostic."""
         buf = self._buf
-        n = stop_token_tail(buf, self.stop_tokens)
-        if not n:
-            return ""
-        tail = buf[-n:]
+        first = self._stop_first
+        if first:  # the usual case: one rfind per delta
+            i = buf.rfind(first, len(buf) - self._stop_len)
+            if i < 0:
+                return ""
+            tail = buf[i:]
+            if not any(t.startswith(tail) for t in self.stop_tokens):
+                return ""
+            n = len(tail)
+        else:
+            n = stop_token_tail(buf, self.stop_tokens)
+            if not n:
+                return ""
+            tail = buf[-n:]
         if not final:
             self._buf = buf[:-n]
             return tail
