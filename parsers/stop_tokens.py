@@ -49,7 +49,7 @@ class TrailingStopToken:
         buf = self._buf
         first = self._stop_first
         if first:  # the usual case: one rfind per delta
-            i = buf.rfind(first, len(buf) - self._stop_len)
+            i = buf.rfind(first, max(0, len(buf) - self._stop_len))
             if i < 0:
                 return ""
             tail = buf[i:]
