@@ -5,10 +5,14 @@
   With ``thinking=True`` the generation prompt opened ``<think>``, so output starts as reasoning until
   ``</think>``.
 * R1: ``<｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\\n```json\\n{json}\\n```<｜tool▁call▁end｜>``, calls separated
-  by ``\\n``. R1's prompt always opens ``<think>\\n``; pass ``thinking=True`` to read the output as starting
-  inside it (reasoning until ``</think>``). With ``thinking=False`` (the golden vectors' setting, whose
-  outputs were cut from history turns where R1 renders no reasoning) the output is read as content.
-  Reasoning keeps its text as written (R1's own ``\\n`` framing included).
+  by ``\\n``. R1's prompt opens ``<think>\\n`` after a user turn (not after tool results): pass ``prompt=`` or
+  ``thinking=True`` to read the output as starting inside it. With ``thinking=False`` (the golden vectors'
+  setting, whose outputs were cut from history turns where R1 renders no reasoning) the output is read as
+  content. Reasoning keeps its text as written (R1's own ``\\n`` framing included).
+
+A ``<think>`` written again at the start of opened reasoning is dropped (``duplicate_reasoning_open``), a
+``</think>`` in content is dropped from it (``reasoning_close_in_content``) and a trailing
+``<｜end▁of▁sentence｜>`` is stripped (``stop_token_in_output``).
 
 The formats carry no call ids: candidates get ``call_<index>``.
 """

@@ -21,9 +21,10 @@ How a call body is read:
   accepts the latter).
 
 Framing whitespace is not content: one ``\\n`` after ``<think>`` and before ``</think>``, the newlines
-after ``</think>`` and the ``\\n`` before each ``<tool_call>``. Option ``bare_json_calls=True`` (off by
-default) accepts a Qwen2.5-style answer whose whole content is one JSON object
-``{"name": <declared tool>, "arguments": {...}}`` as a call, with a ``bare_json_call`` diagnostic.
+after ``</think>`` and the ``\\n`` before each ``<tool_call>``. An answer whose whole content is one JSON object
+``{"name": <declared tool>, "arguments": {...}}``, or a JSON array of them, is read as ``repaired`` calls with
+``missing_call_wrapper`` (only when every name is declared; ``bare_json_calls=False`` turns it off). A trailing
+``<|im_end|>`` is stripped (``stop_token_in_output``). The accepted variants are listed in ``docs/variants.md``.
 """
 
 from __future__ import annotations

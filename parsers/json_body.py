@@ -8,8 +8,11 @@ V3.1/R1, Llama 3.1, Mistral).
   JSON grammar, so it knows the last *safe point*: the longest prefix that, closed with ``"``/``}``/``]``,
   is JSON made only of what the model wrote (no dangling key, comma or half-written number).
 * :func:`decode_arguments` is the repair ladder: strict JSON first, then (each step named by a
-  diagnostic, status ``repaired``) a code fence, Python literals, trailing commas and, only for a
-  truncated output, a missing final brace. Unescaped inner quotes are never guessed at: ``rejected``.
+  diagnostic, status ``repaired``) a code fence, raw control characters in strings, Python literals,
+  trailing commas, one missing final ``}``/``]`` (before the call's close marker, or for a truncated output)
+  and arguments written as a JSON string holding the object. Unescaped inner quotes and closing brackets by
+  count are never guessed at: ``rejected`` with the reason. :func:`call_object_arguments` reads a call
+  object's arguments (``parameters`` as an alias, a JSON string decoded once).
 * :class:`ArgumentsStream` streams a call's raw argument text as ``ArgumentsDelta`` fragments while it
   arrives, up to the scanner's safe point, and at the end completes the fragments so that they
   concatenate to JSON of the call's final arguments (see the class docstring for the rule).
