@@ -207,7 +207,11 @@ class PastLimitCall(CallBuilder):
             self.raw_parts.append(raw)
 
     def finish(self, status: str | None = None) -> None:  # type: ignore[override]
-        self.parser._keep_past_limit("".join(self.raw_parts))
+        self.keep("".join(self.raw_parts))
+
+    def keep(self, text: str) -> None:
+        """Where the call's text goes instead of a candidate (for this class: the ``too_large`` diagnostic)."""
+        self.parser._keep_past_limit(text)
 
 
 _TEXT, _IDS, _FLUSHED, _FINISHED = range(4)  # a stream's stage

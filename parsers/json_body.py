@@ -836,7 +836,7 @@ def finish_call(call: CallBuilder, closed: ClosedArguments, *, raw: str | None =
     call's (``rejected`` for an unknown tool or a call in reasoning) and the arguments'; ``raw``
     overrides the raw argument text kept on the candidate."""
     if call.past_limit:  # past Limits.max_calls: no candidate, only its text is kept
-        call.parser._keep_past_limit("".join(call.raw_parts) + (closed.raw if raw is None else raw))
+        call.keep("".join(call.raw_parts) + (closed.raw if raw is None else raw))
         return None
     for code, message in closed.diagnostics:
         if code == "too_large":

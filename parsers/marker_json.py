@@ -27,7 +27,7 @@ from typing import Callable, ClassVar, NamedTuple, Sequence
 
 from toolwire.output import ToolCallCandidate
 
-from .base import CallBuilder, StreamParser
+from .base import CallBuilder, PastLimitCall, StreamParser
 from .json_body import (
     JsonValueScanner, LadderResult, call_object_arguments, element_texts, finish_call, stream_arguments,
 )
@@ -72,6 +72,17 @@ class Grammar(NamedTuple):
     bare_headers: bool = False        # inside a section, HEADER header_end without call_open is a call (Kimi)
     own_reasoning: bool = True        # False: the model has no reasoning of its own; think_close is content
                                       # unless thinking=True said the prompt opened reasoning (Kimi K2)
+
+
+class NamelessCall(PastLimitCall):
+    """A call whose header names no tool (``[TOOL_CALLS][ARGS]{...}``): read like a call, but no call is started
+    (no call has an empty name); its text goes to a ``malformed_call`` diagnostic."""
+
+    __slots__ = ()
+
+    def keep(self, text: str) -> None:
+        self.parser._diag("malformed_call", "a call header that names no tool; no call is started, its text is "
+                          "kept here", severity="error", raw=text)
 
 
 class StreamedCall:
@@ -379,8 +390,15 @@ class JsonCallParser(TrailingStopToken, StreamParser):
         self._state = _HEADER
 
     def _begin(self) -> None:
-        header = self.parse_header("".join(self._header))
+        text = "".join(self._header)
+        header = self.parse_header(text)
         self._header, self._header_len = [], 0
+        if not header.name:  # a header naming no tool starts no call; its arguments are read and kept as text
+            call = NamelessCall(self, self._call_count, "", self._source, None)
+            call.raw_parts.append(self.grammar.call_open + text + self.grammar.header_end)
+            self._call = StreamedCall(call)
+            self._state = _BODY
+            return
         call = self._begin_call(header.name, source=self._source, call_id=header.call_id)
         for code, message, raw in header.problems:
             call.diag(code, message, severity="warning", raw=raw)
