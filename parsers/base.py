@@ -78,8 +78,10 @@ def tool_schemas(tools: Iterable[Any] | None) -> dict[str, dict]:
 class CallBuilder:
     """Builds one candidate while its text streams in, emitting ToolCallStarted / ArgumentsDelta events."""
 
+    past_limit = False  # True for a PastLimitCall (no events, no candidate)
+
     __slots__ = ("parser", "index", "id", "name", "source", "arguments", "raw_parts", "diagnostics",
-                 "status", "_key_count", "_string_key", "_string_parts", "_opened", "_size", "_max_size")
+                 "status", "_key_count", "_string_key", "_string_parts", "_opened", "_size", "_max_size", "fragments")
 
     def __init__(self, parser: "StreamParser", index: int, name: str, source: str, call_id: str | None):
         self.parser = parser
@@ -97,12 +99,14 @@ class CallBuilder:
         self._opened = False
         self._size = 0  # UTF-8 bytes of the arguments JSON emitted so far
         self._max_size = parser.limits.max_argument_bytes
+        self.fragments: list[str] = []  # every ArgumentsDelta fragment sent: the candidate's arguments_text
 
     # -- events
     def start(self) -> None:
         self.parser._events.append(ToolCallStarted(self.index, self.id, self.name, self.source))
 
     def _fragment(self, text: str) -> None:
+        self.fragments.append(text)
         self.parser._events.append(ArgumentsDelta(self.index, text))
         if self._size <= self._max_size:
             self._size += len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
@@ -177,11 +181,37 @@ class CallBuilder:
         cand = ToolCallCandidate(
             index=self.index, id=self.id, name=self.name, arguments=self.arguments,
             raw_arguments="".join(self.raw_parts), status=self.status, source=self.source,
-            diagnostics=self.diagnostics,
+            diagnostics=self.diagnostics, arguments_text="".join(self.fragments),
         )
         self.parser._events.append(ToolCallFinished(self.index, cand))
         self.parser._candidates.append(cand)
         return cand
+
+
+class PastLimitCall(CallBuilder):
+    """A call past ``Limits.max_calls``: it is read as usual (so the text after it is framed right), but it
+    emits no events and builds no candidate. Its name, id and raw text go to the stream's one ``too_large``
+    diagnostic, so memory stays bounded by the output's size (see :meth:`StreamParser._begin_call`)."""
+
+    __slots__ = ()
+    past_limit = True
+
+    def start(self) -> None:
+        pass
+
+    def _fragment(self, text: str) -> None:
+        pass
+
+    def diag(self, code: str, message: str, *, severity: str = "warning", raw: str | None = None) -> None:
+        if raw:
+            self.raw_parts.append(raw)
+
+    def finish(self, status: str | None = None) -> None:  # type: ignore[override]
+        self.keep("".join(self.raw_parts))
+
+    def keep(self, text: str) -> None:
+        """Where the call's text goes instead of a candidate (for this class: the ``too_large`` diagnostic)."""
+        self.parser._keep_past_limit(text)
 
 
 _TEXT, _IDS, _FLUSHED, _FINISHED = range(4)  # a stream's stage
@@ -236,6 +266,8 @@ class StreamParser:
     need globally unique ids, e.g. ``lambda i: f"call_{uuid4().hex}"``). The model's own ids (Kimi's
     ``functions.NAME:IDX``, Mistral's 9-character ids) are kept.
     """
+
+    _past_limit: list[str] | None = None  # text of the calls past Limits.max_calls (set on the first one)
 
     # Few instance attributes here: CPython keeps attribute access fast only up to 30 per instance, and the
     # families add their own.
@@ -296,6 +328,10 @@ class StreamParser:
                 self._take_pieces(self._tokens.decoder.flush(), final=True)
             self._stage = _FLUSHED
             self._advance(final=True)
+            if self._past_limit is not None:
+                self._diag("too_large", f"{self._call_count - self.limits.max_calls} tool call(s) past "
+                           f"Limits.max_calls={self.limits.max_calls}: not built as candidates; their text is kept "
+                           "here", severity="error", raw="".join(self._past_limit))
         return self._drain()
 
     def finish(self) -> ParsedOutput:
@@ -308,6 +344,12 @@ class StreamParser:
             tool_calls=sorted(self._candidates, key=lambda c: c.index),
             diagnostics=self._diagnostics, truncated=self._truncated,
         )
+
+    def _keep_past_limit(self, text: str) -> None:
+        """A call past ``Limits.max_calls`` ended: keep its text (name, id, raw) for the ``too_large`` diagnostic."""
+        if self._past_limit is None:
+            self._past_limit = []
+        self._past_limit.append(text)
 
     # ---- token ids
     def _feed_ids(self, delta: str, ids: Iterable[int] | None) -> list[Event]:
@@ -383,12 +425,15 @@ class StreamParser:
         self._diagnostics.append(Diagnostic(code=code, message=message, severity=severity, raw=raw))
 
     def _begin_call(self, name: str, *, source: str = "content", call_id: str | None = None) -> CallBuilder:
-        """Open a candidate; checks the name against the declared tools and the call against
-        ``limits.max_calls`` (a call past it is still reported, rejected with ``too_large``)."""
+        """Open a candidate; checks the name against the declared tools. Past ``limits.max_calls`` the call is a
+        :class:`PastLimitCall`: no events, no candidate; its text ends up in one ``too_large`` diagnostic."""
+        if self._call_count >= self.limits.max_calls:
+            call = PastLimitCall(self, self._call_count, name, source, call_id)
+            self._call_count += 1
+            call.raw_parts.append(name + (f" {call_id}" if call_id else "") + "\n")
+            return call
         call = CallBuilder(self, self._call_count, name, source, call_id)
         self._call_count += 1
-        if call.index >= self.limits.max_calls:
-            call.reject_too_large(f"more than {self.limits.max_calls} tool calls in one output (Limits.max_calls)")
         if self._names is not None and name not in self._names:
             call.status = "rejected"
             call.diag("unknown_tool", f"tool {name!r} is not among the declared tools", severity="error")

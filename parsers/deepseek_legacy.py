@@ -5,17 +5,21 @@
   With ``thinking=True`` the generation prompt opened ``<think>``, so output starts as reasoning until
   ``</think>``.
 * R1: ``<｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\\n```json\\n{json}\\n```<｜tool▁call▁end｜>``, calls separated
-  by ``\\n``. R1's prompt always opens ``<think>\\n``; pass ``thinking=True`` to read the output as starting
-  inside it (reasoning until ``</think>``). With ``thinking=False`` (the golden vectors' setting, whose
-  outputs were cut from history turns where R1 renders no reasoning) the output is read as content.
-  Reasoning keeps its text as written (R1's own ``\\n`` framing included).
+  by ``\\n``. R1's prompt opens ``<think>\\n`` after a user turn (not after tool results): pass ``prompt=`` or
+  ``thinking=True`` to read the output as starting inside it. With ``thinking=False`` (the golden vectors'
+  setting, whose outputs were cut from history turns where R1 renders no reasoning) the output is read as
+  content. Reasoning keeps its text as written (R1's own ``\\n`` framing included).
+
+A ``<think>`` written again at the start of opened reasoning is dropped (``duplicate_reasoning_open``), a
+``</think>`` in content is dropped from it (``reasoning_close_in_content``) and a trailing
+``<｜end▁of▁sentence｜>`` is stripped (``stop_token_in_output``).
 
 The formats carry no call ids: candidates get ``call_<index>``.
 """
 
 from __future__ import annotations
 
-from .marker_json import Grammar, Header, JsonCallParser
+from .marker_json import HEADER_BLANKS, Grammar, Header, JsonCallParser
 
 # One marker table shared by the renderer (toolwire.templates.deepseek_legacy re-exports it) and these parsers.
 MARKERS = {
@@ -47,11 +51,11 @@ class DeepSeekV31Parser(JsonCallParser):
 
     grammar = Grammar(call_open=M["call_begin"], header_end=M["sep"], section_open=M["calls_begin"],
                       section_close=M["calls_end"], call_close=M["call_end"], think_close=M["think_close"])
-    prompt_opens_reasoning = True
+    stop_tokens = (M["eos"],)
 
     def parse_header(self, header: str) -> Header:
-        """The header is the tool name; V3.1 calls carry no id."""
-        return Header(header.strip())
+        """The header is the tool name (ASCII blanks around it are framing); V3.1 calls carry no id."""
+        return Header(header.strip(HEADER_BLANKS))
 
 
 class DeepSeekR1Parser(JsonCallParser):
@@ -60,14 +64,15 @@ class DeepSeekR1Parser(JsonCallParser):
     grammar = Grammar(call_open=M["call_begin"], header_end=R1_FENCE_OPEN.rstrip("\n"),
                       section_open=M["calls_begin"], section_close=M["calls_end"], call_close=M["call_end"],
                       think_close=M["think_close"], trailer=R1_FENCE_CLOSE.strip())
-    prompt_opens_reasoning = True
+    stop_tokens = (M["eos"],)
 
     def parse_header(self, header: str) -> Header:
         """``function<｜tool▁sep｜>NAME`` (the type must be ``function``); R1 calls carry no id."""
         kind, sep, name = header.partition(M["sep"])
         if not sep:
-            return Header(header.strip(), None, (("malformed_call", f"no {M['sep']!r} in the call header", None),))
-        if kind.strip() != "function":
-            return Header(name.strip(), None,
+            return Header(header.strip(HEADER_BLANKS), None,
+                          (("malformed_call", f"no {M['sep']!r} in the call header", None),))
+        if kind.strip(HEADER_BLANKS) != "function":
+            return Header(name.strip(HEADER_BLANKS), None,
                           (("unusual_call_type", f"call type {kind.strip()!r}, not 'function'", kind),))
-        return Header(name.strip())
+        return Header(name.strip(HEADER_BLANKS))

@@ -21,9 +21,10 @@ How a call body is read:
   accepts the latter).
 
 Framing whitespace is not content: one ``\\n`` after ``<think>`` and before ``</think>``, the newlines
-after ``</think>`` and the ``\\n`` before each ``<tool_call>``. Option ``bare_json_calls=True`` (off by
-default) accepts a Qwen2.5-style answer whose whole content is one JSON object
-``{"name": <declared tool>, "arguments": {...}}`` as a call, with a ``bare_json_call`` diagnostic.
+after ``</think>`` and the ``\\n`` before each ``<tool_call>``. An answer whose whole content is one JSON object
+``{"name": <declared tool>, "arguments": {...}}``, or a JSON array of them, is read as ``repaired`` calls with
+``missing_call_wrapper`` (only when every name is declared; ``bare_json_calls=False`` turns it off). A trailing
+``<|im_end|>`` is stripped (``stop_token_in_output``). The accepted variants are listed in ``docs/variants.md``.
 """
 
 from __future__ import annotations
@@ -35,9 +36,12 @@ import regex
 
 from .base import CallBuilder, StreamParser
 from .json_body import (
-    ArgumentsStream, JsonValueScanner, repair_ladder, LadderResult, call_object_bounds, finish_call, stream_arguments,
+    ArgumentsStream, JsonValueScanner, repair_ladder, LadderResult, call_object_arguments, call_object_bounds,
+    diagnostic_severity, element_texts, finish_call, stream_arguments,
 )
 from .lexer import MarkerScanner
+from .safe_json import loads
+from .stop_tokens import TrailingStopToken
 
 # One marker table shared by the renderer (toolwire.templates.hermes_json) and this parser.
 MARKERS = {
@@ -55,18 +59,20 @@ M = MARKERS
 _CALL_OPENERS = (M["call_open"], "\n" + M["call_open"])
 _THINK_CLOSERS = (M["think_close"], "\n" + M["think_close"])
 _CONTENT_SCAN = MarkerScanner(_CALL_OPENERS)
+_CONTENT_THINK_SCAN = MarkerScanner(_CALL_OPENERS + _THINK_CLOSERS)  # families with a reasoning block
 _REASONING_SCAN = MarkerScanner(_CALL_OPENERS + _THINK_CLOSERS)
 _BODY_END_SCAN = MarkerScanner((M["call_close"], M["call_open"]))
 _REASONING_BODY_END_SCAN = MarkerScanner((M["call_close"], M["call_open"], M["think_close"]))
+_THINK_CLOSE_SCAN = MarkerScanner((M["think_close"],))
 _THINK_START = (M["think_open"] + "\n", M["think_open"])
 
 # the canonical body opening; the match must end at the ':' so where it ends never depends on chunking
 _HEAD = regex.compile(r'[ \t\n\r]*\{[ \t\n\r]*"name"[ \t\n\r]*:[ \t\n\r]*"((?:[^"\\\x00-\x1f]|\\.)*)"'
-                      r'[ \t\n\r]*,[ \t\n\r]*"arguments"[ \t\n\r]*:')
+                      r'[ \t\n\r]*,[ \t\n\r]*"(arguments|parameters)"[ \t\n\r]*:')
 _HEAD_LIMIT = 512  # longer openings are decoded when the body ends instead of streamed
 _JSON_WS = " \t\n\r"
 
-_START, _CONTENT, _REASONING, _CALL, _BARE = range(5)
+_START, _CONTENT, _REASONING, _CALL, _BARE, _REASONING_START = range(6)
 
 
 class _CallBody:
@@ -88,17 +94,27 @@ class _CallBody:
         return "".join(self.parts) + "".join(self.tail or ())
 
 
-class HermesJsonParser(StreamParser):
-    """Qwen2.5 / Qwen3-Instruct-2507: no reasoning block; content and ``<tool_call>`` JSON calls."""
+class HermesJsonParser(TrailingStopToken, StreamParser):
+    """Qwen2.5 / Qwen3-Instruct-2507: no reasoning block; content and ``<tool_call>`` JSON calls.
 
+    Start state (the convention of every family): ``thinking=True`` means the prompt opened ``<think>``, so
+    the output starts as reasoning (a ``<think>`` the model writes again at its very start is dropped, with
+    ``duplicate_reasoning_open``); ``thinking=False`` starts in content, where a ``<think>`` the model writes
+    as the very first thing still opens reasoning (Qwen3) and a ``</think>`` is dropped from the content
+    with ``reasoning_close_in_content``. Qwen2.5 and Qwen3-Instruct-2507 have no reasoning of their own
+    (their prompts never open it): ``thinking=True`` still starts in reasoning, but in content mode their
+    ``<think>`` tags are plain content."""
+
+    has_reasoning = False        # the model writes <think> blocks of its own (Qwen3, Qwen3-Thinking-2507)
     think_tag_at_start = False   # the model may open <think> itself as the first thing it writes (Qwen3)
-    prompt_opens_reasoning = False  # the prompt already opened <think> (Qwen3-Thinking-2507)
+    stop_tokens = (M["im_end"],)
 
-    def __init__(self, tools: Sequence[Any] | None = None, *, thinking: bool = False, bare_json_calls: bool = False,
+    def __init__(self, tools: Sequence[Any] | None = None, *, thinking: bool = False, bare_json_calls: bool = True,
                  **options: Any):
         super().__init__(tools, thinking=thinking, **options)
         self.bare_json_calls = bool(bare_json_calls)
-        self._mode = _REASONING if self.prompt_opens_reasoning else _START if self.think_tag_at_start else _CONTENT
+        self._content_scan = _CONTENT_THINK_SCAN if self.has_reasoning or thinking else _CONTENT_SCAN
+        self._mode = _REASONING_START if thinking else _START if self.think_tag_at_start else _CONTENT
         self._after_think = False        # drop the newlines that follow </think>
         self._bare_open = self.bare_json_calls  # a bare JSON answer is still possible
         self._bounds = call_object_bounds(self.limits)  # a body is a call object around the arguments
@@ -106,14 +122,38 @@ class HermesJsonParser(StreamParser):
         self._bare_parts: list[str] = []
         self._body: _CallBody | None = None
         self._return_mode = _CONTENT
-        self._steps = (self._at_start, self._in_content, self._in_reasoning, self._in_call, self._in_bare)
+        self._steps = (self._at_start, self._in_content, self._in_reasoning, self._in_call, self._in_bare,
+                       self._at_reasoning_start)
 
     # ---- the state machine: each step consumes what it can and says whether to go on
     def _advance(self, final: bool) -> None:
+        held = self._hold_stop_token(final)
         steps = self._steps
         while steps[self._mode](final):
             pass
+        self._buf += held
 
+    def _at_reasoning_start(self, final: bool) -> bool:
+        """Reasoning the prompt opened: a ``<think>`` written again at its very start is dropped."""
+        buf = self._buf
+        blank = len(buf) - len(buf.lstrip(_JSON_WS))
+        opener = M["think_open"]
+        rest = buf[blank:blank + len(opener)]
+        if not final and (blank == len(buf) or (len(rest) < len(opener) and opener.startswith(rest))):
+            return False
+        self._mode = _REASONING
+        if rest == opener and self._marker_at(buf, blank, opener):
+            end = blank + len(opener)
+            if buf.startswith("\n", end) or (not final and end == len(buf)):
+                if end == len(buf):  # wait for the character after it (the usual "\n" goes with it)
+                    self._mode = _REASONING_START
+                    return False
+                end += 1
+            self._emit_reasoning(buf[:blank])
+            self._diag("duplicate_reasoning_open", "the prompt already opened the reasoning; the model wrote "
+                       f"{opener!r} again at its start (dropped)", raw=buf[blank:end])
+            self._buf = buf[end:]
+        return True
     def _at_start(self, final: bool) -> bool:
         buf = self._buf
         for opener in _THINK_START:
@@ -139,16 +179,21 @@ class HermesJsonParser(StreamParser):
             if blank == len(buf) and not final:
                 return False
             self._bare_open = False
-            if buf[blank:blank + 1] == "{":
+            if buf[blank:blank + 1] in ("{", "["):
                 self._mode = _BARE
-                self._bare = JsonValueScanner(self._bounds["max_depth"])
+                self._bare = JsonValueScanner(self._bounds["max_depth"] + 1)
                 return True
-        hit = _CONTENT_SCAN.scan(buf, final=final, literal=self._tokens)
+        hit = self._content_scan.scan(buf, final=final, literal=self._tokens)
         self._emit_content(buf[:hit.start])
         if hit.marker is None:
             self._buf = buf[hit.start:]
             return False
         self._buf = buf[hit.end:]
+        if hit.marker in _THINK_CLOSERS:  # no reasoning is open: the closer is not content
+            self._diag("reasoning_close_in_content", f"{M['think_close']!r} with no reasoning open; the text "
+                       "before it stays content", raw=hit.marker)
+            self._after_think = True
+            return True
         self._open_call("content", _CONTENT)
         return True
 
@@ -183,11 +228,20 @@ class HermesJsonParser(StreamParser):
         if body.tail is None:  # JSON phase
             scanner = body.scanner
             before = scanner.pos
-            end = scanner.feed(buf)
-            upto = scanner.error_pos - before if not scanner.strict else end if end >= 0 else len(buf)
+            closer = None
+            if body.source == "reasoning":  # the reasoning's close ends the call, even inside a JSON string
+                closer = _THINK_CLOSE_SCAN.scan(buf, final=final, literal=self._tokens)
+                end = scanner.feed(buf[:closer.start])
+            else:
+                end = scanner.feed(buf)
+            upto = scanner.error_pos - before if not scanner.strict else end if end >= 0 else (
+                len(buf) if closer is None else closer.start)
             self._body_text(body, buf[:upto])
             self._buf = buf = buf[upto:]
             if scanner.strict and end < 0:
+                if closer is not None and closer.marker is not None:
+                    self._end_call(truncated=False, unclosed=closer.marker)
+                    return True
                 if final:
                     self._end_call(truncated=True)
                     return True
@@ -244,18 +298,32 @@ class HermesJsonParser(StreamParser):
         if truncated:
             self._truncated = True
         text = body.text()
-        decoded = repair_ladder(text, truncated, **self._bounds)
+        decoded = repair_ladder(text, truncated, closed=not truncated and unclosed is None, **self._bounds)
         value = decoded.value
         name = value.get("name") if value is not None else None
-        args = value.get("arguments") if value is not None else None
-        diags = list(decoded.diagnostics)
+        args, key, repairs = call_object_arguments(value)
+        diags = list(decoded.diagnostics) + repairs
+        if repairs and decoded.status == "proposed":
+            decoded = decoded._replace(status="repaired")
         if unclosed is not None:
             diags.append(("call_not_closed", f"the call has no </tool_call>; it ends at {unclosed}"))
         call, stream = body.call, body.args
+        if call is None and truncated and not isinstance(name, str):
+            name = _complete_name(text)
+            if name is None:  # the output ended before the name was complete: no call
+                self._diag("truncated_call_header", "the output ended inside a <tool_call> before the call's "
+                           "name was complete; no call is started", severity="error", raw=M["call_open"] + text)
+                return
+        if call is None and not isinstance(name, str):  # no readable name: no call, the text is kept
+            self._diag("malformed_tool_call", "a <tool_call> body that is not a JSON object with a string \"name\"; "
+                       "no call is started, the text is kept here", severity="error", raw=M["call_open"] + text)
+            for code, message in diags:
+                self._diag(code, message, severity=diagnostic_severity(code))
+            return
         if call is None:
-            call = self._begin_call(name, source=body.source) if isinstance(name, str) else self._nameless(body)
+            call = self._begin_call(name, source=body.source)
             stream = stream_arguments(call)
-        _note_extra_keys(call, value, text)
+        _note_extra_keys(call, value, text, key)
         if not isinstance(name, str) or name != call.name:
             if value is not None or body.call is None:
                 diags.append(("malformed_tool_call", "the <tool_call> body is not a JSON object with the "
@@ -285,14 +353,6 @@ class HermesJsonParser(StreamParser):
                 call.diag("call_body", "the whole <tool_call> body, as written", severity="info", raw=text)
         finish_call(call, closed._replace(status=status, diagnostics=closed.diagnostics + diags, raw=raw))
 
-    def _nameless(self, body: _CallBody) -> CallBuilder:
-        """A candidate for a body with no readable name (so no unknown-tool check): kept, never usable
-        (its status is ``rejected``, or ``truncated`` when the output ended inside it)."""
-        call = CallBuilder(self, self._call_count, "", body.source, None)
-        self._call_count += 1
-        call.start()
-        return call
-
     # ---- bare JSON answers (option)
     def _in_bare(self, final: bool) -> bool:
         scanner = self._bare
@@ -313,22 +373,44 @@ class HermesJsonParser(StreamParser):
         if not final:
             return False
         text = "".join(self._bare_parts) + buf
-        decoded = repair_ladder(text, False, **self._bounds)
-        value = decoded.value
-        name = value.get("name") if isinstance(value, dict) else None
-        args = value.get("arguments") if isinstance(value, dict) else None
-        if not (isinstance(name, str) and self._names and name in self._names and isinstance(args, dict)):
+        calls = self._bare_calls(text)
+        if calls is None:
             return self._replay_bare()
         self._buf = ""
-        call = self._begin_call(name, source="content")
-        closed = stream_arguments(call).close(decoded=LadderResult(args, decoded.status, [], None))
-        _note_extra_keys(call, value, text)
-        diags = list(decoded.diagnostics) + [
-            ("bare_json_call", "the whole answer is one JSON object naming a declared tool, without "
-                               "<tool_call>; accepted because bare_json_calls=True")]
-        finish_call(call, closed._replace(diagnostics=diags, raw=text.strip(_JSON_WS)))
+        wrapper = ("missing_call_wrapper", "the whole answer is " + (
+            "a JSON array of call objects" if len(calls) > 1 or text.lstrip(_JSON_WS)[:1] == "[" else
+            "one JSON call object") + " naming declared tools, without <tool_call>; read as tool calls")
+        for (value, args, key, diags), raw in zip(calls, element_texts(text) if len(calls) > 1 or
+                                                  text.lstrip(_JSON_WS)[:1] == "[" else [text.strip(_JSON_WS)]):
+            call = self._begin_call(value["name"], source="content")
+            closed = stream_arguments(call).close(decoded=LadderResult(args, "repaired", [], None))
+            _note_extra_keys(call, value, raw, key)
+            finish_call(call, closed._replace(diagnostics=[wrapper] + diags, raw=raw))
         self._mode = _CONTENT
         return False
+
+    def _bare_calls(self, text: str) -> list | None:
+        """The calls a bare JSON answer holds (an object, or an array of objects), each as ``(object,
+        arguments, key, repairs)``; None unless every one names a declared tool with an object of arguments."""
+        if text.lstrip(_JSON_WS)[:1] == "[":
+            try:
+                values = loads(text, max_depth=self._bounds["max_depth"] + 1, max_bytes=self._bounds["max_bytes"])
+            except ValueError:
+                return None
+            ladder: list = []
+            if not isinstance(values, list) or not values:
+                return None
+        else:
+            decoded = repair_ladder(text, False, **self._bounds)
+            values, ladder = [decoded.value], list(decoded.diagnostics)
+        calls = []
+        for value in values:
+            name = value.get("name") if isinstance(value, dict) else None
+            args, key, repairs = call_object_arguments(value)
+            if not (isinstance(name, str) and self._names and name in self._names and isinstance(args, dict)):
+                return None
+            calls.append((value, args, key, ladder + repairs))
+        return calls
 
     def _replay_bare(self) -> bool:
         """Not a bare call after all: parse the held text as ordinary content."""
@@ -339,12 +421,26 @@ class HermesJsonParser(StreamParser):
         return True
 
 
-def _note_extra_keys(call: CallBuilder, value: Any, body: str) -> None:
+def _note_extra_keys(call: CallBuilder, value: Any, body: str, key: str | None = "arguments") -> None:
     """Keys next to "name" and "arguments" are ignored; the diagnostic keeps the body they came in."""
-    extra = sorted(set(value) - {"name", "arguments"}) if isinstance(value, dict) else []
+    extra = sorted(set(value) - {"name", key or "arguments"}) if isinstance(value, dict) else []
     if extra:
         call.diag("extra_call_fields", f"ignored key(s) {extra} next to \"name\" and \"arguments\"",
                   raw=body)
+
+
+_NAME_FIRST = regex.compile(r'[ \t\n\r]*\{[ \t\n\r]*"name"[ \t\n\r]*:[ \t\n\r]*"((?:[^"\\\x00-\x1f]|\\.)*)"')
+
+
+def _complete_name(body: str) -> str | None:
+    """The name of a cut-off body that opens ``{"name": "NAME"`` with NAME complete, else None."""
+    m = _NAME_FIRST.match(body)
+    if m is None:
+        return None
+    try:
+        return json.loads('"' + m.group(1) + '"')
+    except ValueError:
+        return None
 
 
 def _value_text(text: str | None, offset: int) -> str | None:
@@ -358,10 +454,11 @@ def _value_text(text: str | None, offset: int) -> str | None:
 class Qwen3Parser(HermesJsonParser):
     """Qwen3: the model opens ``<think>`` itself when thinking (the very first thing it writes)."""
 
+    has_reasoning = True
     think_tag_at_start = True
 
 
-class Qwen3ThinkingParser(HermesJsonParser):
-    """Qwen3-Thinking-2507: the prompt already opened ``<think>\\n``; the output starts in reasoning."""
-
-    prompt_opens_reasoning = True
+class Qwen3ThinkingParser(Qwen3Parser):
+    """Qwen3-Thinking-2507: the prompt already opened ``<think>\\n`` (its rendered prompt says so); pass
+    ``prompt=`` or ``thinking=True`` to start in reasoning. ``thinking=False`` starts in content (output a
+    reasoning parser already split), where a leading ``<think>`` still opens reasoning."""

@@ -8,8 +8,11 @@ V3.1/R1, Llama 3.1, Mistral).
   JSON grammar, so it knows the last *safe point*: the longest prefix that, closed with ``"``/``}``/``]``,
   is JSON made only of what the model wrote (no dangling key, comma or half-written number).
 * :func:`decode_arguments` is the repair ladder: strict JSON first, then (each step named by a
-  diagnostic, status ``repaired``) a code fence, Python literals, trailing commas and, only for a
-  truncated output, a missing final brace. Unescaped inner quotes are never guessed at: ``rejected``.
+  diagnostic, status ``repaired``) a code fence, raw control characters in strings, Python literals,
+  trailing commas, one missing final ``}``/``]`` (before the call's close marker, or for a truncated output)
+  and arguments written as a JSON string holding the object. Unescaped inner quotes and closing brackets by
+  count are never guessed at: ``rejected`` with the reason. :func:`call_object_arguments` reads a call
+  object's arguments (``parameters`` as an alias, a JSON string decoded once).
 * :class:`ArgumentsStream` streams a call's raw argument text as ``ArgumentsDelta`` fragments while it
   arrives, up to the scanner's safe point, and at the end completes the fragments so that they
   concatenate to JSON of the call's final arguments (see the class docstring for the rule).
@@ -27,7 +30,7 @@ from toolwire.output import ToolCallCandidate, ToolCallFinished
 from .base import CallBuilder
 from .safe_json import MAX_DEPTH, JsonTooDeep, JsonTooLarge, loads
 
-__all__ = ["JsonValueScanner", "DecodedArguments", "decode_arguments", "LadderResult", "repair_ladder",
+__all__ = ["JsonValueScanner", "DecodedArguments", "decode_arguments", "call_object_arguments", "json_string_object", "element_texts", "LadderResult", "repair_ladder",
            "ArgumentsStream", "ClosedArguments", "call_object_bounds",
            "stream_arguments", "finish_call", "worse_status"]
 
@@ -186,6 +189,8 @@ class JsonValueScanner:
                     self._esc = 1
                     i = j + 1
                 else:
+                    if not self._is_key:  # the string's text up to the raw character is safe
+                        self.safe = base + j
                     self._fail(base + j, "control character inside a string (must be escaped)")
                     return j
                 continue
@@ -384,6 +389,21 @@ _PY_LITERALS = {"True": "true", "False": "false", "None": "null"}
 _PY_ESCAPES = {"'": "'", '"': '"', "\\": "\\", "/": "/", "n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f"}
 
 
+_CONTROL = re.compile(r"[\x00-\x1f]")
+_CONTROL_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\b": "\\b", "\f": "\\f"}
+
+
+def _open_containers(tokens: list[tuple[str, str]]) -> list[str]:
+    """The ``{``/``[`` left open at the end of a token list (strings are tokens, so their brackets do not count)."""
+    stack: list[str] = []
+    for kind, tok in tokens:
+        if kind == "other" and tok in "{[":
+            stack.append(tok)
+        elif kind == "other" and tok in "}]" and stack:
+            stack.pop()
+    return stack
+
+
 def _python_string(token: str) -> str | None:
     """A single-quoted Python string token as JSON text, or None when its escapes are ambiguous."""
     if len(token) < 2 or not token.endswith("'"):
@@ -407,15 +427,26 @@ def _python_string(token: str) -> str | None:
     return json.dumps("".join(out), ensure_ascii=False)
 
 
-def _token_repairs(text: str, truncated: bool) -> tuple[str, list[tuple[str, str]], bool]:
-    """Python literals, single-quoted strings, trailing commas and (truncated only) the final brace.
-    Returns the new text, the repairs applied and whether a string token looks like an unescaped quote."""
+def _escape_controls(token: str) -> str:
+    """A double-quoted string token with its raw control characters written as JSON escapes."""
+    return _CONTROL.sub(lambda m: _CONTROL_ESCAPES.get(m.group(), f"\\u{ord(m.group()):04x}"), token)
+
+
+def _token_repairs(text: str, truncated: bool, closed: bool = False) -> tuple[str, list[tuple[str, str]], bool]:
+    """Raw control characters in strings, Python literals, single-quoted strings, trailing commas and the
+    final closer (one missing ``}``/``]``: for a truncated output, or before the call's close marker when
+    ``closed``). Returns the new text, the repairs applied (or the reason a repair was refused) and whether a
+    string token looks like an unescaped quote."""
     tokens = [(m.lastgroup, m.group()) for m in _TOKEN.finditer(text)]
     diags: list[tuple[str, str]] = []
     literals: list[str] = []
     quoted = 0
+    controls = 0
     for k, (kind, tok) in enumerate(tokens):
-        if kind == "word" and tok in _PY_LITERALS:
+        if kind == "dq" and _CONTROL.search(tok):
+            tokens[k] = ("dq", _escape_controls(tok))
+            controls += 1
+        elif kind == "word" and tok in _PY_LITERALS:
             tokens[k] = ("word", _PY_LITERALS[tok])
             literals.append(tok)
         elif kind == "sq":
@@ -428,6 +459,8 @@ def _token_repairs(text: str, truncated: bool) -> tuple[str, list[tuple[str, str
                       "replaced Python literal(s) " + ", ".join(sorted(set(literals))) + " by JSON ones"))
     if quoted:
         diags.append(("repaired_single_quotes", f"rewrote {quoted} single-quoted string(s) as JSON strings"))
+    if controls:
+        diags.append(("raw_control_character", f"escaped raw control characters in {controls} string(s)"))
     # a missing final brace (truncated output only): exactly one object left open, outside any string
     if truncated:
         stack: list[str] = []
@@ -441,6 +474,17 @@ def _token_repairs(text: str, truncated: bool) -> tuple[str, list[tuple[str, str
         if stack == ["{"] and not open_string:
             tokens.append(("other", "}"))
             diags.append(("repaired_missing_brace", "closed the object the truncated output left open"))
+    elif closed:
+        stack = _open_containers(tokens)
+        last = next((t for t in reversed(tokens) if t[0] != "ws"), None)
+        open_string = last is not None and last[0] == "dq" and not _closed_string(last[1])
+        if len(stack) == 1 and not open_string:
+            closer = "}" if stack[0] == "{" else "]"
+            tokens.append(("other", closer))
+            diags.append(("missing_closing_brace", f"added the final {closer!r} missing before the call's close marker"))
+        elif len(stack) > 1 and not open_string:
+            diags.append(("unclosed_brackets", f"{len(stack)} brackets are left open before the call's close "
+                          "marker; closing them by count is not guessed"))
     # trailing commas: a ',' whose next non-blank token closes the container (one backward pass)
     commas = 0
     closer_follows = False
@@ -466,6 +510,9 @@ def _token_repairs(text: str, truncated: bool) -> tuple[str, list[tuple[str, str
     return "".join(tok for _, tok in tokens), diags, suspicious
 
 
+_REFUSALS = frozenset({"unclosed_brackets"})  # repairs the ladder will not guess, reported as the reason
+
+
 def _strict(text: str, load: Callable[[str], Any]) -> tuple[Any, str | None]:
     """(value, None) when ``text`` is strict JSON, else (None, reason). A text past the limits raises."""
     try:
@@ -485,7 +532,7 @@ def _closed_string(token: str) -> bool:
 
 
 def repair_ladder(raw: str, truncated: bool = False, *, max_depth: int = MAX_DEPTH,
-                  max_bytes: int | None = None) -> LadderResult:
+                  max_bytes: int | None = None, closed: bool = False) -> LadderResult:
     """The ladder behind :func:`decode_arguments` (same rules); also returns the text the value came
     from. The value must be a JSON object. Text nested deeper than ``max_depth`` or larger than
     ``max_bytes`` UTF-8 bytes is not decoded: ``too_large``, ``rejected`` (``truncated`` if ``truncated``)."""
@@ -493,12 +540,12 @@ def repair_ladder(raw: str, truncated: bool = False, *, max_depth: int = MAX_DEP
     if not raw.strip():
         return LadderResult(None, final or "rejected", [("empty_arguments", "no JSON text where arguments belong")], None)
     try:
-        return _climb(raw, final, lambda text: loads(text, max_depth=max_depth, max_bytes=max_bytes))
+        return _climb(raw, final, lambda text: loads(text, max_depth=max_depth, max_bytes=max_bytes), closed)
     except (JsonTooDeep, JsonTooLarge) as exc:
         return LadderResult(None, final or "rejected", [("too_large", str(exc))], None)
 
 
-def _climb(raw: str, final: str | None, load: Callable[[str], Any]) -> LadderResult:
+def _climb(raw: str, final: str | None, load: Callable[[str], Any], closed: bool = False) -> LadderResult:
     truncated = final is not None
     value, reason = _strict(raw, load)
     diags: list[tuple[str, str]] = []
@@ -517,11 +564,14 @@ def _climb(raw: str, final: str | None, load: Callable[[str], Any]) -> LadderRes
             if reason is None:
                 return _check_object(value, final or "repaired", diags, text)
     # rungs 2-4: Python literals and quotes, trailing commas, (truncated) the final brace
-    repaired, more, suspicious = _token_repairs(text, truncated)
+    repaired, more, suspicious = _token_repairs(text, truncated, closed)
+    refused = [d for d in more if d[0] in _REFUSALS]
+    more = [d for d in more if d[0] not in _REFUSALS]
     if more:
         value, reason2 = _strict(repaired, load)
         if reason2 is None:
             return _check_object(value, final or "repaired", diags + more, repaired)
+    diags.extend(refused)
     if suspicious:
         diags.append(("unescaped_quote", "a string seems to contain an unescaped '\"'; not guessed, raw text kept"))
     elif truncated:
@@ -532,6 +582,11 @@ def _climb(raw: str, final: str | None, load: Callable[[str], Any]) -> LadderRes
 
 
 def _check_object(value: Any, status: str, diags: list, text: str) -> LadderResult:
+    if isinstance(value, str):  # arguments given as a JSON string that holds the object
+        inner = json_string_object(value)
+        if inner is not None:
+            return LadderResult(inner, "truncated" if status == "truncated" else "repaired",
+                                diags + [ARGUMENTS_JSON_STRING], None)
     if not isinstance(value, dict):
         return LadderResult(None, "truncated" if status == "truncated" else "rejected",
                         diags + [("arguments_not_object", f"arguments are a JSON {type(value).__name__}, "
@@ -539,8 +594,60 @@ def _check_object(value: Any, status: str, diags: list, text: str) -> LadderResu
     return LadderResult(value, status, diags, text)
 
 
+ARGUMENTS_JSON_STRING = ("arguments_json_string", "the arguments were a JSON string holding a JSON object; "
+                         "decoded once")
+
+
+def json_string_object(value: Any, *, max_depth: int = MAX_DEPTH) -> dict | None:
+    """The object a JSON string holds (tool arguments written as a string: ``"{\\"city\\": ..."``), decoded
+    once; None when ``value`` is not a string holding exactly a JSON object."""
+    if not isinstance(value, str) or not value.lstrip().startswith("{"):
+        return None
+    try:
+        inner = loads(value, max_depth=max_depth, max_bytes=len(value.encode("utf-8", "surrogatepass")))
+    except ValueError:
+        return None
+    return inner if isinstance(inner, dict) else None
+
+
+ALIAS_PARAMETERS = ("arguments_alias_parameters", "the call object says \"parameters\" where the format writes "
+                    "\"arguments\"")
+
+
+def call_object_arguments(value: Any, key: str = "arguments", alias: str | None = "parameters",
+                          ) -> tuple[Any, str | None, list[tuple[str, str]]]:
+    """The arguments of a decoded call object ``{"name": ..., key: {...}}``: ``(arguments, the key they came
+    under, repairs)``. ``alias`` stands in for a missing ``key`` (``arguments_alias_parameters``), and a JSON
+    string holding an object is decoded once (``arguments_json_string``). ``(None, None, [])`` when
+    ``value`` is not an object."""
+    if not isinstance(value, dict):
+        return None, None, []
+    repairs: list[tuple[str, str]] = []
+    used = key if key in value else alias if alias is not None and alias in value else None
+    if used is not None and used != key:
+        repairs.append(ALIAS_PARAMETERS)
+    args = value.get(used) if used is not None else None
+    inner = json_string_object(args)
+    if inner is not None:
+        args = inner
+        repairs.append(ARGUMENTS_JSON_STRING)
+    return args, used, repairs
+
+
+def element_texts(array: str) -> list[str]:
+    """The text of each object element of a strict JSON array (``[{...}, {...}]``), as written."""
+    out, pos = [], array.index("[") + 1
+    while True:
+        start = array.find("{", pos)
+        if start < 0:
+            return out
+        end = JsonValueScanner().feed(array[start:])
+        out.append(array[start:start + end])
+        pos = start + end
+
+
 def decode_arguments(raw: str, *, truncated: bool = False, max_depth: int = MAX_DEPTH,
-                     max_bytes: int | None = None) -> DecodedArguments:
+                     max_bytes: int | None = None, closed: bool = False) -> DecodedArguments:
     """Decode a call's raw argument text through the repair ladder.
 
     Strict JSON (bounded by :func:`toolwire.parsers.safe_json.loads`) is ``proposed``. Otherwise, each
@@ -552,7 +659,7 @@ def decode_arguments(raw: str, *, truncated: bool = False, max_depth: int = MAX_
     always ``truncated`` (the value, when recoverable, is still returned; ``truncated_json`` when not).
     Past ``max_depth`` / ``max_bytes`` nothing is decoded: ``too_large``.
     """
-    decoded = repair_ladder(raw, truncated, max_depth=max_depth, max_bytes=max_bytes)
+    decoded = repair_ladder(raw, truncated, max_depth=max_depth, max_bytes=max_bytes, closed=closed)
     return DecodedArguments(decoded.value, decoded.status, decoded.diagnostics)
 
 
@@ -637,17 +744,19 @@ class ArgumentsStream:
             self._sent.append(fragment)
             self.emit(fragment)
 
-    def decode(self, truncated: bool = False) -> LadderResult:
-        """The raw text so far through the repair ladder, bounded by the limits."""
+    def decode(self, truncated: bool = False, closed: bool = False) -> LadderResult:
+        """The raw text so far through the repair ladder, bounded by the limits (``closed``: the call's close
+        marker ended the text, so one missing final ``}``/``]`` may be added)."""
         return repair_ladder(self.raw, truncated, max_depth=self.limits.max_depth,
-                             max_bytes=self.limits.max_argument_bytes)
+                             max_bytes=self.limits.max_argument_bytes, closed=closed)
 
-    def close(self, *, truncated: bool = False, decoded: LadderResult | None = None) -> ClosedArguments:
+    def close(self, *, truncated: bool = False, decoded: LadderResult | None = None,
+              closed: bool = False) -> ClosedArguments:
         """Finish: decode the raw text (or use ``decoded`` from a larger body), emit the completing
         fragment and return arguments consistent with every fragment sent."""
         raw = self.raw
         if decoded is None:
-            decoded = self.decode(truncated)
+            decoded = self.decode(truncated, closed)
         reported = raw[self.scanner.start:] if self.scanner.started else raw.lstrip(_WS)
         diags = list(decoded.diagnostics)
         sent = self.sent
@@ -714,25 +823,34 @@ def call_object_bounds(limits: Limits) -> dict[str, int]:
 
 def diagnostic_severity(code: str) -> str:
     """Severity of a ladder diagnostic: repairs and partial values warn, unusable JSON is an error."""
-    return "warning" if code.startswith("repaired_") or code == "partial_arguments" else "error"
+    return "warning" if code.startswith("repaired_") or code in _WARNINGS else "error"
 
 
-def finish_call(call: CallBuilder, closed: ClosedArguments, *, raw: str | None = None) -> ToolCallCandidate:
+_WARNINGS = frozenset({"partial_arguments", "raw_control_character", "missing_closing_brace", "arguments_json_string",
+                       "arguments_alias_parameters"})
+
+
+def finish_call(call: CallBuilder, closed: ClosedArguments, *, raw: str | None = None) -> ToolCallCandidate | None:
     """Finish a call whose arguments went through :meth:`ArgumentsStream.close` (use this instead of
     ``CallBuilder.finish``, which would add its own closing fragment). The status is the worse of the
     call's (``rejected`` for an unknown tool or a call in reasoning) and the arguments'; ``raw``
     overrides the raw argument text kept on the candidate."""
+    if call.past_limit:  # past Limits.max_calls: no candidate, only its text is kept
+        call.keep("".join(call.raw_parts) + (closed.raw if raw is None else raw))
+        return None
     for code, message in closed.diagnostics:
         if code == "too_large":
             call.reject_too_large(message)
         else:
             call.diag(code, message, severity=diagnostic_severity(code))
     status = worse_status(call.status, closed.status)
+    if closed.status == "truncated":  # the output ended inside the call: truncated, whatever else is wrong
+        status = "truncated"
     call.status = status
     cand = ToolCallCandidate(
         index=call.index, id=call.id, name=call.name, arguments=closed.arguments,
         raw_arguments=closed.raw if raw is None else raw, status=status, source=call.source,
-        diagnostics=call.diagnostics,
+        diagnostics=call.diagnostics, arguments_text="".join(call.fragments),
     )
     call.parser._events.append(ToolCallFinished(call.index, cand))
     call.parser._candidates.append(cand)

@@ -20,7 +20,12 @@ from typing import Any, Sequence
 import regex
 
 from .base import StreamParser
-from .json_body import JsonValueScanner, call_object_bounds, decode_arguments, diagnostic_severity, worse_status
+from .json_body import (
+    ARGUMENTS_JSON_STRING, JsonValueScanner, call_object_bounds, decode_arguments, diagnostic_severity,
+    element_texts, json_string_object, worse_status,
+)
+from .safe_json import loads
+from .stop_tokens import TrailingStopToken
 from .marker_json import StreamedCall
 
 # One marker table shared by the renderer (toolwire.templates.llama re-exports it) and this parser.
@@ -35,14 +40,23 @@ MARKERS = {
 PYTHON_TAG = MARKERS["python_tag"]
 
 MAX_PREFIX_CHARS = 512
-_PREFIX = regex.compile(r'\{\s*"name"\s*:\s*"(?P<name>(?:[^"\\]|\\.)*)"\s*,\s*"(?P<key>parameters|arguments)"\s*:\s*')
-_CUT_NAME = re.compile(r'\s*\{\s*"name"\s*:\s*"(?P<name>(?:[^"\\]|\\.)*)')
+_PREFIX = regex.compile(r'\{[ \t\n\r]*"name"[ \t\n\r]*:[ \t\n\r]*"(?P<name>(?:[^"\\]|\\.)*)"[ \t\n\r]*,[ \t\n\r]*'
+                        r'"(?P<key>parameters|arguments)"[ \t\n\r]*:[ \t\n\r]*(?=\{)')  # JSON blanks only
+_CUT_NAME = re.compile(r'[ \t\n\r]*\{[ \t\n\r]*"name"[ \t\n\r]*:[ \t\n\r]*"(?P<name>(?:[^"\\]|\\.)*)')
 _BUILTIN = re.compile(r"\s*(?P<name>[A-Za-z_][A-Za-z0-9_]*)\.call\((?P<args>.*)\)\s*", re.S)
 _BUILTIN_KEY = re.compile(r'\s*(?P<key>[A-Za-z_][A-Za-z0-9_]*)\s*=\s*"')
 _BUILTIN_NEXT = re.compile(r'"\s*,\s*(?=[A-Za-z_][A-Za-z0-9_]*\s*=\s*")')
 _BLANK = " \t\r\n"
 
-_START, _PREFIX_STATE, _BODY, _TAIL, _WHOLE, _AFTER, _PYTHON, _CONTENT = range(8)
+_START, _PREFIX_STATE, _BODY, _TAIL, _WHOLE, _AFTER, _PYTHON, _CONTENT, _ARRAY = range(9)
+
+
+def _json_name(escaped: str) -> str | None:
+    """The name inside ``"..."`` as JSON reads it, or None (a raw control character, a bad escape)."""
+    try:
+        return json.loads(f'"{escaped}"')
+    except ValueError:
+        return None
 
 
 def builtin_arguments(text: str) -> dict[str, str] | None:
@@ -65,8 +79,12 @@ def builtin_arguments(text: str) -> dict[str, str] | None:
         pos = nxt.end()
 
 
-class LlamaParser(StreamParser):
-    """Llama 3.1 output: content, or one or more JSON calls, or a ``<|python_tag|>`` call."""
+class LlamaParser(TrailingStopToken, StreamParser):
+    """Llama 3.1 output: content, or one or more JSON calls, or a ``<|python_tag|>`` call. Also read: a JSON
+    array of call objects naming declared tools (``repaired``, ``json_array_calls``; any other array is
+    content), and a trailing ``<|eot_id|>`` / ``<|eom_id|>`` (stripped, ``stop_token_in_output``)."""
+
+    stop_tokens = (MARKERS["eot"], MARKERS["eom"])
 
     def __init__(self, tools: Sequence[Any] | None = None, *, thinking: bool = False,
                  builtin_tools: Sequence[str] | None = None, **options: Any):
@@ -82,16 +100,18 @@ class LlamaParser(StreamParser):
         self._call: StreamedCall | None = None
         self._tail: list[str] = []
         self._steps = {_START: self._start, _PREFIX_STATE: self._prefix, _BODY: self._body, _TAIL: self._tail_text,
-                       _WHOLE: self._whole, _AFTER: self._after, _PYTHON: self._python, _CONTENT: self._plain}
+                       _WHOLE: self._whole, _AFTER: self._after, _PYTHON: self._python, _CONTENT: self._plain,
+                       _ARRAY: self._array}
 
     def _advance(self, final: bool) -> None:
+        held = self._hold_stop_token(final)
         buf, pos = self._buf, 0
         while True:
             new_pos = self._steps[self._state](buf, pos, final)
             if new_pos is None:
                 break
             pos = new_pos
-        self._buf = buf[pos:]
+        self._buf = buf[pos:] + held
         if final:
             self._at_end()
 
@@ -107,6 +127,10 @@ class LlamaParser(StreamParser):
             return None if i == pos else i
         if rest.startswith("{"):
             self._open_object()  # the blanks stay pending until we know whether this is a call
+            return i
+        if rest.startswith("[") and not self._tagged and self._call_count == 0:
+            self._open_object()
+            self._state = _ARRAY
             return i
         if self._marker_at(buf, i, PYTHON_TAG):
             self._pending = ""
@@ -129,10 +153,11 @@ class LlamaParser(StreamParser):
         self._text.append(piece)
         head = "".join(self._text)
         m = _PREFIX.match(head, partial=True)
-        if m is not None and not m.partial:
+        name = _json_name(m["name"]) if m is not None and not m.partial else None
+        if name is not None:
             self._outer.feed(head[:m.end()])
             self._pending = ""
-            call = self._begin_call(json.loads(f'"{m["name"]}"'))
+            call = self._begin_call(name)
             if m["key"] == "arguments":
                 call.diag("arguments_key", "the call says 'arguments' where Llama writes 'parameters'",
                           severity="info")
@@ -140,7 +165,7 @@ class LlamaParser(StreamParser):
             self._text = []
             self._state = _BODY
             return len(buf) - (len(head) - m.end())  # the body starts right after the prefix (in this piece)
-        if m is None or len(head) > MAX_PREFIX_CHARS:
+        if m is None or not m.partial or len(head) > MAX_PREFIX_CHARS:  # (not partial: a name JSON cannot read)
             self._state = _WHOLE
             self._text = []
             return self._whole_head(head, buf)
@@ -224,6 +249,64 @@ class LlamaParser(StreamParser):
         self._to_content()
         return i
 
+    def _array(self, buf: str, pos: int, final: bool) -> int | None:
+        """A reply that opens with ``[``: a JSON array of calls only when every element is a call object
+        naming a declared tool (else content, unchanged)."""
+        piece = buf[pos:]
+        if not piece:
+            return None
+        scanner = self._outer
+        end = scanner.feed(piece)
+        self._text.append(piece if end < 0 else piece[:end])
+        if not scanner.strict:
+            self._array_is_content()
+            return len(buf) if end < 0 else pos + end
+        if end < 0:
+            return len(buf)
+        text, self._text = "".join(self._text), []
+        if not self._emit_array(text):
+            self._to_content()
+            self._emit_content(text)
+            return pos + end
+        self._pending = ""
+        self._state = _AFTER
+        return pos + end
+
+    def _array_is_content(self) -> None:
+        text, self._text = "".join(self._text), []
+        self._to_content()
+        self._emit_content(text)
+
+    def _emit_array(self, text: str) -> bool:
+        try:
+            values = loads(text, max_depth=self._bounds["max_depth"] + 1,
+                           max_bytes=self._bounds["max_bytes"] * max(1, self.limits.max_calls))
+        except ValueError:
+            return False
+        if not isinstance(values, list) or not values or not self._names:
+            return False
+        calls = []
+        for value in values:
+            if not isinstance(value, dict) or value.get("name") not in self._names:
+                return False
+            key = "parameters" if "parameters" in value else "arguments" if "arguments" in value else None
+            args = value.get(key) if key else None
+            inner = json_string_object(args, max_depth=self.limits.max_depth)
+            if not isinstance(inner if inner is not None else args, dict):
+                return False
+            calls.append((value["name"], inner if inner is not None else args, inner is not None))
+        for (name, args, from_string), raw in zip(calls, element_texts(text)):
+            call = self._begin_call(name)
+            call.diag("json_array_calls", "the reply is a JSON array of call objects naming declared tools; "
+                      "read as tool calls")
+            if from_string:
+                call.diag(*ARGUMENTS_JSON_STRING, severity="warning")
+            for k, v in args.items():
+                call.value(k, v)
+            call.raw(raw)
+            call.finish(worse_status(call.status, "repaired"))
+        return True
+
     def _python(self, buf: str, pos: int, final: bool) -> int | None:
         """A built-in call's text, read whole at the end of the output."""
         if pos < len(buf):
@@ -253,10 +336,17 @@ class LlamaParser(StreamParser):
             return False
         key = "parameters" if "parameters" in value else "arguments" if "arguments" in value else None
         args = value.get(key) if key else None
+        inner = json_string_object(args, max_depth=self.limits.max_depth)
+        repairs = list(decoded.diagnostics)
+        status = decoded.status
+        if inner is not None:
+            args = inner
+            repairs.append(ARGUMENTS_JSON_STRING)
+            status = worse_status(status, "repaired")
         if not isinstance(args, dict):
             return False
         call = self._begin_call(value["name"])
-        for code, message in decoded.diagnostics:
+        for code, message in repairs:
             call.diag(code, message, severity=diagnostic_severity(code))
         extra = sorted(set(value) - {"name", key})
         if extra:
@@ -266,22 +356,26 @@ class LlamaParser(StreamParser):
         for k, v in args.items():
             call.value(k, v)
         call.raw(text)
-        call.finish(worse_status(call.status, decoded.status))
+        call.finish(worse_status(call.status, status))
         return True
 
     def _emit_cut_prefix(self, text: str) -> bool:
-        """The output ended inside ``{"name": "...`` : a truncated call (name as far as it got), or False."""
+        """The output ended inside ``{"name": "...", ...`` before the arguments: with the name complete, a
+        truncated call; inside the name, no call (``truncated_call_header``, the text kept). False when
+        ``text`` is not such a beginning."""
         m = _CUT_NAME.match(text)
         if m is None:
             return False
-        try:
-            name = json.loads(f'"{m["name"]}"')
-        except ValueError:
-            name = m["name"]
+        name = _json_name(m["name"]) if text.startswith('"', m.end()) else None
+        if name is None:
+            self._diag("truncated_call_header", "the output ended inside the call's name; no call is started "
+                       "before its name is complete", severity="error", raw=self._pending + text)
+            self._pending = ""
+            return True
         call = self._begin_call(name)
         call.diag("truncated", "the output ended inside this call", severity="error")
         call.raw(text)
-        call.finish(worse_status(call.status, "truncated"))
+        call.finish("truncated")
         return True
 
     def _emit_builtin(self, text: str) -> None:
@@ -304,6 +398,8 @@ class LlamaParser(StreamParser):
         if state == _PYTHON:
             self._emit_builtin("".join(self._text))
             self._text = []
+        elif state == _ARRAY:
+            self._array_is_content()
         elif state in (_PREFIX_STATE, _WHOLE):
             text, self._text = "".join(self._text), []
             if self._emit_whole(text, truncated=True) or (state == _PREFIX_STATE and self._emit_cut_prefix(text)):

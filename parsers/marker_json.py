@@ -27,9 +27,13 @@ from typing import Callable, ClassVar, NamedTuple, Sequence
 
 from toolwire.output import ToolCallCandidate
 
-from .base import CallBuilder, StreamParser
-from .json_body import finish_call, stream_arguments
+from .base import CallBuilder, PastLimitCall, StreamParser
+from .json_body import (
+    JsonValueScanner, LadderResult, call_object_arguments, element_texts, finish_call, stream_arguments,
+)
 from .lexer import MarkerScanner
+from .safe_json import loads
+from .stop_tokens import TrailingStopToken
 
 MAX_HEADER_CHARS = 1024
 """A call header (tool name, id) longer than this is not a header: it is kept as a diagnostic."""
@@ -38,11 +42,18 @@ MAX_HEADER_CHARS = 1024
 
 class Header(NamedTuple):
     """What a call header says: the tool name, the model's own call id (or None) and any problems, each
-    ``(code, message, raw)`` where ``raw`` keeps header text that is neither name nor id."""
+    ``(code, message, raw)`` where ``raw`` keeps header text that is neither name nor id. ``status`` is
+    ``repaired`` when the header is an accepted variant spelling (the problem names it)."""
 
     name: str
     call_id: str | None = None
     problems: tuple[tuple[str, str, str | None], ...] = ()
+    status: str | None = None
+
+
+HEADER_BLANKS = " \t\r\n"
+"""What is stripped around a header's name and id: ASCII blanks only. Other whitespace (U+3000, U+00A0,
+``\\x0b``, ``\\x1c``-``\\x1f``) stays in the name, so it is kept (and a name holding it is not a declared tool)."""
 
 
 class Grammar(NamedTuple):
@@ -56,6 +67,22 @@ class Grammar(NamedTuple):
     think_open: str | None = None     # the model may open reasoning itself, at the very start
     think_close: str | None = None
     trailer: str = ""                 # text the format writes between the JSON and call_close (R1: ```)
+    reasoning_open: str = "<think>"   # a repeat of the prompt's opener at the start of reasoning is dropped
+    json_array_calls: bool = False    # call_open followed by a JSON array of call objects (Mistral before v11)
+    bare_headers: bool = False        # inside a section, HEADER header_end without call_open is a call (Kimi)
+    own_reasoning: bool = True        # False: the model has no reasoning of its own; think_close is content
+                                      # unless thinking=True said the prompt opened reasoning (Kimi K2)
+
+
+class NamelessCall(PastLimitCall):
+    """A call whose header names no tool (``[TOOL_CALLS][ARGS]{...}``): read like a call, but no call is started
+    (no call has an empty name); its text goes to a ``malformed_call`` diagnostic."""
+
+    __slots__ = ()
+
+    def keep(self, text: str) -> None:
+        self.parser._diag("malformed_call", "a call header that names no tool; no call is started, its text is "
+                          "kept here", severity="error", raw=text)
 
 
 class StreamedCall:
@@ -72,11 +99,12 @@ class StreamedCall:
         """Raw argument text; returns the index just past the JSON value's end in ``text``, or -1."""
         return self.stream.feed(text)
 
-    def close(self, *, truncated: bool = False) -> ToolCallCandidate:
-        """Decode through the repair ladder, complete the fragments and emit the candidate."""
+    def close(self, *, truncated: bool = False, closed: bool = False) -> ToolCallCandidate:
+        """Decode through the repair ladder, complete the fragments and emit the candidate (``closed``: the
+        call's close marker ended the arguments)."""
         if truncated:
             self.call.diag("truncated", "the output ended inside this call", severity="error")
-        return finish_call(self.call, self.stream.close(truncated=truncated))
+        return finish_call(self.call, self.stream.close(truncated=truncated, closed=closed))
 
     def close_at_end(self) -> bool:
         """The output ended before the scanner saw the value end. Text that is complete JSON after a repair
@@ -94,26 +122,33 @@ class StreamedCall:
 
 
 # parser states
-_START, _TEXT, _SECTION, _HEADER, _BODY, _AFTER_BODY, _BETWEEN = range(7)
+_START, _TEXT, _SECTION, _HEADER, _BODY, _AFTER_BODY, _BETWEEN, _REASONING_START, _ARRAY = range(9)
 
 
-class JsonCallParser(StreamParser):
+class JsonCallParser(TrailingStopToken, StreamParser):
     """Stream parser for a :class:`Grammar`. Subclasses set ``grammar`` and implement :meth:`parse_header`.
 
-    ``prompt_opens_reasoning``: with ``thinking=True`` the family's generation prompt already opened the
-    reasoning block, so output starts as reasoning (DeepSeek). Calls written inside reasoning are reported
-    with ``source="reasoning"`` (rejected unless ``promote_reasoning_calls=True``).
+    Start state (every family's convention): with ``thinking=True`` the prompt opened the reasoning block,
+    so output starts as reasoning (in a grammar that has ``think_close``), and a ``reasoning_open`` the model
+    writes again at its very start is dropped (``duplicate_reasoning_open``). ``thinking=False`` starts in
+    content: a ``think_open`` written as the very first thing still opens reasoning, and a ``think_close``
+    met in content is dropped from it with ``reasoning_close_in_content``. Calls written inside reasoning are
+    reported with ``source="reasoning"`` (rejected unless ``promote_reasoning_calls=True``). A trailing
+    ``stop_tokens`` token is stripped (``stop_token_in_output``).
     """
 
     grammar: ClassVar[Grammar]
-    prompt_opens_reasoning: ClassVar[bool] = False
     _scanner_cache: ClassVar[dict] = {}
 
     def __init__(self, tools: Sequence | None = None, *, thinking: bool = False, **options):
         super().__init__(tools, thinking=thinking, **options)
         g = self.grammar
-        self._in_reasoning = bool(thinking and self.prompt_opens_reasoning)
-        self._state = _START if g.think_open else _TEXT
+        self._in_reasoning = bool(thinking and g.think_close)
+        self._content_key = "content" if g.own_reasoning or thinking else "content_plain"
+        self._state = _REASONING_START if self._in_reasoning else _START if g.think_open else _TEXT
+        self._outside = False             # the current call was opened without its section
+        self._bare = False                # the current call's header came without call_open
+        self._array: tuple[JsonValueScanner, list[str]] | None = None
         self._in_section = False
         self._source = "content"          # where the current section's calls come from
         self._header: list[str] = []
@@ -125,6 +160,7 @@ class JsonCallParser(StreamParser):
         self._steps: dict[int, Callable[[str, int, bool], int | None]] = {
             _START: self._start, _TEXT: self._text, _SECTION: self._section, _HEADER: self._header_text,
             _BODY: self._body, _AFTER_BODY: self._after_body, _BETWEEN: self._between,
+            _REASONING_START: self._reasoning_start, _ARRAY: self._array_text,
         }
 
     # ---- subclass hooks
@@ -139,18 +175,25 @@ class JsonCallParser(StreamParser):
             openers = [m for m in (g.section_open, g.call_open) if m]  # a call may also come without its section
             ends = [m for m in (g.call_close, g.section_close, g.call_open) if m]
             cached = {
-                "content": MarkerScanner(openers),
+                "content": MarkerScanner([m for m in (*openers, g.think_close) if m]),
+                "content_plain": MarkerScanner(openers),
                 "reasoning": MarkerScanner([m for m in (g.think_close, *openers) if m]),
-                "section": MarkerScanner([m for m in (g.call_open, g.section_close) if m]),
+                "section": MarkerScanner([m for m in (g.call_open, g.section_close,
+                                                      g.header_end if g.bare_headers else None) if m]),
                 "header": MarkerScanner([g.header_end] + ends),
                 "body": MarkerScanner(ends),
                 "between": MarkerScanner([g.call_open]),
             }
+            # inside reasoning, the reasoning's close also ends an unclosed call (it is never swallowed)
+            for key in ("section", "header", "body"):
+                cached[key + "_r"] = MarkerScanner(list(cached[key].markers) + [g.think_close]) if g.think_close \
+                    else cached[key]
             cls._scanner_cache[g] = cached
         return cached
 
     # ---- the state machine
     def _advance(self, final: bool) -> None:
+        held = self._hold_stop_token(final)
         buf, pos = self._buf, 0
         step = self._steps
         while True:
@@ -158,9 +201,26 @@ class JsonCallParser(StreamParser):
             if new_pos is None:
                 break
             pos = new_pos
-        self._buf = buf[pos:]
+        self._buf = buf[pos:] + held
         if final:
             self._at_end()
+
+    def _reasoning_start(self, buf: str, pos: int, final: bool) -> int | None:
+        """Reasoning the prompt opened: the opener written again at its very start (after blanks) is dropped."""
+        opener = self.grammar.reasoning_open
+        i = pos
+        while i < len(buf) and buf[i] in HEADER_BLANKS:
+            i += 1
+        rest = buf[i:i + len(opener)]
+        if not final and (i == len(buf) or (len(rest) < len(opener) and opener.startswith(rest))):
+            return None
+        self._state = _TEXT
+        if rest == opener and self._marker_at(buf, i, opener):
+            self._emit_reasoning(buf[pos:i])
+            self._diag("duplicate_reasoning_open", "the prompt already opened the reasoning; the model wrote "
+                       f"{opener!r} again at its start (dropped)", raw=opener)
+            return i + len(opener)
+        return pos
 
     def _start(self, buf: str, pos: int, final: bool) -> int | None:
         """The model may open reasoning itself, as the very first thing it writes."""
@@ -178,12 +238,15 @@ class JsonCallParser(StreamParser):
     def _text(self, buf: str, pos: int, final: bool) -> int | None:
         """Content or reasoning until the next call (section) opens, or reasoning closes."""
         g = self.grammar
-        scanner = self._scanners["reasoning" if self._in_reasoning else "content"]
+        scanner = self._scanners["reasoning" if self._in_reasoning else self._content_key]
         hit = scanner.scan(buf, pos, final=final, literal=self._tokens)
         (self._emit_reasoning if self._in_reasoning else self._emit_content)(buf[pos:hit.start])
         if hit.marker is None:
             return None if hit.start == pos else hit.start
         if hit.marker == g.think_close:
+            if not self._in_reasoning:  # no reasoning is open: the closer is not content
+                self._diag("reasoning_close_in_content", f"{g.think_close!r} with no reasoning open; the text "
+                           "before it stays content", raw=hit.marker)
             self._in_reasoning = False
             return hit.end
         self._source = "reasoning" if self._in_reasoning else "content"
@@ -191,18 +254,29 @@ class JsonCallParser(StreamParser):
             self._in_section = True
             self._state = _SECTION
         else:
-            if g.section_open:
-                self._diag("call_outside_section", f"a call without the {g.section_open!r} section around it",
-                           severity="info")
+            self._outside = bool(g.section_open)  # a call without its section: a variant, said on the call
             self._open_header()
         return hit.end
 
+    def _scan(self, kind: str, buf: str, pos: int, final: bool):
+        """Scan with the ``kind`` scanner of a call's state (its reasoning variant for a call in reasoning)."""
+        scanner = self._scanners[kind + "_r" if self._source == "reasoning" else kind]
+        return scanner.scan(buf, pos, final=final, literal=self._tokens)
+
     def _section(self, buf: str, pos: int, final: bool) -> int | None:
         """Inside a tool-call section, between calls."""
-        hit = self._scanners["section"].scan(buf, pos, final=final, literal=self._tokens)
+        hit = self._scan("section", buf, pos, final)
         self._junk_text(buf[pos:hit.start])
         if hit.marker is None:
             return None if hit.start == pos else hit.start
+        if hit.marker == self.grammar.header_end:
+            return self._bare_header(hit)
+        if hit.marker == self.grammar.think_close:  # reasoning closes inside its unclosed section
+            self._flush_junk()
+            self._diag("section_not_closed", f"the reasoning closed before {self.grammar.section_close!r}",
+                       severity="info")
+            self._close_section()
+            return hit.start
         self._flush_junk()
         if hit.marker == self.grammar.call_open:
             self._open_header()
@@ -210,11 +284,33 @@ class JsonCallParser(StreamParser):
             self._close_section()
         return hit.end
 
+    def _bare_header(self, hit) -> int:
+        """``HEADER<header_end>`` in a section with no call marker before it (Kimi ``name:idx<|tool_call_argument_begin|>``):
+        a call only when the header names a declared tool (fail-closed); otherwise the text stays unexpected."""
+        header = "".join(self._junk)
+        parsed = self.parse_header(header) if len(header) <= MAX_HEADER_CHARS else None
+        if parsed is None or not parsed.name or self._names is None or parsed.name not in self._names:
+            self._junk_text(hit.marker)
+            return hit.end
+        self._junk = []
+        self._header, self._header_len = [header], len(header)
+        self._bare = True
+        self._begin()
+        return hit.end
+
     def _header_text(self, buf: str, pos: int, final: bool) -> int | None:
         """The call header, up to ``header_end``; bounded, and kept as a diagnostic when malformed."""
         g = self.grammar
-        hit = self._scanners["header"].scan(buf, pos, final=final, literal=self._tokens)
+        hit = self._scan("header", buf, pos, final)
         piece = buf[pos:hit.start]
+        if g.json_array_calls and ("".join(self._header) + piece).lstrip(HEADER_BLANKS)[:1] == "[":
+            self._array = (JsonValueScanner(self.limits.max_depth + 2), [])  # an array of call objects
+            head, self._header, self._header_len = "".join(self._header), [], 0
+            self._state = _ARRAY
+            if head:
+                self._array[0].feed(head)
+                self._array[1].append(head)
+            return pos
         if piece:
             self._header.append(piece)
             self._header_len += len(piece)
@@ -236,7 +332,7 @@ class JsonCallParser(StreamParser):
     def _body(self, buf: str, pos: int, final: bool) -> int | None:
         """Raw JSON arguments; the scanner finds their end. Markers inside a JSON string are text."""
         call = self._call
-        hit = self._scanners["body"].scan(buf, pos, final=final, literal=self._tokens)
+        hit = self._scan("body", buf, pos, final)
         end = call.feed(buf[pos:hit.start])
         if end >= 0:
             self._end_body(truncated=False)
@@ -244,19 +340,19 @@ class JsonCallParser(StreamParser):
         if hit.marker is None:
             return None if hit.start == pos else hit.start
         scanner = call.stream.scanner
-        if scanner.strict and scanner.in_string:  # a marker spelled inside a string value
+        if scanner.strict and scanner.in_string and hit.marker != self.grammar.think_close:  # a marker in a string
             end = call.feed(hit.marker)
             if end >= 0:
                 self._end_body(truncated=False)
                 return hit.start + end
             return hit.end
-        self._end_body(truncated=False)  # malformed JSON: the marker ends the body
+        self._end_body(truncated=False, closed=hit.marker == self.grammar.call_close)  # the marker ends the body
         return hit.start
 
     def _after_body(self, buf: str, pos: int, final: bool) -> int | None:
         """After the JSON value, up to ``call_close`` (only blanks and the format's trailer belong here)."""
         g = self.grammar
-        hit = self._scanners["body"].scan(buf, pos, final=final, literal=self._tokens)
+        hit = self._scan("body", buf, pos, final)
         self._junk_text(buf[pos:hit.start])
         if hit.marker is None:
             return None if hit.start == pos else hit.start
@@ -294,16 +390,84 @@ class JsonCallParser(StreamParser):
         self._state = _HEADER
 
     def _begin(self) -> None:
-        header = self.parse_header("".join(self._header))
+        text = "".join(self._header)
+        header = self.parse_header(text)
         self._header, self._header_len = [], 0
+        if not header.name:  # a header naming no tool starts no call; its arguments are read and kept as text
+            call = NamelessCall(self, self._call_count, "", self._source, None)
+            call.raw_parts.append(self.grammar.call_open + text + self.grammar.header_end)
+            self._call = StreamedCall(call)
+            self._state = _BODY
+            return
         call = self._begin_call(header.name, source=self._source, call_id=header.call_id)
         for code, message, raw in header.problems:
             call.diag(code, message, severity="warning", raw=raw)
+        status = header.status
+        if self._bare:
+            self._bare = False
+            call.diag("missing_call_begin", f"a call header without {self.grammar.call_open!r} before it; read "
+                      "as a call because it names a declared tool")
+            status = "repaired"
+        if self._outside:
+            self._outside = False
+            call.diag("call_outside_section", f"a call without the {self.grammar.section_open!r} section "
+                      "around it; read as a call (its call marker is the format's own)")
+            status = "repaired"
+        if status is not None and call.status == "proposed":
+            call.status = status
         self._call = StreamedCall(call)
         self._state = _BODY
 
-    def _end_body(self, *, truncated: bool) -> None:
-        self._call.close(truncated=truncated)
+    # ---- a JSON array of call objects after call_open (Mistral before v11)
+    def _array_text(self, buf: str, pos: int, final: bool) -> int | None:
+        scanner, parts = self._array
+        piece = buf[pos:]
+        if not piece:
+            return None
+        end = scanner.feed(piece)
+        parts.append(piece if end < 0 else piece[:end])
+        if end < 0:
+            return len(buf)
+        self._array = None
+        text = "".join(parts)
+        if not (scanner.strict and self._array_calls(text)):
+            self._diag("malformed_call", f"{self.grammar.call_open!r} followed by text that is not a JSON array "
+                       "of call objects; kept here", severity="error", raw=self.grammar.call_open + text)
+        self._state = _BETWEEN
+        return pos + end
+
+    def _array_calls(self, text: str) -> bool:
+        """Emit the calls of a strict JSON array ``[{"name", "arguments", "id"?}, ...]``; False (nothing
+        emitted) unless every element is a call object with a string name and an object of arguments."""
+        try:
+            values = loads(text, max_depth=self.limits.max_depth + 2,
+                           max_bytes=self.limits.max_argument_bytes * max(1, self.limits.max_calls))
+        except ValueError:
+            return False
+        if not isinstance(values, list) or not values:
+            return False
+        calls = []
+        for value in values:
+            args, key, repairs = call_object_arguments(value)
+            if not (isinstance(value, dict) and isinstance(value.get("name"), str) and isinstance(args, dict)):
+                return False
+            calls.append((value, args, repairs))
+        for (value, args, repairs), raw in zip(calls, element_texts(text)):
+            call_id = value.get("id") if isinstance(value.get("id"), str) and value.get("id") else None
+            call = self._begin_call(value["name"], source=self._source, call_id=call_id)
+            call.diag("json_array_calls", f"calls written as a JSON array after {self.grammar.call_open!r} "
+                      "(the format before its per-call markers)")
+            extra = sorted(set(value) - {"name", key, "id"})
+            diags = list(repairs)
+            if extra:
+                diags.append(("extra_call_fields", f"ignored key(s) {extra} next to \"name\" and \"arguments\""))
+            stream = StreamedCall(call).stream
+            closed = stream.close(decoded=LadderResult(args, "repaired", diags, None))
+            finish_call(call, closed._replace(raw=raw))
+        return True
+
+    def _end_body(self, *, truncated: bool, closed: bool = False) -> None:
+        self._call.close(truncated=truncated, closed=closed)
         self._call = None
         if self.grammar.call_close:
             self._state = _AFTER_BODY
@@ -332,9 +496,9 @@ class JsonCallParser(StreamParser):
             return
         text = "".join(self._junk)
         self._junk = []
-        rest = text.strip()
+        rest = text.strip(HEADER_BLANKS)
         if allowed and rest.startswith(allowed):
-            rest = rest[len(allowed):].strip()
+            rest = rest[len(allowed):].strip(HEADER_BLANKS)
         if rest:
             self._diag("unexpected_text", "text the format does not allow between tool calls; kept here",
                        raw=text)
@@ -343,10 +507,15 @@ class JsonCallParser(StreamParser):
         """End of output: close whatever is open, report what was left unfinished."""
         g = self.grammar
         state = self._state
-        if state == _HEADER:  # the output ended inside a call header: a truncated call without arguments
-            self._begin()
-            self._call.close(truncated=True)
-            self._call = None
+        if state == _ARRAY:
+            text = "".join(self._array[1])
+            self._array = None
+            self._diag("truncated_call_header", f"the output ended inside the JSON array of calls after "
+                       f"{g.call_open!r}; kept here", severity="error", raw=g.call_open + text)
+            self._truncated = True
+        if state == _HEADER:  # the output ended inside a call header: no call (its name may be incomplete)
+            self._drop_header("truncated_call_header", "the output ended inside a call header; no call is "
+                              "started before its name is complete")
             self._truncated = True
         elif state == _BODY:
             self._truncated = self._call.close_at_end() or self._truncated

@@ -7,7 +7,7 @@ the model's own; a call without one gets ``callNNNNN`` (9 alphanumerics, so it r
 
 from __future__ import annotations
 
-from .marker_json import Grammar, Header, JsonCallParser
+from .marker_json import HEADER_BLANKS, Grammar, Header, JsonCallParser
 
 # One marker table shared by the renderer (toolwire.templates.mistral re-exports it) and this parser.
 MARKERS = {
@@ -38,17 +38,22 @@ def is_call_id(value: object) -> bool:
 
 
 class MistralParser(JsonCallParser):
-    """Mistral Small 3.2 output: content, then calls."""
+    """Mistral Small 3.2 output: content, then calls. Also read: the format before v11,
+    ``[TOOL_CALLS][{"name", "arguments", "id"}, ...]`` (with or without a blank after the marker), as
+    ``repaired`` calls with ``json_array_calls``; a trailing ``</s>`` is stripped."""
 
-    grammar = Grammar(call_open=M["tool_calls"], header_end=M["args"])
+    grammar = Grammar(call_open=M["tool_calls"], header_end=M["args"], json_array_calls=True)
+    stop_tokens = (M["eos"],)
 
     def parse_header(self, header: str) -> Header:
-        """``NAME[CALL_ID]ID`` or ``NAME``; a missing id becomes ``callNNNNN``."""
+        """``NAME[CALL_ID]ID`` or ``NAME``; a missing id becomes ``callNNNNN``. Only ASCII blanks around the
+        name and id are framing."""
         name, sep, call_id = header.partition(M["call_id"])
+        name = name.strip(HEADER_BLANKS)
         if not sep:
-            return Header(name.strip(), f"call{self._call_count:05d}")
-        call_id = call_id.strip()
+            return Header(name, f"call{self._call_count:05d}")
+        call_id = call_id.strip(HEADER_BLANKS)
         if is_call_id(call_id):
-            return Header(name.strip(), call_id)
-        return Header(name.strip(), call_id or f"call{self._call_count:05d}",
+            return Header(name, call_id)
+        return Header(name, call_id or f"call{self._call_count:05d}",
                       (("unusual_call_id", f"call id {call_id!r} is not 9 letters or digits", None),))

@@ -18,7 +18,7 @@ from hermes_json_support import accounted, check_chunking, declared
 CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "hermes_json" / "malformed.jsonl"
 ROWS = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
 TOOLS = declared("get_weather", "search")
-MARKERS = ("<tool_call>", "</tool_call>", "<think>", "</think>")
+MARKERS = ("<tool_call>", "</tool_call>", "<think>", "</think>", "<|im_end|>")  # the stop token: kept in a diagnostic
 
 
 def test_the_corpus_covers_every_rung_and_failure():
@@ -26,6 +26,9 @@ def test_the_corpus_covers_every_rung_and_failure():
     assert {"repaired_trailing_comma", "repaired_code_fence", "repaired_python_literal", "repaired_single_quotes",
             "repaired_missing_brace", "unescaped_quote", "unknown_tool", "call_in_reasoning",
             "truncated_json"} <= codes
+    # the field variants (issue 11 §2, issue 21), each pinned by a row
+    assert {'raw_control_character', 'missing_call_wrapper', 'missing_closing_brace', 'unclosed_brackets', 'arguments_alias_parameters', 'arguments_json_string'} <= codes
+    assert {'duplicate_reasoning_open', 'stop_token_in_output', 'reasoning_close_in_content'} <= {code for row in ROWS for code in row["expected"]["codes"]}
     assert {c["status"] for row in ROWS for c in row["expected"]["calls"]} == {
         "proposed", "repaired", "rejected", "truncated"}
 
@@ -60,9 +63,12 @@ def test_malformed_output(row):
         assert not piece or restored in kept or _framed(piece, out.tool_calls), restored
 
 
-STRUCTURE = re.compile(r'(?:\{\s*"name"\s*:\s*("(?:[^"\\]|\\.)*")\s*,\s*"arguments"\s*:\s*)?\x01(\d+)\x01\}?')
+STRUCTURE = re.compile(r'(?:\{\s*"name"\s*:\s*("(?:[^"\\]|\\.)*")\s*,\s*"(?:arguments|parameters)"\s*:\s*)?\x01(\d+)\x01\}?')
+ARRAY = re.compile(r'\[\s*\x01\d+\x01(?:\s*,\s*\x01\d+\x01)*\s*\]')  # a bare array of whole call objects
 
 
 def _framed(piece: str, calls) -> bool:
+    if ARRAY.fullmatch(piece):
+        return True
     m = STRUCTURE.fullmatch(piece)
     return bool(m) and (m.group(1) is None or json.loads(m.group(1)) == calls[int(m.group(2))].name)

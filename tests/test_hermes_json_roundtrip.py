@@ -59,6 +59,8 @@ def test_parse_of_render_is_the_turn(family, thinking, data):
     turn, expected = data.draw(turns(family, thinking))
     text = model_output(family, turn, TOOLS, thinking=thinking)
     fmt = toolwire.get_format(family)
+    prompt = fmt.render([{"role": "user", "content": "hi"}], TOOLS, thinking=thinking)  # where the output starts
+    thinking = prompt.opens_reasoning
     out = fmt.parse(text, TOOLS, thinking=thinking)
     assert summary(out) == expected
     assert [c.status for c in out.tool_calls] == ["proposed"] * len(expected["tool_calls"])

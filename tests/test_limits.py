@@ -214,19 +214,19 @@ def _feed(text, chunks=None, tools=TOOLS, **options):
     return parser.finish(), events
 
 
-def test_calls_past_max_calls_are_reported_rejected():
+def test_calls_past_max_calls_are_kept_as_text_not_candidates():
     text = "".join(f'<call name="echo">{i}</call>' for i in range(5))
     out, events = _feed(text, limits=Limits(max_calls=3))
     assert_events_consistent(out, events)
-    assert [c.status for c in out.tool_calls] == ["proposed"] * 3 + ["rejected"] * 2
-    assert [c.arguments["text"] for c in out.tool_calls] == ["0", "1", "2", "3", "4"]  # nothing lost
-    assert [d.code for d in out.tool_calls[3].diagnostics] == ["too_large"]
-    checked = out.validate(TOOLS, limits=Limits(max_calls=3))
+    assert [c.status for c in out.tool_calls] == ["proposed"] * 3
+    assert [c.arguments["text"] for c in out.tool_calls] == ["0", "1", "2"]
+    assert [(d.code, d.raw) for d in out.diagnostics] == [("too_large", "echo\n3echo\n4")]  # nothing lost
+    assert not any(e.type == "tool_call_started" and e.index >= 3 for e in events)
+    # a candidate list from elsewhere that is too long is still rejected by validation
+    full, _ = _feed(text)
+    checked = full.validate(TOOLS, limits=Limits(max_calls=3))
     assert [c.status for c in checked.tool_calls] == ["validated"] * 3 + ["rejected"] * 2
-    assert [e.code for e in checked.tool_calls[4].errors] == ["too_large"]
-    own = out.model_copy(update={"tool_calls": [c.model_copy(update={"status": "proposed", "diagnostics": []})
-                                                for c in out.tool_calls]})
-    assert [e.got for c in own.validate(TOOLS, limits=Limits(max_calls=3)).tool_calls for e in c.errors] == [4, 5]
+    assert [e.got for c in checked.tool_calls for e in c.errors] == [4, 5]
 
 
 def test_streamed_arguments_past_the_byte_limit_are_rejected_and_kept():

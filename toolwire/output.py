@@ -67,7 +67,9 @@ class ToolCallCandidate(BaseModel):
     """A tool call the model proposed. It is a request, never an execution.
 
     ``arguments`` are JSON values (typed by the format or the tool schema); ``raw_arguments`` is the exact
-    text the model wrote for them. ``status`` is ``proposed`` (well formed), ``repaired`` (well formed
+    text the model wrote for them; ``arguments_text`` is the arguments JSON exactly as it was streamed (the
+    call's ``ArgumentsDelta`` fragments joined), which :meth:`arguments_json` and the OpenAI adapter return,
+    so clients that join deltas and clients that read the final message get the same bytes. ``status`` is ``proposed`` (well formed), ``repaired`` (well formed
     after a repair that a diagnostic describes), ``rejected`` (unusable, e.g. unknown tool), ``truncated``
     (the output ended inside the call) or ``validated`` (after schema validation).
 
@@ -86,9 +88,13 @@ class ToolCallCandidate(BaseModel):
     errors: list[CallError] = Field(default_factory=list)
     canonical_arguments: Optional[dict[str, Any]] = None
     tool_version: Optional[str] = None
+    arguments_text: Optional[str] = None
 
     def arguments_json(self) -> str:
-        """The arguments as a JSON string (non-ASCII kept), as OpenAI's ``function.arguments``."""
+        """The arguments as a JSON string, as OpenAI's ``function.arguments``: the text that was streamed
+        (``arguments_text``) when the candidate came from a parser, else ``json.dumps`` (non-ASCII kept)."""
+        if self.arguments_text is not None:
+            return self.arguments_text
         return json.dumps(self.arguments, ensure_ascii=False)
 
     def validate(self, tools: Any, **options: Any) -> "ToolCallCandidate":  # type: ignore[override]
