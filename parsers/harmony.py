@@ -26,6 +26,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from toolwire.errors import InvalidOption
 from toolwire.limits import size_problem
 from toolwire.output import Diagnostic
 
@@ -50,7 +51,11 @@ ROLES = frozenset({"assistant", "user", "system", "developer", "tool"})
 _SCANNER = MarkerScanner(MARKERS.values())
 _MARKER_SET = frozenset(MARKERS.values())
 _CHANNEL_VALUE = re.compile(r"[^\s<]*")
+_CONTENT_TYPE = re.compile(r"(?:<\|constrain\|>)?[A-Za-z][A-Za-z0-9_.+/-]*")
+"""A content type (``json``, ``<|constrain|>json``, ``code``...); any other text there is not one."""
 _ASCII_WS = re.compile(r"[ \t\n\r\x0c]+")
+ANALYSIS_CALLS = ("accept", "reject")
+"""``analysis_calls`` values: what a ``to=functions.NAME`` recipient on the analysis channel is."""
 MAX_HEADER_CHARS = 256
 """A header longer than this (or text with a line break where a header belongs) is not a header."""
 
@@ -120,11 +125,15 @@ def parse_header(text: str, role: str | None, default_role: str | None = None) -
             recipient = last[3:]
         elif not parts and not (last.startswith(CONSTRAIN) or last == "json"):
             recipient = last
-        else:
+        elif _CONTENT_TYPE.fullmatch(last):
             content_type = last
             if parts:
                 raw = parts.pop()
                 recipient = raw[3:] if raw.startswith("to=") else raw
+        else:
+            parts.append(last)
+            if parts[0].startswith("to="):
+                recipient = parts.pop(0)[3:]
     if parts:
         problems.append(f"unexpected text in the header: {' '.join(parts)!r}")
     return Header(role, channel, recipient, content_type, author, problems)
@@ -147,21 +156,29 @@ class _Body:
 class HarmonyStreamParser(StreamParser):
     """Streaming parser for gpt-oss output (text, or token ids with ``tokenizer=``).
 
-    Options: those of :class:`~toolwire.parsers.base.StreamParser` (``promote_reasoning_calls`` accepts
-    analysis-channel calls; ``tokenizer``, also spelled ``encoding``, is the o200k_harmony tiktoken encoding
-    or any tokenizer :mod:`toolwire.tokenize` accepts), and ``max_header_chars``. ``thinking`` is accepted
-    for the common interface; gpt-oss always reasons.
+    Options: those of :class:`~toolwire.parsers.base.StreamParser` (``tokenizer``, also spelled ``encoding``,
+    is the o200k_harmony tiktoken encoding or any tokenizer :mod:`toolwire.tokenize` accepts),
+    ``max_header_chars``, and ``analysis_calls``: ``"accept"`` (default: a ``to=functions.NAME`` call on the
+    analysis channel is a real call, ``repaired`` with ``analysis_channel_call``) or ``"reject"`` (reported
+    with ``source="reasoning"``, ``rejected`` unless ``promote_reasoning_calls``). ``thinking`` and a
+    prompt's ``opens_reasoning`` do not change the start: the prompt ends ``<|start|>assistant`` either way
+    and the channel of each message says what it is (docs/harmony.md).
 
     Fed ids, every harmony marker is a control id, so the decoded pieces are routed directly: a special
     piece is a marker (another control token gets a diagnostic), ordinary text is text.
     """
 
     def __init__(self, tools: Sequence[Any] | None = None, *, thinking: bool = True, encoding: Any = None,
-                 max_header_chars: int = MAX_HEADER_CHARS, **options: Any):
+                 max_header_chars: int = MAX_HEADER_CHARS, analysis_calls: str = "accept", **options: Any):
+        if analysis_calls not in ANALYSIS_CALLS:
+            raise InvalidOption(f"analysis_calls must be one of {list(ANALYSIS_CALLS)}, got {analysis_calls!r}",
+                                field="analysis_calls")
         if encoding is not None:
             options.setdefault("tokenizer", encoding)
         super().__init__(tools, thinking=thinking, **options)
         self.max_header_chars = max_header_chars
+        self.analysis_calls = analysis_calls
+        self._stop: str | None = None  # <|call|> / <|return|> when it is the last thing read
         self._body: _Body | None = None
         self._foreign_note = ""
         self._new_header(role="assistant", started=True, explicit=False)
@@ -241,6 +258,10 @@ class HarmonyStreamParser(StreamParser):
         header = parse_header(text, self._hdr_role, None if self._hdr_started else "assistant")
         if header.problems:
             self._diag("malformed_header", "; ".join(header.problems), raw=text)
+        if header.recipient is not None and header.role == "assistant" and not self._is_call(header, text):
+            self._diag("not_a_recipient", f"{header.recipient!r} is not written as to=NAME and names no declared "
+                       "tool; the message is read as content", raw=header.recipient)
+            header.recipient = None
         if header.role != "assistant":
             who = header.author or header.role
             self._open(_Body("foreign", header))
@@ -255,8 +276,17 @@ class HarmonyStreamParser(StreamParser):
                 self._diag("missing_channel", "an assistant message without a channel; read as final content",
                            severity="info")
             elif header.channel not in ("final", "commentary"):
-                self._diag("unknown_channel", f"unknown channel {header.channel!r}; read as final content")
+                self._diag("unknown_channel", f"unknown channel {header.channel!r}; read as final content",
+                           raw=header.channel)
             self._open(_Body("content", header))
+
+    def _is_call(self, header: Header, text: str) -> bool:
+        """A recipient the model wrote as ``to=NAME`` is a call; a bare one only for a declared function."""
+        recipient = header.recipient
+        if recipient in (None, "all") or "to=" + recipient in text:
+            return True
+        name = recipient[len("functions."):] if recipient.startswith("functions.") else recipient
+        return self._names is not None and name in self._names
 
     def _open(self, body: _Body) -> None:
         self._body = body
@@ -265,8 +295,17 @@ class HarmonyStreamParser(StreamParser):
     def _start_call(self, header: Header) -> None:
         recipient = header.recipient or ""
         name = recipient[len("functions."):] if recipient.startswith("functions.") else recipient
-        source = "reasoning" if header.channel == "analysis" else "content"
+        analysis = header.channel == "analysis"
+        source = "reasoning" if analysis and self.analysis_calls == "reject" else "content"
         call = self._begin_call(name, source=source)
+        if header.problems:
+            call.diag("malformed_header", "the call's header holds text that is not part of it (kept in the "
+                      "output's malformed_header diagnostic)")
+            call.status = worse_status(call.status, "repaired")
+        if analysis and source == "content":
+            call.diag("analysis_channel_call", "gpt-oss wrote this call on the analysis channel; accepted as a "
+                      "call (analysis_calls='reject' reports it as reasoning instead)")
+            call.status = worse_status(call.status, "repaired")
         if source == "reasoning":
             if self.promote_reasoning_calls:
                 call.diag("call_in_reasoning_promoted", "a call on the analysis channel, promoted as asked "
@@ -280,6 +319,7 @@ class HarmonyStreamParser(StreamParser):
 
     # ---- routing
     def _on_text(self, text: str) -> None:
+        self._stop = None
         body = self._body
         if body is None:
             self._header_text(text)
@@ -298,6 +338,7 @@ class HarmonyStreamParser(StreamParser):
             body.kept.append(text)
 
     def _on_marker(self, marker: str) -> None:
+        self._stop = marker if marker in (CALL, RETURN) else None
         body = self._body
         if body is not None:
             if marker in (END, CALL, RETURN):
@@ -363,6 +404,9 @@ class HarmonyStreamParser(StreamParser):
         finish_call(call, closed, raw=stream.raw + trailing)
 
     def _at_end(self) -> None:
+        if self._stop is not None:
+            self._diag("stop_token_in_output", f"the output ends with the stop token {self._stop}; it ended the "
+                       "message and is not content", severity="info", raw=self._stop)
         if self._body is not None:
             self._close(eof=True, cut=False)
             return
@@ -380,11 +424,7 @@ class HarmonyStreamParser(StreamParser):
             cut = max(held_back_prefix(text, m) for m in _MARKER_SET)  # "...<|chan": a marker cut off
             header = parse_header(text[:len(text) - cut], self._hdr_role)
             if header.role == "assistant" and header.recipient not in (None, "all"):
-                self._open(_Body("call", header))
-                self._start_call(header)
-                self._finish_call(self._body, eof=True, cut=False)
-                self._body = None
-                self._diag("truncated_header", "the output ended inside a call's header", raw=text)
+                self._diag("truncated_call_header", "the output ended inside a call's header; no call", raw=text)
             else:
                 self._diag("truncated_header", "the output ended inside a message header", raw=text)
 
