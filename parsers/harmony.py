@@ -399,7 +399,13 @@ class HarmonyStreamParser(StreamParser):
         problem = size_problem(closed.arguments, closed.raw, self.limits)
         if problem:
             call.reject_too_large(problem)
-        if truncated:
+        if truncated:  # the output ended inside the call: truncated, whatever else is wrong (too_large too)
+            for code, message in closed.diagnostics:
+                if code == "too_large":
+                    call.reject_too_large(message)
+            kept = [d for d in closed.diagnostics if d[0] != "too_large"]
+            closed = closed._replace(status="truncated", diagnostics=kept)
+            call.status = "truncated"
             self._truncated = True
         finish_call(call, closed, raw=stream.raw + trailing)
 

@@ -308,3 +308,12 @@ def test_start_state_is_the_header_whatever_thinking_or_the_prompt_says(thinking
     for kw in ({"prompt": prompt}, {"thinking": True}, {"thinking": False}):
         out = FMT.parse("Just text.", WEATHER, **kw)
         assert (out.reasoning, out.content, out.codes()) == ("", "Just text.", ["missing_header"])
+
+
+def test_a_truncated_call_over_a_limit_is_truncated_with_too_large():
+    output = ' to=functions.get_weather<|channel|>commentary json<|message|>{"city": "' + "x" * 200
+    for out in (FMT.parse(output, WEATHER, limits=Limits(max_argument_bytes=64)),
+                stream_parse(FMT, output, tools=WEATHER, limits=Limits(max_argument_bytes=64))[0]):
+        call = out.tool_calls[0]
+        assert call.status == "truncated" and out.truncated
+        assert "too_large" in [d.code for d in call.diagnostics]
