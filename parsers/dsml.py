@@ -72,7 +72,8 @@ class DsmlGrammar:
     other_version_blocks: tuple[tuple[str, str], ...] = ()
     """``(open, close)`` of the other DSML versions' blocks in this version's DSML token: accepted, repaired."""
     spelling_variants: tuple[tuple[str, str], ...] = ()
-    """``(variant, canonical)`` for every marker spelled with a DSML token seen in the wild (``｜｜DSML｜｜``...)."""
+    """``(variant, canonical)`` for every marker spelled with a DSML token seen in the wild
+    (``｜｜DSML｜｜``, ``‖DSML‖``, ``|DSML|``)."""
     _cache: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     @cached_property

@@ -187,7 +187,8 @@ class DsmlVersion:
             think_close=m["think_close"], think_open=m["think_open"], stop_token=m["eos"],
             block_open_aliases=self.block_aliases, block_close_aliases=self.block_close_aliases,
             other_version_blocks=tuple((f"<{DSML}{b}>", f"</{DSML}{b}>") for b in _BLOCK_NAMES
-                                       if m["tool_calls_open"] in _V32_V4_OPENS and f"<{DSML}{b}>" != m["tool_calls_open"]),
+                                       if m["tool_calls_open"] in _V32_V4_OPENS
+                                       and f"<{DSML}{b}>" != m["tool_calls_open"]),
             spelling_variants=tuple((m[k].replace(DSML, v), m[k]) for k in _TAG_KEYS for v in DSML_VARIANTS),
         )
 

@@ -16,7 +16,8 @@ WEATHER = [{"type": "function", "function": {"name": "get_weather", "parameters"
 USER = [{"role": "user", "content": "Weather in Oslo?"}]
 AFTER_RESULT = USER + [
     {"role": "assistant", "content": "", "reasoning_content": "Need the tool.",
-     "tool_calls": [{"id": "c0", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'}}]},
+     "tool_calls": [{"id": "c0", "type": "function",
+                     "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'}}]},
     {"role": "tool", "tool_call_id": "c0", "content": "sunny"},
 ]
 
@@ -48,7 +49,8 @@ def test_reasoning_close_in_content_keeps_streamed_text_and_names_the_closer():
     fmt = toolwire.get_format("deepseek_v4")
     out, events = stream_parse(fmt, "I think.</think>Answer.", list("I think.</think>Answer."), tools=WEATHER)
     assert out.content == "I think.Answer."
-    assert [(d.code, d.severity, d.raw) for d in out.diagnostics] == [("reasoning_close_in_content", "warning", "</think>")]
+    assert [(d.code, d.severity, d.raw) for d in out.diagnostics] == [
+        ("reasoning_close_in_content", "warning", "</think>")]
     assert_events_consistent(out, events)
 
 
@@ -57,7 +59,8 @@ def test_reasoning_close_in_content_keeps_streamed_text_and_names_the_closer():
 def test_string_true_values_stay_strings_whatever_the_schema():
     fmt = toolwire.get_format("deepseek_v4")
     text = ('\n\n<｜DSML｜tool_calls>\n<｜DSML｜invoke name="get_weather">\n'
-            '<｜DSML｜parameter name="days" string="true">3</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜tool_calls>')
+            '<｜DSML｜parameter name="days" string="true">3</｜DSML｜parameter>\n</｜DSML｜invoke>\n'
+            '</｜DSML｜tool_calls>')
     call = fmt.parse(text, WEATHER).tool_calls[0]
     assert (call.arguments, call.status) == ({"days": "3"}, "proposed")
 
