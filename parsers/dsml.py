@@ -20,8 +20,19 @@ Rules (each one is tested):
 * Output that ends inside an invoke or a parameter gives a ``truncated`` candidate; ``ParsedOutput.truncated``.
 * A block written inside the reasoning is reported (``source="reasoning"``, diagnostic) and, unless
   ``promote_reasoning_calls``, is not promoted: its text stays in the reasoning as well.
-* Malformed input never raises: junk between tags, duplicated or nested tags and broken attributes give
-  diagnostics (``raw`` keeps the text) and the candidate's status says how usable it is.
+* Malformed input never raises: junk between tags (any whitespace but ASCII layout counts as junk, so
+  U+3000 is kept), duplicated or nested tags and broken attributes give diagnostics (``raw`` keeps the text)
+  and the candidate's status says how usable it is.
+* Real-world variants (docs/variants.md, "DSML and harmony"), each ``repaired`` with a diagnostic naming it:
+  another version's block (``other_version_block``); a parameter closed by the next parameter tag or by
+  ``</invoke>`` (``implicit_parameter_close``); and, fail-closed (only when the first invoke names a declared
+  tool, else the text stays content with the diagnostic), DSML tokens spelled ``｜｜DSML｜｜``, ``‖DSML‖`` or
+  ``|DSML|`` (``marker_spelling_variant``) and an invoke without its block (``missing_invoke_block``).
+* Start state: ``thinking=True`` means the prompt opened ``<think>``; a repeated ``<think>`` at its very start
+  is dropped (``duplicate_reasoning_open``). ``</think>`` in content is dropped with
+  ``reasoning_close_in_content``; ``<｜end▁of▁sentence｜>`` in free text is stripped (``stop_token_in_output``).
+* A call starts once its name's closing quote is read: output ending inside the name gives
+  ``truncated_call_header`` and no call.
 
 Every character is looked at a bounded number of times (the shared :class:`MarkerScanner` plus headers of
 bounded length), so streaming costs O(output) whatever the chunking, and one-shot parsing *is* feed + finish.

@@ -7,7 +7,8 @@ and possibly ``<|start|>assistant...`` with the next message. Bodies route by he
 
 * a recipient (``to=functions.NAME``, in the role part or after the channel) makes a tool call whose JSON
   arguments stream as they arrive (:class:`~toolwire.parsers.json_body.ArgumentsStream`); on the
-  ``analysis`` channel it is reported with ``source="reasoning"`` and not promoted unless asked;
+  ``analysis`` channel it is a call too (``repaired``, ``analysis_channel_call``), unless
+  ``analysis_calls="reject"`` (then ``source="reasoning"``, not promoted unless asked);
 * ``analysis`` is reasoning; ``final`` and ``commentary`` (a preamble) are content;
 * a message from another role (a hallucinated tool result) is kept in a diagnostic, never in content.
 
