@@ -365,7 +365,7 @@ def _effort(version: DsmlVersion, options: RenderOptions) -> Any:
         return None
     if effort is None:
         return "high" if options.thinking else None
-    if effort in _V4_EFFORT_PROMPTS:
+    if isinstance(effort, str) and effort in _V4_EFFORT_PROMPTS:
         return effort
     if version.effort == "numeric" and isinstance(effort, int) and not isinstance(effort, bool) and 1 <= effort <= 100:
         return effort
