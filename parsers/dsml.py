@@ -502,7 +502,8 @@ class DsmlStreamParser(StreamParser):
             call.diag("malformed_tag", "the invoke tag does not end", raw=header)
             self._mark("rejected")
         elif end != ">" or header != name + '"':
-            call.diag("malformed_tag", "the invoke tag is malformed; its name was kept", raw=header)
+            call.diag("malformed_tag", "the invoke tag is malformed; its name was kept",
+                      raw=self._text[start:self._pos])  # the tag as written (with its ">")
             self._mark("repaired")
         if not name:
             call.diag("empty_name", "the invoke has no tool name", severity="error")

@@ -265,7 +265,7 @@ class HarmonyStreamParser(StreamParser):
             header.recipient = None
         if header.role != "assistant":
             who = header.author or header.role
-            self._open(_Body("foreign", header))
+            self._open(_Body("foreign", header, kept=[text, MESSAGE]))  # the whole message, header too
             self._foreign_note = f"the model wrote a {header.role} message ({who}); it is not assistant output"
         elif header.recipient not in (None, "all"):
             self._open(_Body("call", header))
