@@ -260,8 +260,8 @@ class HarmonyStreamParser(StreamParser):
         if header.problems:
             self._diag("malformed_header", "; ".join(header.problems), raw=text)
         if header.recipient is not None and header.role == "assistant" and not self._is_call(header, text):
-            self._diag("not_a_recipient", f"{header.recipient!r} is not written as to=NAME and names no declared "
-                       "tool; the message is read as content", raw=header.recipient)
+            self._diag("not_a_recipient", f"{header.recipient!r} names no tool (empty, or not written as to=NAME "
+                       "and not declared); the message is read as content", raw=header.recipient)
             header.recipient = None
         if header.role != "assistant":
             who = header.author or header.role
@@ -282,9 +282,14 @@ class HarmonyStreamParser(StreamParser):
             self._open(_Body("content", header))
 
     def _is_call(self, header: Header, text: str) -> bool:
-        """A recipient the model wrote as ``to=NAME`` is a call; a bare one only for a declared function."""
+        """A recipient the model wrote as ``to=NAME`` is a call; a bare one only for a declared function; an
+        empty one (``to=`` alone) never."""
         recipient = header.recipient
-        if recipient in (None, "all") or "to=" + recipient in text:
+        if recipient in (None, "all"):
+            return True
+        if not recipient.removeprefix("functions."):
+            return False
+        if "to=" + recipient in text:
             return True
         name = recipient[len("functions."):] if recipient.startswith("functions.") else recipient
         return self._names is not None and name in self._names
