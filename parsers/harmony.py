@@ -54,7 +54,7 @@ _MARKER_SET = frozenset(MARKERS.values())
 _CHANNEL_VALUE = re.compile(r"[^\s<]*")
 _CONTENT_TYPE = re.compile(r"(?:<\|constrain\|>)?[A-Za-z][A-Za-z0-9_.+/-]*")
 """A content type (``json``, ``<|constrain|>json``, ``code``...); any other text there is not one."""
-_ASCII_WS = re.compile(r"[ \t\n\r\x0c]+")
+_ASCII_WS = re.compile(r"[ \t\n\r]+")  # the only header blanks; any other character is kept
 ANALYSIS_CALLS = ("accept", "reject")
 """``analysis_calls`` values: what a ``to=functions.NAME`` recipient on the analysis channel is."""
 MAX_HEADER_CHARS = 256
@@ -263,6 +263,11 @@ class HarmonyStreamParser(StreamParser):
             self._diag("not_a_recipient", f"{header.recipient!r} names no tool (empty, or not written as to=NAME "
                        "and not declared); the message is read as content", raw=header.recipient)
             header.recipient = None
+        known_channel = header.channel in (None, "analysis", "final", "commentary")
+        if header.role == "assistant" and not known_channel:
+            self._diag("unknown_channel", f"unknown channel {header.channel!r}; "
+                       + ("the call is kept" if header.recipient not in (None, "all") else "read as final content"),
+                       raw=header.channel)
         if header.role != "assistant":
             who = header.author or header.role
             self._open(_Body("foreign", header, kept=[text, MESSAGE]))  # the whole message, header too
@@ -276,9 +281,6 @@ class HarmonyStreamParser(StreamParser):
             if header.channel is None:
                 self._diag("missing_channel", "an assistant message without a channel; read as final content",
                            severity="info")
-            elif header.channel not in ("final", "commentary"):
-                self._diag("unknown_channel", f"unknown channel {header.channel!r}; read as final content",
-                           raw=header.channel)
             self._open(_Body("content", header))
 
     def _is_call(self, header: Header, text: str) -> bool:
