@@ -60,7 +60,7 @@ _LAYOUT_RUN = re.compile(r"[ \t\n\r]*")
 _RANK = {"proposed": 0, "repaired": 1, "rejected": 2}
 
 # parser states
-_REASONING, _CONTENT, _BLOCK, _INVOKE_HEADER, _INVOKE, _PARAM_HEADER, _VALUE, _AFTER_BLOCK, _REASONING_START = range(9)
+_REASONING, _CONTENT, _BLOCK, _INVOKE_HEADER, _INVOKE, _PARAM_HEADER, _VALUE, _AFTER_BLOCK, _REASONING_START, _SKIP = range(10)
 _TEXT_STATES = (_REASONING, _CONTENT, _AFTER_BLOCK)
 
 
@@ -130,6 +130,7 @@ class DsmlGrammar:
                 _INVOKE: self._with_variants({self.param_open, self.invoke_close, self.invoke_open} | self.closes)
                 | think,
                 _VALUE: self._with_variants({self.param_close, self.param_open, self.invoke_close}) | think,
+                _SKIP: self._with_variants({self.invoke_close, self.invoke_open} | self.closes) | think,
             }[state]
             found = self._cache[key] = MarkerScanner(markers)
         return found
@@ -487,8 +488,12 @@ class DsmlStreamParser(StreamParser):
             self._truncated = True
             self._state = _BLOCK
             return True
-        call = self._call = self._begin_call(name, source="reasoning" if self._in_reasoning else "content")
         self._block_had_call = True
+        if not name:  # no tool name: no call; the invoke's text is kept in an empty_name diagnostic
+            self._value = [self._text[start:self._pos]]
+            self._state = _SKIP
+            return True
+        call = self._call = self._begin_call(name, source="reasoning" if self._in_reasoning else "content")
         self._state = _INVOKE
         for code in dict.fromkeys((*codes, self._block_note)):
             if code:
@@ -505,10 +510,31 @@ class DsmlStreamParser(StreamParser):
             call.diag("malformed_tag", "the invoke tag is malformed; its name was kept",
                       raw=self._text[start:self._pos])  # the tag as written (with its ">")
             self._mark("repaired")
-        if not name:
-            call.diag("empty_name", "the invoke has no tool name", severity="error")
-            self._mark("rejected")
         return True
+
+    def _skip_invoke(self, final: bool) -> bool:
+        """The body of an invoke without a name, up to its ``</invoke>`` (kept) or the next block tag (not
+        consumed): collected for the ``empty_name`` diagnostic."""
+        hit = self._scan(final)
+        text, pos = self._text, self._pos
+        end = hit.start if hit.marker is not None or not final else len(text)
+        self._mirror(text[pos:end])
+        self._value.append(text[pos:end])
+        self._pos = end
+        if hit.marker is None:
+            return False
+        if self.grammar.canonical.get(hit.marker, hit.marker) == self.grammar.invoke_close:
+            self._mirror(hit.marker)
+            self._value.append(hit.marker)
+            self._pos = hit.end
+        self._end_skip()
+        self._state = _BLOCK
+        return True
+
+    def _end_skip(self) -> None:
+        raw, self._value = "".join(self._value), []
+        self._diag("empty_name", "an invoke without a tool name is no call; its text is kept here", severity="error",
+                   raw=raw)
 
     def _close_invoke(self) -> None:
         """The call ends; a blockless invoke returns to the content."""
@@ -653,6 +679,8 @@ class DsmlStreamParser(StreamParser):
             self._diag("unclosed_reasoning", "the output ended inside the reasoning")
             self._truncated = True
         elif state not in (_CONTENT, _AFTER_BLOCK):
+            if state == _SKIP:
+                self._end_skip()
             if self._call is not None:
                 self._end_value(complete=False)
                 self._call.diag("truncated_call", "the output ended inside the invoke")
@@ -679,4 +707,5 @@ _STEPS = {
     _INVOKE: DsmlStreamParser._invoke,
     _PARAM_HEADER: DsmlStreamParser._param_header,
     _VALUE: DsmlStreamParser._param_value,
+    _SKIP: DsmlStreamParser._skip_invoke,
 }

@@ -261,7 +261,7 @@ class HarmonyStreamParser(StreamParser):
             self._diag("malformed_header", "; ".join(header.problems), raw=text)
         if header.recipient is not None and header.role == "assistant" and not self._is_call(header, text):
             self._diag("not_a_recipient", f"{header.recipient!r} names no tool (empty, or not written as to=NAME "
-                       "and not declared); the message is read as content", raw=header.recipient)
+                       "and not declared); the message is read as content", raw=text)
             header.recipient = None
         known_channel = header.channel in (None, "analysis", "final", "commentary")
         if header.role == "assistant" and not known_channel:
