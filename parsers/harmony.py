@@ -54,6 +54,8 @@ _MARKER_SET = frozenset(MARKERS.values())
 _CHANNEL_VALUE = re.compile(r"[^\s<]*")
 _CONTENT_TYPE = re.compile(r"(?:<\|constrain\|>)?[A-Za-z][A-Za-z0-9_.+/-]*")
 """A content type (``json``, ``<|constrain|>json``, ``code``...); any other text there is not one."""
+KNOWN_CONTENT_TYPES = frozenset({"json", "code", "<|constrain|>json", "<|constrain|>code"})
+"""Content types gpt-oss writes; another one is kept (``unknown_content_type``, raw = it)."""
 _ASCII_WS = re.compile(r"[ \t\n\r]+")  # the only header blanks; any other character is kept
 ANALYSIS_CALLS = ("accept", "reject")
 """``analysis_calls`` values: what a ``to=functions.NAME`` recipient on the analysis channel is."""
@@ -263,6 +265,9 @@ class HarmonyStreamParser(StreamParser):
             self._diag("not_a_recipient", f"{header.recipient!r} names no tool (empty, or not written as to=NAME "
                        "and not declared); the message is read as content", raw=text)
             header.recipient = None
+        if header.content_type is not None and header.content_type not in KNOWN_CONTENT_TYPES:
+            self._diag("unknown_content_type", f"content type {header.content_type!r} is not one gpt-oss writes; "
+                       "ignored", severity="info", raw=header.content_type)
         known_channel = header.channel in (None, "analysis", "final", "commentary")
         if header.role == "assistant" and not known_channel:
             self._diag("unknown_channel", f"unknown channel {header.channel!r}; "
