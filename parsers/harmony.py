@@ -168,7 +168,8 @@ class HarmonyStreamParser(StreamParser):
     and the channel of each message says what it is (docs/harmony.md).
 
     Fed ids, every harmony marker is a control id, so the decoded pieces are routed directly: a special
-    piece is a marker (another control token gets a diagnostic), ordinary text is text.
+    piece is a marker; another control token (``<|endoftext|>``) is read as its text, exactly as the same
+    spelling in text input, so ids and text give one result.
     """
 
     def __init__(self, tools: Sequence[Any] | None = None, *, thinking: bool = True, encoding: Any = None,
@@ -189,13 +190,10 @@ class HarmonyStreamParser(StreamParser):
     # ---- the base's hooks: token pieces, or text
     def _take_pieces(self, pieces: list, final: bool) -> None:
         for text, special in pieces:
-            if not special:
-                self._on_text(text)
-            elif text in _MARKER_SET:
+            if special and text in _MARKER_SET:
                 self._on_marker(text)
-            else:
-                self._diag("unexpected_special_token", f"control token {text} is not part of the harmony format; "
-                           "ignored", raw=text)
+            else:  # ordinary text, or another control token (<|endoftext|>): its text, as text input reads it
+                self._on_text(text)
 
     def _advance(self, final: bool) -> None:
         if not self._reading_ids():
