@@ -20,8 +20,19 @@ Rules (each one is tested):
 * Output that ends inside an invoke or a parameter gives a ``truncated`` candidate; ``ParsedOutput.truncated``.
 * A block written inside the reasoning is reported (``source="reasoning"``, diagnostic) and, unless
   ``promote_reasoning_calls``, is not promoted: its text stays in the reasoning as well.
-* Malformed input never raises: junk between tags, duplicated or nested tags and broken attributes give
-  diagnostics (``raw`` keeps the text) and the candidate's status says how usable it is.
+* Malformed input never raises: junk between tags (any whitespace but ASCII layout counts as junk, so
+  U+3000 is kept), duplicated or nested tags and broken attributes give diagnostics (``raw`` keeps the text)
+  and the candidate's status says how usable it is.
+* Real-world variants (docs/variants.md, "DSML and harmony"), each ``repaired`` with a diagnostic naming it:
+  another version's block (``other_version_block``); a parameter closed by the next parameter tag or by
+  ``</invoke>`` (``implicit_parameter_close``); and, fail-closed (only when the first invoke names a declared
+  tool, else the text stays content with the diagnostic), DSML tokens spelled ``｜｜DSML｜｜``, ``‖DSML‖`` or
+  ``|DSML|`` (``marker_spelling_variant``) and an invoke without its block (``missing_invoke_block``).
+* Start state: ``thinking=True`` means the prompt opened ``<think>``; a repeated ``<think>`` at its very start
+  is dropped (``duplicate_reasoning_open``). ``</think>`` in content is dropped with
+  ``reasoning_close_in_content``; ``<｜end▁of▁sentence｜>`` in free text is stripped (``stop_token_in_output``).
+* A call starts once its name's closing quote is read: output ending inside the name gives
+  ``truncated_call_header`` and no call.
 
 Every character is looked at a bounded number of times (the shared :class:`MarkerScanner` plus headers of
 bounded length), so streaming costs O(output) whatever the chunking, and one-shot parsing *is* feed + finish.
@@ -42,11 +53,14 @@ MAX_HEADER = 512
 """Longest tag header (``NAME"`` or ``KEY" string="true"``) read before the tag counts as malformed."""
 
 _HEADER_END = re.compile(r'[>\n<]')
-_PARAM_TAG = re.compile(r'(?P<key>[^"]*)"(?:\s+string="(?P<string>[^"]*)")?\s*')
+_PARAM_TAG = re.compile(r'(?P<key>[^"]*)"(?:[ \t\n\r]+string="(?P<string>[^"]*)")?[ \t\n\r]*')
+_LAYOUT = " \t\n\r"
+"""The only whitespace that is layout between tags; any other (U+3000, U+00A0, ``\\x0b``...) is junk, kept."""
+_LAYOUT_RUN = re.compile(r"[ \t\n\r]*")
 _RANK = {"proposed": 0, "repaired": 1, "rejected": 2}
 
 # parser states
-_REASONING, _CONTENT, _BLOCK, _INVOKE_HEADER, _INVOKE, _PARAM_HEADER, _VALUE, _AFTER_BLOCK = range(8)
+_REASONING, _CONTENT, _BLOCK, _INVOKE_HEADER, _INVOKE, _PARAM_HEADER, _VALUE, _AFTER_BLOCK, _REASONING_START, _SKIP = range(10)
 _TEXT_STATES = (_REASONING, _CONTENT, _AFTER_BLOCK)
 
 
@@ -64,18 +78,42 @@ class DsmlGrammar:
     block_open_aliases: tuple[str, ...] = ()
     block_close_aliases: tuple[str, ...] = ()
     separator: str = "\n\n"
+    think_open: str = "<think>"
+    stop_token: str = "<｜end▁of▁sentence｜>"
+    other_version_blocks: tuple[tuple[str, str], ...] = ()
+    """``(open, close)`` of the other DSML versions' blocks in this version's DSML token: accepted, repaired."""
+    spelling_variants: tuple[tuple[str, str], ...] = ()
+    """``(variant, canonical)`` for every marker spelled with a DSML token seen in the wild
+    (``｜｜DSML｜｜``, ``‖DSML‖``, ``|DSML|``)."""
     _cache: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     @cached_property
     def opens(self) -> frozenset[str]:
         """Every accepted block opening, with and without the ``\\n\\n`` separator."""
-        spellings = (self.block_open, *self.block_open_aliases)
+        spellings = (self.block_open, *self.block_open_aliases, *(o for o, _ in self.other_version_blocks))
         return frozenset(spellings + tuple(self.separator + s for s in spellings))
 
     @cached_property
     def closes(self) -> frozenset[str]:
         """Every accepted block closing."""
-        return frozenset((self.block_close, *self.block_close_aliases))
+        return frozenset((self.block_close, *self.block_close_aliases, *(c for _, c in self.other_version_blocks)))
+
+    @cached_property
+    def canonical(self) -> dict[str, str]:
+        """A variant spelling -> the marker it stands for (also with the separator, for block openings)."""
+        out = dict(self.spelling_variants)
+        for variant, canon in self.spelling_variants:
+            if canon in self.opens:
+                out[self.separator + variant] = self.separator + canon
+        return out
+
+    @cached_property
+    def other_version_opens(self) -> frozenset[str]:
+        """The other versions' block openings."""
+        return frozenset(o for o, _ in self.other_version_blocks)
+
+    def _with_variants(self, markers: set[str]) -> set[str]:
+        return markers | {v for v, c in self.canonical.items() if c in markers}
 
     def scanner(self, state: int, in_reasoning: bool) -> MarkerScanner:
         """The scanner for the markers that mean something in ``state`` (cached)."""
@@ -83,13 +121,16 @@ class DsmlGrammar:
         found = self._cache.get(key)
         if found is None:
             think = {self.think_close} if in_reasoning else set()
+            text = {self.think_close, self.stop_token}
             markers = {
-                _REASONING: self.opens | {self.think_close},
-                _CONTENT: self.opens,
-                _AFTER_BLOCK: self.opens,
-                _BLOCK: {self.invoke_open} | self.closes | self.opens | think,
-                _INVOKE: {self.param_open, self.invoke_close, self.invoke_open} | self.closes | think,
-                _VALUE: {self.param_close} | think,
+                _REASONING: self.opens | text,
+                _CONTENT: self._with_variants(self.opens | {self.invoke_open}) | text,
+                _AFTER_BLOCK: self._with_variants(self.opens | {self.invoke_open}) | text,
+                _BLOCK: self._with_variants({self.invoke_open} | self.closes | self.opens) | think,
+                _INVOKE: self._with_variants({self.param_open, self.invoke_close, self.invoke_open} | self.closes)
+                | think,
+                _VALUE: self._with_variants({self.param_close, self.param_open, self.invoke_close}) | think,
+                _SKIP: self._with_variants({self.invoke_close, self.invoke_open} | self.closes) | think,
             }[state]
             found = self._cache[key] = MarkerScanner(markers)
         return found
@@ -107,7 +148,7 @@ class DsmlStreamParser(StreamParser):
 
     def __init__(self, tools: Sequence[Any] | None = None, *, thinking: bool = False, **options: Any):
         super().__init__(tools, thinking=thinking, **options)
-        self._state = _REASONING if thinking else _CONTENT
+        self._state = _REASONING_START if thinking else _CONTENT
         self._in_reasoning = False  # the open block was written inside the reasoning
         self._call: CallBuilder | None = None
         self._key: str | None = None
@@ -119,14 +160,30 @@ class DsmlStreamParser(StreamParser):
         self._junk: list[str] = []
         self._block_had_call = False
         self._after_noted = False
+        # a variant every call of the open block gets (repaired, diagnosed): "" or its diagnostic code
+        self._block_note = ""
+        # a variant written where the shape alone proves no call (a bare invoke, a variant spelling), pending
+        # until its first invoke's name is read: [anchor, resume, marker, codes, text state]; the buffer is
+        # kept from ``anchor`` (just after the marker) so that the text can go back to content
+        self._tentative: list | None = None
 
     # ------------------------------------------------------------------ driving loop
     def _advance(self, final: bool) -> None:
-        self._text, self._pos = self._buf, 0
+        t = self._tentative
+        self._text, self._pos = self._buf, t[1] if t is not None else 0
         steps = _STEPS
-        while steps[self._state](self, final):
-            pass
-        self._buf = self._text[self._pos:]
+        while True:
+            while steps[self._state](self, final):
+                pass
+            if not (final and self._tentative is not None):
+                break
+            self._rollback()
+        t = self._tentative
+        if t is None:
+            self._buf = self._text[self._pos:]
+        else:
+            self._buf = self._text[t[0]:]
+            t[0], t[1] = 0, self._pos - t[0]
         if final:
             self._end_of_output()
 
@@ -153,13 +210,32 @@ class DsmlStreamParser(StreamParser):
         if call is not None and _RANK.get(call.status, 3) < _RANK[status]:
             call.status = status
 
+    def _note_call(self, code: str, message: str, raw: str | None = None) -> None:
+        """An accepted variant on the open call: ``repaired`` and one diagnostic per code."""
+        call = self._call
+        if not any(d.code == code for d in call.diagnostics):
+            call.diag(code, message, raw=raw)
+        self._mark("repaired")
+
+    def _variant(self, raw: str) -> None:
+        """A marker spelled with a variant DSML token, inside a block."""
+        t = self._tentative
+        if t is not None:
+            if "marker_spelling_variant" not in t[3]:
+                t[3] += ("marker_spelling_variant",)
+        elif self._call is not None:
+            self._note_call("marker_spelling_variant", f"marker spelled {raw!r}", raw=raw)
+        elif self._block_note != "marker_spelling_variant":  # (a variant block was diagnosed when accepted)
+            self._diag("marker_spelling_variant", f"marker spelled {raw!r}; accepted", raw=raw)
+
     def _gap(self, piece: str) -> None:
-        """Text between tags: whitespace is layout, anything else is junk (kept from its first non-space)."""
+        """Text between tags: ASCII whitespace is layout, anything else is junk (kept from its first
+        non-layout character, so U+3000 or U+00A0 between tags is never lost)."""
         if not piece:
             return
         self._structure(piece)
         if not self._junk:
-            piece = piece.lstrip()
+            piece = piece.lstrip(_LAYOUT)
         if piece:
             self._junk.append(piece)
 
@@ -195,17 +271,84 @@ class DsmlStreamParser(StreamParser):
         self._pos = end
         return False
 
+    # ------------------------------------------------------------------ tentative variants (fail-closed)
+    def _begin_tentative(self, hit, codes: tuple[str, ...]) -> None:
+        self._tentative = [hit.end, hit.end, hit.marker, codes, self._state]
+        self._in_reasoning = False
+        self._block_had_call = False
+        self._header_checked = 0
+
+    def _rollback(self) -> None:
+        """The variant's first invoke names no declared tool (or never came): its text is content."""
+        anchor, _, marker, codes, state = self._tentative
+        self._tentative = None
+        self._junk = []
+        self._block_note = ""
+        self._diag(codes[-1], f"{marker!r} is not followed by an invoke of a declared tool; kept as content",
+                   raw=marker)
+        self._state = state
+        (self._emit_after_block if state == _AFTER_BLOCK else self._emit_content)(marker)
+        self._pos = anchor
+
+    def _commit(self) -> tuple[str, ...]:
+        """The variant's first invoke names a declared tool: accepted. Returns the variant codes."""
+        marker, codes = self._tentative[2], self._tentative[3]
+        self._tentative = None
+        for code in codes:
+            self._diag(code, f"accepted {marker!r} ({code}): the invoke names a declared tool", raw=marker)
+        return codes
+
     # ------------------------------------------------------------------ outside the block
+    def _reasoning_start(self, final: bool) -> bool:
+        """The very start of reasoning the prompt opened: a repeated ``<think>`` (leading layout allowed) is
+        dropped, ``duplicate_reasoning_open``."""
+        text, pos = self._text, self._pos
+        end = _LAYOUT_RUN.match(text, pos).end()
+        self._emit_reasoning(text[pos:end])
+        self._pos = end
+        opener = self.grammar.think_open
+        rest = text[end:end + len(opener)]
+        if not final and len(rest) < len(opener) and opener.startswith(rest):
+            return False
+        if rest == opener and self._marker_at(text, end, opener):
+            self._diag("duplicate_reasoning_open", "the prompt already opened the reasoning; the repeated opener "
+                       "was dropped", raw=opener)
+            self._pos = end + len(opener)
+        self._state = _REASONING
+        return True
+
     def _text_state(self, final: bool, emit) -> bool:
         hit = self._scan(final)
         if hit.marker is None:
             return self._unmatched(hit, final, emit)
         emit(self._text[self._pos:hit.start])
         self._pos = hit.end
-        if hit.marker == self.grammar.think_close:
-            self._state = _CONTENT
+        g, marker = self.grammar, hit.marker
+        if marker == g.think_close:
+            if self._state == _REASONING:
+                self._state = _CONTENT
+            else:
+                self._diag("reasoning_close_in_content", "a reasoning closer in the content (no reasoning was "
+                           "open); dropped", raw=marker)
+            return True
+        if marker == g.stop_token:
+            self._diag("stop_token_in_output", "the end-of-turn token was left in the output; stripped",
+                       severity="info", raw=marker)
+            return True
+        canon = g.canonical.get(marker, marker)
+        if canon == marker and canon != g.invoke_open:
+            self._open_block(marker)
+            return True
+        codes = ("marker_spelling_variant",) if canon != marker else ()
+        if canon == g.invoke_open:
+            self._begin_tentative(hit, codes + ("missing_invoke_block",))
+            self._block_note = "missing_invoke_block"
+            self._state = _INVOKE_HEADER
         else:
-            self._open_block(hit.marker)
+            self._begin_tentative(hit, codes)
+            self._block_note = "marker_spelling_variant"
+            self._after_noted = False
+            self._state = _BLOCK
         return True
 
     def _reasoning(self, final: bool) -> bool:
@@ -228,7 +371,12 @@ class DsmlStreamParser(StreamParser):
         self._in_reasoning = self._state == _REASONING
         self._mirror(marker)
         spelling = marker[len(g.separator):] if marker.startswith(g.separator) else marker
-        if spelling != g.block_open:
+        self._block_note = ""
+        if spelling in g.other_version_opens:
+            self._block_note = "other_version_block"
+            self._diag("other_version_block", f"block opened as {spelling!r} (another DSML version's block), "
+                       f"expected {g.block_open!r}; accepted", raw=spelling)
+        elif spelling != g.block_open:
             self._diag("noncanonical_marker", f"block opened as {spelling!r}, expected {g.block_open!r}",
                        raw=spelling)
         if spelling == marker:
@@ -243,12 +391,13 @@ class DsmlStreamParser(StreamParser):
     def _close_block(self, marker: str) -> None:
         g = self.grammar
         self._mirror(marker)
-        if marker != g.block_close:
+        if marker in g.block_close_aliases or (marker != g.block_close and self._block_note != "other_version_block"):
             self._diag("noncanonical_marker", f"block closed as {marker!r}, expected {g.block_close!r}", raw=marker)
         if not self._block_had_call:
             self._diag("empty_block", "the tool-call block holds no invoke", severity="info")
         self._state = _REASONING if self._in_reasoning else _AFTER_BLOCK
         self._in_reasoning = False
+        self._block_note = ""
 
     def _reasoning_closed_in_block(self) -> None:
         """``</think>`` inside a block written in the reasoning: the reasoning (and the block) end there."""
@@ -259,34 +408,49 @@ class DsmlStreamParser(StreamParser):
             self._finish_call(None)
         self._diag("unclosed_block", "the reasoning ended inside a tool-call block")
         self._in_reasoning = False
+        self._block_note = ""
         self._state = _CONTENT
 
     # ------------------------------------------------------------------ block and invoke
     def _next_tag(self, final: bool) -> str | None:
-        """Between tags: consume the gap up to the next marker and return it (None: wait for more text)."""
+        """Between tags: consume the gap up to the next marker and return it as written (None: wait for more
+        text; "": a tentative variant was rolled back, go on). A variant spelling is noted."""
         hit = self._scan(final)
+        if self._tentative is not None:
+            gap = self._text[self._pos:hit.start]
+            if gap.strip(_LAYOUT) or (hit.marker is None and final) or (
+                    hit.marker is not None and self.grammar.canonical.get(hit.marker, hit.marker)
+                    != self.grammar.invoke_open):
+                self._rollback()
+                return ""
+            self._pos = hit.start
+            if hit.marker is None:
+                return None
         if hit.marker is None:
             return self._unmatched(hit, final, self._gap) or None
         self._gap(self._text[self._pos:hit.start])
         self._flush_junk()
         self._pos = hit.end
+        if hit.marker in self.grammar.canonical:
+            self._variant(hit.marker)
         return hit.marker
 
     def _block(self, final: bool) -> bool:
         g = self.grammar
-        marker = self._next_tag(final)
-        if marker is None:
-            return False
+        raw = self._next_tag(final)
+        if not raw:
+            return raw == ""
+        marker = g.canonical.get(raw, raw)
         if marker == g.invoke_open:
-            self._mirror(marker)
+            self._mirror(raw)
             self._state, self._header_checked = _INVOKE_HEADER, 0
         elif marker in g.closes:
             self._close_block(marker)
         elif marker == g.think_close:
             self._reasoning_closed_in_block()
         else:  # a block opening inside the block
-            self._mirror(marker)
-            self._diag("duplicate_marker", "the tool-call block was opened again inside itself", raw=marker)
+            self._mirror(raw)
+            self._diag("duplicate_marker", "the tool-call block was opened again inside itself", raw=raw)
         return True
 
     def _header(self, final: bool) -> tuple[str, str | None] | None:
@@ -310,44 +474,98 @@ class DsmlStreamParser(StreamParser):
         if got is None:
             return False
         header, end = got
+        name, quote, _ = header.partition('"')
+        cut = end is None and final and len(header) <= MAX_HEADER  # the output ended inside the tag
+        codes: tuple[str, ...] = ()
+        if self._tentative is not None:
+            if not quote or self._names is None or name not in self._names:
+                self._rollback()
+                return True
+            codes = self._commit()
         self._mirror(self._text[start:self._pos])
-        name = header.split('"', 1)[0]
-        call = self._call = self._begin_call(name, source="reasoning" if self._in_reasoning else "content")
+        if cut and not quote:
+            self._diag("truncated_call_header", "the output ended inside an invoke's name; no call", raw=header)
+            self._truncated = True
+            self._state = _BLOCK
+            return True
         self._block_had_call = True
+        if not name:  # no tool name: no call; the invoke's text is kept in an empty_name diagnostic
+            self._value = [self._text[start:self._pos]]
+            self._state = _SKIP
+            return True
+        call = self._call = self._begin_call(name, source="reasoning" if self._in_reasoning else "content")
         self._state = _INVOKE
-        if end is None and final and len(header) <= MAX_HEADER:
-            return True  # cut off inside the tag: the end of output marks the call truncated
+        for code in dict.fromkeys((*codes, self._block_note)):
+            if code:
+                self._note_call(code, _NOTES[code])
+        if cut:  # the end of output marks the call truncated; text after the name is kept
+            if header != name + '"':
+                call.raw(header[len(name) + 1:])
+                call.diag("malformed_tag", "the output ended inside the invoke tag", raw=header)
+            return True
         if end is None:
             call.diag("malformed_tag", "the invoke tag does not end", raw=header)
             self._mark("rejected")
         elif end != ">" or header != name + '"':
-            call.diag("malformed_tag", "the invoke tag is malformed; its name was kept", raw=header)
+            call.diag("malformed_tag", "the invoke tag is malformed; its name was kept",
+                      raw=self._text[start:self._pos])  # the tag as written (with its ">")
             self._mark("repaired")
-        if not name:
-            call.diag("empty_name", "the invoke has no tool name", severity="error")
-            self._mark("rejected")
         return True
+
+    def _skip_invoke(self, final: bool) -> bool:
+        """The body of an invoke without a name, up to its ``</invoke>`` (kept) or the next block tag (not
+        consumed): collected for the ``empty_name`` diagnostic."""
+        hit = self._scan(final)
+        text, pos = self._text, self._pos
+        end = hit.start if hit.marker is not None or not final else len(text)
+        self._mirror(text[pos:end])
+        self._value.append(text[pos:end])
+        self._pos = end
+        if hit.marker is None:
+            return False
+        if self.grammar.canonical.get(hit.marker, hit.marker) == self.grammar.invoke_close:
+            self._mirror(hit.marker)
+            self._value.append(hit.marker)
+            self._pos = hit.end
+        self._end_skip()
+        self._state = _BLOCK
+        return True
+
+    def _end_skip(self) -> None:
+        raw, self._value = "".join(self._value), []
+        self._diag("empty_name", "an invoke without a tool name is no call; its text is kept here", severity="error",
+                   raw=raw)
+
+    def _close_invoke(self) -> None:
+        """The call ends; a blockless invoke returns to the content."""
+        self._finish_call(None)
+        if self._block_note == "missing_invoke_block":
+            self._block_note = ""
+            self._after_noted = False
+            self._state = _AFTER_BLOCK
+        else:
+            self._state = _BLOCK
 
     def _invoke(self, final: bool) -> bool:
         g = self.grammar
-        marker = self._next_tag(final)
-        if marker is None:
+        raw = self._next_tag(final)
+        if raw is None:
             return False
+        marker = g.canonical.get(raw, raw)
         if marker == g.param_open:
-            self._structure(marker)
+            self._structure(raw)
             self._state, self._header_checked = _PARAM_HEADER, 0
         elif marker == g.invoke_close:
-            self._mirror(marker)
-            self._finish_call(None)
-            self._state = _BLOCK
+            self._mirror(raw)
+            self._close_invoke()
         elif marker == g.think_close:
             self._reasoning_closed_in_block()
         else:  # a new invoke, or the block's end, while this invoke is open
-            self._call.diag("unclosed_invoke", f"{marker!r} came before the invoke was closed")
+            self._call.diag("unclosed_invoke", f"{raw!r} came before the invoke was closed")
             self._mark("repaired")
             self._finish_call(None)
             if marker == g.invoke_open:
-                self._mirror(marker)
+                self._mirror(raw)
                 self._state, self._header_checked = _INVOKE_HEADER, 0
             else:
                 self._close_block(marker)
@@ -406,12 +624,24 @@ class DsmlStreamParser(StreamParser):
             return self._unmatched(hit, final, self._value_piece)
         self._value_piece(self._text[self._pos:hit.start])
         self._pos = hit.end
-        if hit.marker == self.grammar.think_close:
+        g, raw = self.grammar, hit.marker
+        if raw == g.think_close:
             self._reasoning_closed_in_block()
             return True
-        self._structure(hit.marker)
+        self._structure(raw)
+        marker = g.canonical.get(raw, raw)
+        if marker != raw:
+            self._variant(raw)
+        key = self._key
         self._end_value(complete=True)
-        self._state = _INVOKE
+        if marker == g.param_close:
+            self._state = _INVOKE
+            return True
+        self._note_call("implicit_parameter_close", f"parameter {key!r} was closed by the next tag {raw!r}", raw=raw)
+        if marker == g.param_open:
+            self._state, self._header_checked = _PARAM_HEADER, 0
+        else:  # </invoke>
+            self._close_invoke()
         return True
 
     def _end_value(self, *, complete: bool) -> None:
@@ -445,22 +675,30 @@ class DsmlStreamParser(StreamParser):
     def _end_of_output(self) -> None:
         self._flush_junk()
         state = self._state
-        if state == _REASONING:
+        if state in (_REASONING, _REASONING_START):
             self._diag("unclosed_reasoning", "the output ended inside the reasoning")
             self._truncated = True
         elif state not in (_CONTENT, _AFTER_BLOCK):
+            if state == _SKIP:
+                self._end_skip()
             if self._call is not None:
                 self._end_value(complete=False)
                 self._call.diag("truncated_call", "the output ended inside the invoke")
                 self._finish_call("truncated")
-            else:
+            elif self._block_note != "missing_invoke_block":
                 self._diag("unclosed_block", "the output ended inside the tool-call block")
             self._truncated = True
 
 
 _DSML_TOKEN = "｜DSML｜"
+_NOTES = {
+    "marker_spelling_variant": "the call's markers use a DSML token spelling seen in real output; accepted",
+    "missing_invoke_block": "the invoke has no tool-call block around it; accepted (a declared tool)",
+    "other_version_block": "the call is in another DSML version's block; accepted",
+}
 
 _STEPS = {
+    _REASONING_START: DsmlStreamParser._reasoning_start,
     _REASONING: DsmlStreamParser._reasoning,
     _CONTENT: DsmlStreamParser._content,
     _AFTER_BLOCK: DsmlStreamParser._after_block,
@@ -469,4 +707,5 @@ _STEPS = {
     _INVOKE: DsmlStreamParser._invoke,
     _PARAM_HEADER: DsmlStreamParser._param_header,
     _VALUE: DsmlStreamParser._param_value,
+    _SKIP: DsmlStreamParser._skip_invoke,
 }

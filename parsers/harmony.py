@@ -7,7 +7,8 @@ and possibly ``<|start|>assistant...`` with the next message. Bodies route by he
 
 * a recipient (``to=functions.NAME``, in the role part or after the channel) makes a tool call whose JSON
   arguments stream as they arrive (:class:`~toolwire.parsers.json_body.ArgumentsStream`); on the
-  ``analysis`` channel it is reported with ``source="reasoning"`` and not promoted unless asked;
+  ``analysis`` channel it is a call too (``repaired``, ``analysis_channel_call``), unless
+  ``analysis_calls="reject"`` (then ``source="reasoning"``, not promoted unless asked);
 * ``analysis`` is reasoning; ``final`` and ``commentary`` (a preamble) are content;
 * a message from another role (a hallucinated tool result) is kept in a diagnostic, never in content.
 
@@ -26,6 +27,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from toolwire.errors import InvalidOption
 from toolwire.limits import size_problem
 from toolwire.output import Diagnostic
 
@@ -50,7 +52,13 @@ ROLES = frozenset({"assistant", "user", "system", "developer", "tool"})
 _SCANNER = MarkerScanner(MARKERS.values())
 _MARKER_SET = frozenset(MARKERS.values())
 _CHANNEL_VALUE = re.compile(r"[^\s<]*")
-_ASCII_WS = re.compile(r"[ \t\n\r\x0c]+")
+_CONTENT_TYPE = re.compile(r"(?:<\|constrain\|>)?[A-Za-z][A-Za-z0-9_.+/-]*")
+"""A content type (``json``, ``<|constrain|>json``, ``code``...); any other text there is not one."""
+KNOWN_CONTENT_TYPES = frozenset({"json", "code", "<|constrain|>json", "<|constrain|>code"})
+"""Content types gpt-oss writes; another one is kept (``unknown_content_type``, raw = it)."""
+_ASCII_WS = re.compile(r"[ \t\n\r]+")  # the only header blanks; any other character is kept
+ANALYSIS_CALLS = ("accept", "reject")
+"""``analysis_calls`` values: what a ``to=functions.NAME`` recipient on the analysis channel is."""
 MAX_HEADER_CHARS = 256
 """A header longer than this (or text with a line break where a header belongs) is not a header."""
 
@@ -120,11 +128,15 @@ def parse_header(text: str, role: str | None, default_role: str | None = None) -
             recipient = last[3:]
         elif not parts and not (last.startswith(CONSTRAIN) or last == "json"):
             recipient = last
-        else:
+        elif _CONTENT_TYPE.fullmatch(last):
             content_type = last
             if parts:
                 raw = parts.pop()
                 recipient = raw[3:] if raw.startswith("to=") else raw
+        else:
+            parts.append(last)
+            if parts[0].startswith("to="):
+                recipient = parts.pop(0)[3:]
     if parts:
         problems.append(f"unexpected text in the header: {' '.join(parts)!r}")
     return Header(role, channel, recipient, content_type, author, problems)
@@ -147,21 +159,30 @@ class _Body:
 class HarmonyStreamParser(StreamParser):
     """Streaming parser for gpt-oss output (text, or token ids with ``tokenizer=``).
 
-    Options: those of :class:`~toolwire.parsers.base.StreamParser` (``promote_reasoning_calls`` accepts
-    analysis-channel calls; ``tokenizer``, also spelled ``encoding``, is the o200k_harmony tiktoken encoding
-    or any tokenizer :mod:`toolwire.tokenize` accepts), and ``max_header_chars``. ``thinking`` is accepted
-    for the common interface; gpt-oss always reasons.
+    Options: those of :class:`~toolwire.parsers.base.StreamParser` (``tokenizer``, also spelled ``encoding``,
+    is the o200k_harmony tiktoken encoding or any tokenizer :mod:`toolwire.tokenize` accepts),
+    ``max_header_chars``, and ``analysis_calls``: ``"accept"`` (default: a ``to=functions.NAME`` call on the
+    analysis channel is a real call, ``repaired`` with ``analysis_channel_call``) or ``"reject"`` (reported
+    with ``source="reasoning"``, ``rejected`` unless ``promote_reasoning_calls``). ``thinking`` and a
+    prompt's ``opens_reasoning`` do not change the start: the prompt ends ``<|start|>assistant`` either way
+    and the channel of each message says what it is (docs/harmony.md).
 
     Fed ids, every harmony marker is a control id, so the decoded pieces are routed directly: a special
-    piece is a marker (another control token gets a diagnostic), ordinary text is text.
+    piece is a marker; another control token (``<|endoftext|>``) is read as its text, exactly as the same
+    spelling in text input, so ids and text give one result.
     """
 
     def __init__(self, tools: Sequence[Any] | None = None, *, thinking: bool = True, encoding: Any = None,
-                 max_header_chars: int = MAX_HEADER_CHARS, **options: Any):
+                 max_header_chars: int = MAX_HEADER_CHARS, analysis_calls: str = "accept", **options: Any):
+        if analysis_calls not in ANALYSIS_CALLS:
+            raise InvalidOption(f"analysis_calls must be one of {list(ANALYSIS_CALLS)}, got {analysis_calls!r}",
+                                field="analysis_calls")
         if encoding is not None:
             options.setdefault("tokenizer", encoding)
         super().__init__(tools, thinking=thinking, **options)
         self.max_header_chars = max_header_chars
+        self.analysis_calls = analysis_calls
+        self._stop: str | None = None  # <|call|> / <|return|> when it is the last thing read
         self._body: _Body | None = None
         self._foreign_note = ""
         self._new_header(role="assistant", started=True, explicit=False)
@@ -169,13 +190,10 @@ class HarmonyStreamParser(StreamParser):
     # ---- the base's hooks: token pieces, or text
     def _take_pieces(self, pieces: list, final: bool) -> None:
         for text, special in pieces:
-            if not special:
-                self._on_text(text)
-            elif text in _MARKER_SET:
+            if special and text in _MARKER_SET:
                 self._on_marker(text)
-            else:
-                self._diag("unexpected_special_token", f"control token {text} is not part of the harmony format; "
-                           "ignored", raw=text)
+            else:  # ordinary text, or another control token (<|endoftext|>): its text, as text input reads it
+                self._on_text(text)
 
     def _advance(self, final: bool) -> None:
         if not self._reading_ids():
@@ -241,9 +259,21 @@ class HarmonyStreamParser(StreamParser):
         header = parse_header(text, self._hdr_role, None if self._hdr_started else "assistant")
         if header.problems:
             self._diag("malformed_header", "; ".join(header.problems), raw=text)
+        if header.recipient is not None and header.role == "assistant" and not self._is_call(header, text):
+            self._diag("not_a_recipient", f"{header.recipient!r} names no tool (empty, or not written as to=NAME "
+                       "and not declared); the message is read as content", raw=text)
+            header.recipient = None
+        if header.content_type is not None and header.content_type not in KNOWN_CONTENT_TYPES:
+            self._diag("unknown_content_type", f"content type {header.content_type!r} is not one gpt-oss writes; "
+                       "ignored", severity="info", raw=header.content_type)
+        known_channel = header.channel in (None, "analysis", "final", "commentary")
+        if header.role == "assistant" and not known_channel:
+            self._diag("unknown_channel", f"unknown channel {header.channel!r}; "
+                       + ("the call is kept" if header.recipient not in (None, "all") else "read as final content"),
+                       raw=header.channel)
         if header.role != "assistant":
             who = header.author or header.role
-            self._open(_Body("foreign", header))
+            self._open(_Body("foreign", header, kept=[text, MESSAGE]))  # the whole message, header too
             self._foreign_note = f"the model wrote a {header.role} message ({who}); it is not assistant output"
         elif header.recipient not in (None, "all"):
             self._open(_Body("call", header))
@@ -254,9 +284,20 @@ class HarmonyStreamParser(StreamParser):
             if header.channel is None:
                 self._diag("missing_channel", "an assistant message without a channel; read as final content",
                            severity="info")
-            elif header.channel not in ("final", "commentary"):
-                self._diag("unknown_channel", f"unknown channel {header.channel!r}; read as final content")
             self._open(_Body("content", header))
+
+    def _is_call(self, header: Header, text: str) -> bool:
+        """A recipient the model wrote as ``to=NAME`` is a call; a bare one only for a declared function; an
+        empty one (``to=`` alone) never."""
+        recipient = header.recipient
+        if recipient in (None, "all"):
+            return True
+        if not recipient.removeprefix("functions."):
+            return False
+        if "to=" + recipient in text:
+            return True
+        name = recipient[len("functions."):] if recipient.startswith("functions.") else recipient
+        return self._names is not None and name in self._names
 
     def _open(self, body: _Body) -> None:
         self._body = body
@@ -265,8 +306,17 @@ class HarmonyStreamParser(StreamParser):
     def _start_call(self, header: Header) -> None:
         recipient = header.recipient or ""
         name = recipient[len("functions."):] if recipient.startswith("functions.") else recipient
-        source = "reasoning" if header.channel == "analysis" else "content"
+        analysis = header.channel == "analysis"
+        source = "reasoning" if analysis and self.analysis_calls == "reject" else "content"
         call = self._begin_call(name, source=source)
+        if header.problems:
+            call.diag("malformed_header", "the call's header holds text that is not part of it (kept in the "
+                      "output's malformed_header diagnostic)")
+            call.status = worse_status(call.status, "repaired")
+        if analysis and source == "content":
+            call.diag("analysis_channel_call", "gpt-oss wrote this call on the analysis channel; accepted as a "
+                      "call (analysis_calls='reject' reports it as reasoning instead)")
+            call.status = worse_status(call.status, "repaired")
         if source == "reasoning":
             if self.promote_reasoning_calls:
                 call.diag("call_in_reasoning_promoted", "a call on the analysis channel, promoted as asked "
@@ -280,6 +330,7 @@ class HarmonyStreamParser(StreamParser):
 
     # ---- routing
     def _on_text(self, text: str) -> None:
+        self._stop = None
         body = self._body
         if body is None:
             self._header_text(text)
@@ -298,6 +349,7 @@ class HarmonyStreamParser(StreamParser):
             body.kept.append(text)
 
     def _on_marker(self, marker: str) -> None:
+        self._stop = marker if marker in (CALL, RETURN) else None
         body = self._body
         if body is not None:
             if marker in (END, CALL, RETURN):
@@ -358,11 +410,20 @@ class HarmonyStreamParser(StreamParser):
         problem = size_problem(closed.arguments, closed.raw, self.limits)
         if problem:
             call.reject_too_large(problem)
-        if truncated:
+        if truncated:  # the output ended inside the call: truncated, whatever else is wrong (too_large too)
+            for code, message in closed.diagnostics:
+                if code == "too_large":
+                    call.reject_too_large(message)
+            kept = [d for d in closed.diagnostics if d[0] != "too_large"]
+            closed = closed._replace(status="truncated", diagnostics=kept)
+            call.status = "truncated"
             self._truncated = True
         finish_call(call, closed, raw=stream.raw + trailing)
 
     def _at_end(self) -> None:
+        if self._stop is not None:
+            self._diag("stop_token_in_output", f"the output ends with the stop token {self._stop}; it ended the "
+                       "message and is not content", severity="info", raw=self._stop)
         if self._body is not None:
             self._close(eof=True, cut=False)
             return
@@ -380,11 +441,7 @@ class HarmonyStreamParser(StreamParser):
             cut = max(held_back_prefix(text, m) for m in _MARKER_SET)  # "...<|chan": a marker cut off
             header = parse_header(text[:len(text) - cut], self._hdr_role)
             if header.role == "assistant" and header.recipient not in (None, "all"):
-                self._open(_Body("call", header))
-                self._start_call(header)
-                self._finish_call(self._body, eof=True, cut=False)
-                self._body = None
-                self._diag("truncated_header", "the output ended inside a call's header", raw=text)
+                self._diag("truncated_call_header", "the output ended inside a call's header; no call", raw=text)
             else:
                 self._diag("truncated_header", "the output ended inside a message header", raw=text)
 

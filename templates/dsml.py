@@ -65,6 +65,13 @@ MARKERS_V32 = dsml_markers(DSML, "function_calls")
 MARKERS = dsml_markers(DSML, "tool_calls")  # V4
 MARKERS_V41 = dsml_markers(DSML + " ", "calls")
 
+# DSML token spellings seen in real output; the parser accepts them fail-closed (marker_spelling_variant).
+DSML_VARIANTS = ("｜｜DSML｜｜", "‖DSML‖", "|DSML|")
+_TAG_KEYS = ("tool_calls_open", "tool_calls_close", "invoke_open", "invoke_close", "parameter_open", "parameter_close")
+# The call-block names of V3.2 and V4; each version's parser also accepts the other's (other_version_block).
+_BLOCK_NAMES = ("function_calls", "tool_calls")
+_V32_V4_OPENS = tuple(f"<{DSML}{b}>" for b in _BLOCK_NAMES)
+
 # Spellings seen in real V4 output; the parser accepts them with a diagnostic.
 V4_BLOCK_ALIASES = (f"<{DSML}toolcalls>", f"<{DSML}tool>")
 V4_BLOCK_CLOSE_ALIASES = (f"</{DSML}toolcalls>", f"</{DSML}tool>")
@@ -177,8 +184,12 @@ class DsmlVersion:
             block_open=m["tool_calls_open"], block_close=m["tool_calls_close"],
             invoke_open=m["invoke_open"], invoke_close=m["invoke_close"],
             param_open=m["parameter_open"], param_close=m["parameter_close"],
-            think_close=m["think_close"],
+            think_close=m["think_close"], think_open=m["think_open"], stop_token=m["eos"],
             block_open_aliases=self.block_aliases, block_close_aliases=self.block_close_aliases,
+            other_version_blocks=tuple((f"<{DSML}{b}>", f"</{DSML}{b}>") for b in _BLOCK_NAMES
+                                       if m["tool_calls_open"] in _V32_V4_OPENS
+                                       and f"<{DSML}{b}>" != m["tool_calls_open"]),
+            spelling_variants=tuple((m[k].replace(DSML, v), m[k]) for k in _TAG_KEYS for v in DSML_VARIANTS),
         )
 
     @cached_property
@@ -354,7 +365,7 @@ def _effort(version: DsmlVersion, options: RenderOptions) -> Any:
         return None
     if effort is None:
         return "high" if options.thinking else None
-    if effort in _V4_EFFORT_PROMPTS:
+    if isinstance(effort, str) and effort in _V4_EFFORT_PROMPTS:
         return effort
     if version.effort == "numeric" and isinstance(effort, int) and not isinstance(effort, bool) and 1 <= effort <= 100:
         return effort

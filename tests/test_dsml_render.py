@@ -113,6 +113,7 @@ def test_v41_named_efforts_are_numbers():
 @pytest.mark.parametrize("family,effort", [
     ("deepseek_v41", 0), ("deepseek_v41", 101), ("deepseek_v41", True), ("deepseek_v41", "medium"),
     ("deepseek_v41", 7.5), ("deepseek_v4", 30), ("deepseek_v4", "medium"), ("deepseek_v32", "high"),
+    ("deepseek_v4", ["high"]), ("deepseek_v41", {"high": 1}), ("deepseek_v41", ["high"]),
 ])
 def test_bad_effort_is_an_invalid_option(family, effort):
     with pytest.raises(InvalidOption) as err:

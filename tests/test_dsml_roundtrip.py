@@ -41,11 +41,12 @@ _calls = st.lists(st.tuples(st.sampled_from([t["function"]["name"] for t in TOOL
 
 
 def _free_text(family: str) -> st.SearchStrategy[str]:
-    """Content/reasoning text: anything that does not spell the family's own markers."""
+    """Content/reasoning text: anything that does not spell the family's own markers, nor the end-of-turn token
+    (stripped, ``stop_token_in_output``), nor start with ``<think>`` (a repeated opener, dropped)."""
     fmt = toolwire.get_format(family)
-    reserved = ("</think>", fmt.markers["tool_calls_open"], "｜DSML｜")
+    reserved = ("</think>", fmt.markers["tool_calls_open"], "｜DSML｜", EOS)
     return st.one_of(st.text(max_size=30), st.lists(st.sampled_from(_MARKUP[5:]), max_size=6).map("".join)).filter(
-        lambda t: not any(r in t for r in reserved))
+        lambda t: not any(r in t for r in reserved) and not t.lstrip(" \t\n\r").startswith("<think>"))
 
 
 def model_output(family: str, turn: dict, thinking: bool) -> str:

@@ -34,9 +34,9 @@ def _check(out, expected: dict) -> None:
         assert set(want["codes_include"]) <= {d.code for d in call.diagnostics}
 
 
-def _ids_parse(text: str, tools):
+def _ids_parse(text: str, tools, **options):
     enc = tiktoken_encoding()
-    parser = FMT.stream(tools, encoding=enc)
+    parser = FMT.stream(tools, encoding=enc, **options)
     events = parser.feed(ids=enc.encode(text, allowed_special="all")) + parser.flush()
     result = parser.finish()
     assert_events_consistent(result, events)
@@ -47,9 +47,10 @@ def _ids_parse(text: str, tools):
 def test_corpus_case(case):
     tools = _tools(case["tools"])
     text = case["output"]
-    out = check_chunking(FMT, text, tools, splits=[list(text), *every_split(text)])
+    options = case.get("options", {})
+    out = check_chunking(FMT, text, tools, splits=[list(text), *every_split(text)], **options)
     _check(out, case["expected"])
-    assert full_state(_ids_parse(text, tools)) == full_state(out)
+    assert full_state(_ids_parse(text, tools, **options)) == full_state(out)
 
 
 def test_corpus_is_not_trivial():

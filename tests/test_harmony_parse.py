@@ -8,8 +8,9 @@ import json
 import pytest
 
 import toolwire
+from toolwire.errors import InvalidOption
 from toolwire.limits import Limits
-from toolwire.output import ArgumentsDelta
+from toolwire.output import ArgumentsDelta, ToolCallStarted
 from support import (
     assert_events_consistent, check_chunking, check_golden_parse_oneshot, chunkings, full_state, golden_params,
     require_shared, stream_parse, summary,
@@ -139,19 +140,37 @@ def test_recipient_in_either_place_constrain_optional(output):
     assert summary(out) == {"content": "", "reasoning": "", "tool_calls": [
         {"name": "get_weather", "arguments": {"city": "Paris"}}]}
     assert out.tool_calls[0].status == "proposed" and out.tool_calls[0].raw_arguments == CALL
-    assert out.diagnostics == [] and not out.truncated
+    stop = [("stop_token_in_output", "<|call|>")] if output.endswith("<|call|>") else []
+    assert [(d.code, d.raw) for d in out.diagnostics] == stop and not out.truncated
 
 
-def test_call_on_the_analysis_channel_is_reported_not_promoted():
+def test_call_on_the_analysis_channel_is_accepted_by_default():
     output = "<|channel|>analysis to=functions.get_weather code<|message|>" + CALL
     out = FMT.parse(output, WEATHER)
+    call = out.tool_calls[0]
+    assert (call.source, call.status, call.arguments) == ("content", "repaired", {"city": "Paris"})
+    assert [(d.code, d.severity) for d in call.diagnostics] == [("analysis_channel_call", "warning")]
+    assert summary(out)["tool_calls"] == [{"name": "get_weather", "arguments": {"city": "Paris"}}]
+    assert out.reasoning == "" and out.content == ""
+    assert FMT.parse(output, WEATHER, promote_reasoning_calls=True).tool_calls[0].status == "repaired"
+
+
+def test_analysis_calls_option_is_checked():
+    with pytest.raises(InvalidOption) as err:
+        FMT.stream(WEATHER, analysis_calls="maybe")
+    assert err.value.field == "analysis_calls"
+
+
+def test_call_on_the_analysis_channel_rejected_on_request():
+    output = "<|channel|>analysis to=functions.get_weather code<|message|>" + CALL
+    out = FMT.parse(output, WEATHER, analysis_calls="reject")
     call = out.tool_calls[0]
     assert (call.source, call.status, call.arguments) == ("reasoning", "rejected", {"city": "Paris"})
     assert [d.code for d in call.diagnostics] == ["call_in_reasoning"]
     assert "about half the time" in call.diagnostics[0].message
     assert "promote_reasoning_calls=True" in call.diagnostics[0].message
     assert summary(out)["tool_calls"] == []
-    promoted = FMT.parse(output, WEATHER, promote_reasoning_calls=True).tool_calls[0]
+    promoted = FMT.parse(output, WEATHER, analysis_calls="reject", promote_reasoning_calls=True).tool_calls[0]
     assert (promoted.source, promoted.status) == ("reasoning", "proposed")
     assert [(d.code, d.severity) for d in promoted.diagnostics] == [("call_in_reasoning_promoted", "info")]
 
@@ -160,7 +179,11 @@ def test_new_message_after_end_is_read():
     output = ("<|channel|>analysis<|message|>think<|end|><|start|>assistant<|channel|>commentary<|message|>"
               "Checking.<|end|><|start|>assistant<|channel|>final<|message|>Done.<|return|>")
     out = FMT.parse(output)
-    assert (out.reasoning, out.content, out.diagnostics) == ("think", "Checking.Done.", [])
+    assert (out.reasoning, out.content) == ("think", "Checking.Done.")
+    assert [(d.code, d.severity, d.raw) for d in out.diagnostics] == [("stop_token_in_output", "info", "<|return|>")]
+    # only at the very end: a <|call|> between messages is the message's end, no diagnostic
+    assert FMT.parse(output.replace("<|end|><|start|>assistant<|channel|>final", "<|call|><|start|>assistant"
+                                    "<|channel|>final")[:-len("<|return|>")]).diagnostics == []
 
 
 def test_several_calls_and_their_order():
@@ -177,8 +200,6 @@ def test_several_calls_and_their_order():
     (' to=functions.get_weather<|channel|>commentary json<|message|>{"city": "Par', {"city": "Par"}),
     (' to=functions.get_weather<|channel|>commentary json<|message|>{"city": "Paris", "da', {"city": "Paris"}),
     (" to=functions.get_weather<|channel|>commentary json<|message|>", {}),
-    (" to=functions.get_weather<|channel|>comm", {}),
-    (" to=functions.get_weather", {}),
 ])
 def test_truncated_call_is_truncated(output, partial):
     for out in (FMT.parse(output, WEATHER), stream_parse(FMT, output, tools=WEATHER)[0]):
@@ -186,6 +207,18 @@ def test_truncated_call_is_truncated(output, partial):
         assert len(out.tool_calls) == 1
         call = out.tool_calls[0]
         assert (call.name, call.status, call.arguments) == ("get_weather", "truncated", partial)
+
+
+@pytest.mark.parametrize("output", [" to=functions.get_weather<|channel|>comm", " to=functions.get_weather",
+                                    " to=functions.get_wea", "<|start|>assistant to=functions.get_weather<|chan"])
+def test_output_ending_inside_a_call_header_starts_no_call(output):
+    parser = FMT.stream(WEATHER)
+    events = [e for ch in output for e in parser.feed(ch)] + parser.flush()
+    out = parser.finish()
+    assert not any(isinstance(e, ToolCallStarted) for e in events)
+    assert out.tool_calls == [] and out.truncated
+    raw = output.removeprefix("<|start|>")
+    assert [(d.code, d.raw) for d in out.diagnostics] == [("truncated_call_header", raw)]
 
 
 def test_unknown_tool_is_rejected_not_dropped():
@@ -257,3 +290,31 @@ def test_feed_after_finish_raises_and_modes_do_not_mix():
     parser.finish()
     with pytest.raises(StreamClosed):
         parser.feed("y")
+
+
+# -------------------------------------------------------------------------------------- where the output starts
+
+@pytest.mark.parametrize("thinking", [True, False])
+def test_start_state_is_the_header_whatever_thinking_or_the_prompt_says(thinking):
+    """The prompt ends ``<|start|>assistant`` in both modes (``opens_reasoning`` is False: no reasoning block is
+    open yet); each message's channel says whether it is reasoning. ``thinking=`` changes nothing."""
+    prompt = FMT.render([{"role": "user", "content": "Weather in Paris?"}], WEATHER, thinking=thinking)
+    assert prompt.text.endswith("<|start|>assistant") and prompt.opens_reasoning is False
+    output = ("<|channel|>analysis<|message|>Need the tool.<|end|><|start|>assistant<|channel|>final<|message|>"
+              "Sunny.")
+    for kw in ({"prompt": prompt}, {"thinking": True}, {"thinking": False}):
+        out = FMT.parse(output, WEATHER, **kw)
+        assert (out.reasoning, out.content, out.codes()) == ("Need the tool.", "Sunny.", [])
+    # text without a header is content (with a diagnostic), never reasoning, in either mode
+    for kw in ({"prompt": prompt}, {"thinking": True}, {"thinking": False}):
+        out = FMT.parse("Just text.", WEATHER, **kw)
+        assert (out.reasoning, out.content, out.codes()) == ("", "Just text.", ["missing_header"])
+
+
+def test_a_truncated_call_over_a_limit_is_truncated_with_too_large():
+    output = ' to=functions.get_weather<|channel|>commentary json<|message|>{"city": "' + "x" * 200
+    for out in (FMT.parse(output, WEATHER, limits=Limits(max_argument_bytes=64)),
+                stream_parse(FMT, output, tools=WEATHER, limits=Limits(max_argument_bytes=64))[0]):
+        call = out.tool_calls[0]
+        assert call.status == "truncated" and out.truncated
+        assert "too_large" in [d.code for d in call.diagnostics]

@@ -58,9 +58,11 @@ def _expected(turn: dict) -> dict:
                            for c in turn.get("tool_calls") or []]}
 
 
-def _summary(out) -> dict:
+def _summary(out, stop: str | None = None) -> dict:
+    """The result of a clean output; ``stop``: the stop token the output ends with (stripped, diagnosed)."""
     assert all(c.status == "proposed" for c in out.tool_calls), out.codes()
-    assert out.diagnostics == [] and not out.truncated
+    assert [(d.code, d.raw) for d in out.diagnostics] == ([("stop_token_in_output", stop)] if stop else [])
+    assert not out.truncated
     return {"content": out.content, "reasoning": out.reasoning,
             "tool_calls": [{"name": c.name, "arguments": c.arguments} for c in out.tool_calls]}
 
@@ -97,8 +99,10 @@ LOSSLESS_CALLS = {"all_tool_calls": True, "tool_call_content_channel": "commenta
 def test_round_trip_default_profile(turn):
     expected = _expected(turn)
     with_stop, without = _output(turn)
-    for text in (with_stop, without):
-        assert _summary(FMT.parse(text, TOOLS)) == expected
+    stop = with_stop[len(without):]
+    assert stop in (FMT.markers["call"], FMT.markers["return"])
+    assert _summary(FMT.parse(with_stop, TOOLS), stop) == expected
+    assert _summary(FMT.parse(without, TOOLS)) == expected
     for call in FMT.parse(without, TOOLS).tool_calls:
         assert json.loads(call.raw_arguments) == call.arguments
 

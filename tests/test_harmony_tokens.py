@@ -83,14 +83,15 @@ def test_utf8_split_across_ids():
     assert _feed_ids(ids, one_by_one=True).content == text
 
 
-def test_other_control_tokens_and_unknown_ids_are_diagnosed():
+def test_other_control_tokens_read_as_their_text_and_unknown_ids_are_diagnosed():
+    """A control token that is no harmony marker is its text, as the same spelling in text input is."""
     enc = tiktoken_encoding()
     ids = (enc.encode("<|channel|>final<|message|>", allowed_special="all") + enc.encode_ordinary("a")
            + [enc.encode_single_token("<|endoftext|>")] + enc.encode_ordinary("b") + [10 ** 9])
     out = _feed_ids(ids)
-    assert out.content == "ab"
-    assert [(d.code, d.raw) for d in out.diagnostics] == [
-        ("unexpected_special_token", "<|endoftext|>"), ("invalid_token_id", str(10 ** 9))]
+    assert out.content == "a<|endoftext|>b"
+    assert [(d.code, d.raw) for d in out.diagnostics] == [("invalid_token_id", str(10 ** 9))]
+    assert full_state(FMT.parse("<|channel|>final<|message|>a<|endoftext|>b")) == full_state(_feed_ids(ids[:-1]))
 
 
 def test_ids_and_text_give_the_same_result_for_rendered_turns():
