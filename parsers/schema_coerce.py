@@ -182,6 +182,18 @@ def parameter_schema(tool_schema: dict | None, key: str) -> dict | None:
     return None
 
 
+def declared_parameter(tool_schema: dict | None, key: str) -> bool:
+    """Whether ``key`` is named in the tool's ``properties`` (also inside top-level ``allOf`` parts). Repairs
+    that must be fail-closed (an implicit value close at the next parameter tag) accept only such keys."""
+    root = _resolve_ref(tool_schema, tool_schema) if isinstance(tool_schema, dict) else None
+    if root is None:
+        return False
+    for part in (root, *(_resolve_ref(p, tool_schema) for p in root.get("allOf") or ())):
+        if isinstance(part, dict) and isinstance(part.get("properties"), dict) and key in part["properties"]:
+            return True
+    return False
+
+
 def _local(schema: Any, root: dict) -> dict | None:
     """``schema`` with its local ``$ref`` resolved; an unresolvable one is returned as is (coerce reports it)."""
     resolved = _resolve_ref(schema, root)
@@ -386,4 +398,4 @@ _DECODERS: dict[str, Callable[[str, set[str], int], tuple[bool, Any]]] = {
     "object": _container(dict), "array": _container(list),
 }
 
-__all__ = ["parameter_schema", "is_string_schema", "coerce", "coerce_argument", "MAX_LITERAL_CHARS"]
+__all__ = ["parameter_schema", "declared_parameter", "is_string_schema", "coerce", "coerce_argument", "MAX_LITERAL_CHARS"]

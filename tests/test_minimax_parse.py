@@ -25,7 +25,7 @@ AMBIGUOUS = re.compile(r'</parameter>[ \t\r\n]*(<parameter name="|</invoke>|<inv
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
-@given(call_list=calls, content=strings.filter(without("<minimax:tool_call>")),
+@given(call_list=calls, content=strings.filter(without("<minimax:tool_call>", "</think>")),
        reasoning=strings.filter(without("</think>", "<minimax:tool_call>")).filter(bool))
 def test_round_trip(call_list, content, reasoning):
     """parse(render(assistant turn)) == the turn: content and reasoning unstripped, values typed by schema."""
@@ -63,7 +63,7 @@ def _fragments(events) -> str:
 
 
 def test_string_values_stream_as_they_arrive_holding_back_only_a_closer_prefix():
-    parser = MM.stream(WRITE)
+    parser = MM.stream(WRITE, thinking=True)
     assert _fragments(parser.feed(HEAD + '<parameter name="content">')) == '{"content": "'
     assert _fragments(parser.feed("a\tb</param")) == "a\\tb"
     assert _fragments(parser.feed("eter>!")) == "</parameter>!"
@@ -83,13 +83,13 @@ def test_closing_tag_rule_table():
 
 
 def test_reasoning_framing_is_exact():
-    out = MM.parse("\n a \n\n</think>\n\n\n b \n")
+    out = MM.parse("\n a \n\n</think>\n\n\n b \n", thinking=True)
     assert (out.reasoning, out.content) == ("\n a \n", "\n b \n")
 
 
 def test_promote_reasoning_calls():
     text = 'x<minimax:tool_call>\n<invoke name="write_file">\n</invoke>\n</minimax:tool_call>\n</think>\n\ny'
-    out = MM.parse(text, WRITE, promote_reasoning_calls=True)
+    out = MM.parse(text, WRITE, thinking=True, promote_reasoning_calls=True)
     assert [(c.source, c.status) for c in out.tool_calls] == [("reasoning", "proposed")]
     assert (out.reasoning, out.content) == ("x", "y")
 
@@ -98,7 +98,7 @@ def test_streaming_cost_is_linear_in_output():
     body = ("<p>x</parameter> y </invoke>z </param\n" * 1800)[:65536]
     text = HEAD + '<parameter name="content">' + body + "</parameter>\n</invoke>\n</minimax:tool_call>"
     with counting_scans() as scanned:
-        parser = MM.stream(WRITE)
+        parser = MM.stream(WRITE, thinking=True)
         biggest = 0
         for i in range(0, len(text), 5):
             parser.feed(text[i:i + 5])
