@@ -158,7 +158,10 @@ class XmlToolParser(XmlCallParser):
 
     # ------------------------------------------------------------------ between call blocks
     def _text_marker(self, marker: str) -> None:
-        self._state = "call"  # a call block opened in content or reasoning (its source)
+        if marker == self.grammar.call_open:
+            self._state = "call"  # a call block opened in content or reasoning (its source)
+        else:
+            self._state = "bare_name"  # <function= with no call marker (content only)
 
     def _after_block(self) -> None:
         self._state = "text" if self._mode == "reasoning" else "between"

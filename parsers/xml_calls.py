@@ -185,10 +185,7 @@ class XmlCallParser(StreamParser):
         extra = {"content": (close,) if close else (), "reasoning": ()}
         cls._text_scanners = {mode: MarkerScanner((*m, *extra.get(mode, ()), *cls.stop_tokens))
                               for mode, m in cls.text_markers.items()}
-        framing = dict(cls.framing)
-        if close and ("reasoning", close) in framing:
-            framing.setdefault(("content", close), framing[("reasoning", close)])
-        cls._text_framing = framing
+        framing = cls._text_framing = dict(cls.framing)
         cls._held_newlines = {mode: max([n for (m, _), n in framing.items() if m == mode], default=0)
                               for mode in cls.text_markers}
         cls._value_scanner = MarkerScanner((*cls.value_closers, *cls.next_value_markers))
@@ -373,10 +370,10 @@ class XmlCallParser(StreamParser):
         if marker == self.think_close:
             if mode == "reasoning":
                 self._mode = "content"
-            else:
+                self._skip = self.after_think
+            else:  # the text around it stays content as written; only the closer is taken out
                 self._diag("reasoning_close_in_content", f"{marker} came with no reasoning block open; the text "
                            "before it stays content", raw=marker)
-            self._skip = self.after_think
         elif marker in self._stop_closers:
             self._pending = ("", self._stop_closers[marker])
             self._state = "stop"
