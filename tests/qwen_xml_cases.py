@@ -226,3 +226,30 @@ def check_against_reference(family: str, messages: list[dict], tools: list[dict]
         assume(False)  # the reference would write an ambiguous value; toolwire refuses it by design
     assert prompt.text == expected
     assert "".join(s.text for s in prompt.segments) == expected
+
+
+# ---------------------------------------------------------------- where parsing starts (issue 11 §1)
+
+START_TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+    "type": "object", "properties": {"city": {"type": "string"}}}}}]
+AFTER_USER = [{"role": "user", "content": "Weather in Oslo?"}]
+AFTER_TOOL = AFTER_USER + [
+    {"role": "assistant", "content": "", "tool_calls": [{"id": "c0", "type": "function", "function": {
+        "name": "get_weather", "arguments": "{\"city\": \"Oslo\"}"}}]},
+    {"role": "tool", "tool_call_id": "c0", "content": "4 C"}]
+
+
+def check_start_state(family: str, thinking: bool, history: list, tail: str, output: str, opened: bool,
+                      in_reasoning: tuple[str, str], in_content: tuple[str, str]) -> None:
+    """The prompt for ``history`` ends with ``tail`` (read off the reference template by hand) and opens the
+    reasoning exactly when ``opened``; ``parse(output, prompt=...)`` then starts where the prompt left off:
+    ``(reasoning, content)`` is ``in_reasoning`` when it opened, else ``in_content`` (the closer diagnosed)."""
+    fmt = toolwire.get_format(family)
+    prompt = fmt.render(history, START_TOOLS, thinking=thinking)
+    assert prompt.text.endswith(tail)
+    assert prompt.opens_reasoning is opened
+    out = fmt.parse(output, START_TOOLS, prompt=prompt)
+    assert (out.reasoning, out.content) == (in_reasoning if opened else in_content)
+    assert [d.code for d in out.diagnostics] == ([] if opened else ["reasoning_close_in_content"])
+    streamed, _ = stream_parse(fmt, output, list(output), tools=START_TOOLS, prompt=prompt)
+    assert full_state(streamed) == full_state(out)

@@ -164,3 +164,26 @@ def test_marker_soup_never_crashes_and_loses_nothing(family, data):
 
 GET_WEATHER = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {
     "city": {"type": "string"}, "days": {"type": "integer"}}}}}]
+
+
+# ---- where parsing starts: the prompt's own state (tails read off the reference templates by hand)
+
+from qwen_xml_cases import AFTER_TOOL, AFTER_USER, check_start_state  # noqa: E402
+
+
+@pytest.mark.parametrize("history", [AFTER_USER, AFTER_TOOL], ids=["after_user", "after_tool_result"])
+@pytest.mark.parametrize("family, thinking, tail, opened", [
+    ("glm45", True, "<|assistant|>", False), ("glm45", False, "<|assistant|>\n<think></think>", False),
+    ("glm46", True, "<|assistant|>", False), ("glm46", False, "<|assistant|>\n<think></think>", False),
+    ("glm47", True, "<|assistant|><think>", True), ("glm47", False, "<|assistant|></think>", False),
+])
+def test_parsing_starts_where_the_prompt_left_off(family, thinking, tail, opened, history):
+    if family == "glm47":
+        check_start_state(family, thinking, history, tail, "R</think>C", opened, ("R", "C"), ("", "RC"))
+    else:  # 4.5 / 4.6: a framing newline first; the closer's own framing newline after it
+        check_start_state(family, thinking, history, tail, "\nR</think>\nC", opened, ("R", "C"), ("", "R\nC"))
+
+
+def test_glm45_own_think_opens_reasoning_in_content_mode():
+    out = toolwire.get_format("glm45").parse("\n<think>R</think>\nC", thinking=False)
+    assert (out.reasoning, out.content, out.diagnostics) == ("R", "C", [])

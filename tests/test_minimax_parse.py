@@ -118,3 +118,21 @@ GET_WEATHER = [{"type": "function", "function": {"name": "get_weather", "paramet
 @given(text=marker_soup(MM.markers.values()), tools=st.sampled_from([None, WRITE, GET_WEATHER]))
 def test_marker_soup_never_crashes_and_loses_nothing(text, tools):
     check_fuzz(MM, text, tools)
+
+
+# ---- where parsing starts: the MiniMax prompt always opens <think>; thinking=False still starts in content
+
+from qwen_xml_cases import AFTER_TOOL, AFTER_USER, check_start_state  # noqa: E402
+
+
+@pytest.mark.parametrize("history", [AFTER_USER, AFTER_TOOL], ids=["after_user", "after_tool_result"])
+@pytest.mark.parametrize("thinking", [True, False])
+def test_parsing_starts_where_the_prompt_left_off(thinking, history):
+    check_start_state("minimax_m2", thinking, history, "]~b]ai\n<think>\n", "R\n</think>\n\nC", True, ("R", "C"),
+                      ("", ""))
+
+
+def test_thinking_false_starts_in_content():
+    out = MM.parse("R\n</think>\n\nC", thinking=False)
+    assert (out.reasoning, out.content) == ("", "R\n\n\nC")
+    assert [(d.code, d.raw) for d in out.diagnostics] == [("reasoning_close_in_content", "</think>")]
