@@ -253,3 +253,27 @@ def check_start_state(family: str, thinking: bool, history: list, tail: str, out
     assert [d.code for d in out.diagnostics] == ([] if opened else ["reasoning_close_in_content"])
     streamed, _ = stream_parse(fmt, output, list(output), tools=START_TOOLS, prompt=prompt)
     assert full_state(streamed) == full_state(out)
+
+
+# ---------------------------------------------------------------- truncation (issue 11 §3)
+
+def check_truncated_header(family: str, output: str, header: str) -> None:
+    """Output ending inside a call header: no ToolCallStarted at any chunking, a ``truncated_call_header``
+    diagnostic holding the header text, ``truncated``."""
+    from toolwire.output import ToolCallStarted
+
+    fmt = toolwire.get_format(family)
+    for chunks in (list(output), [output]):
+        result, events = stream_parse(fmt, output, chunks, tools=START_TOOLS)
+        assert not [e for e in events if isinstance(e, ToolCallStarted)]
+        assert [(d.code, d.raw) for d in result.diagnostics] == [("truncated_call_header", header)]
+        assert result.truncated and not result.tool_calls
+
+
+def check_truncated_over_limit(family: str, output: str) -> None:
+    """A string value over ``max_argument_bytes`` that the output also cuts short: ``truncated``, not rejected."""
+    from toolwire.limits import Limits
+
+    out = toolwire.get_format(family).parse(output, START_TOOLS, limits=Limits(max_argument_bytes=20))
+    (call,) = out.tool_calls
+    assert call.status == "truncated" and "too_large" in [d.code for d in call.diagnostics] and out.truncated

@@ -187,3 +187,18 @@ def test_parsing_starts_where_the_prompt_left_off(family, thinking, tail, opened
 def test_glm45_own_think_opens_reasoning_in_content_mode():
     out = toolwire.get_format("glm45").parse("\n<think>R</think>\nC", thinking=False)
     assert (out.reasoning, out.content, out.diagnostics) == ("R", "C", [])
+
+
+from qwen_xml_cases import check_truncated_header, check_truncated_over_limit  # noqa: E402
+
+
+@pytest.mark.parametrize("family, output, header", [
+    ("glm45", "\n<tool_call>get_wea", "<tool_call>get_wea"), ("glm47", "<tool_call>get_wea", "<tool_call>get_wea"),
+    ("glm47", "<tool_call>", "<tool_call>"),
+])
+def test_output_ending_inside_a_call_header_starts_no_call(family, output, header):
+    check_truncated_header(family, output, header)
+
+
+def test_truncated_over_limit_value_is_truncated():
+    check_truncated_over_limit("glm47", "<tool_call>get_weather<arg_key>city</arg_key><arg_value>" + "x" * 100)

@@ -136,3 +136,19 @@ def test_thinking_false_starts_in_content():
     out = MM.parse("R\n</think>\n\nC", thinking=False)
     assert (out.reasoning, out.content) == ("", "R\n\n\nC")
     assert [(d.code, d.raw) for d in out.diagnostics] == [("reasoning_close_in_content", "</think>")]
+
+
+from qwen_xml_cases import check_truncated_header, check_truncated_over_limit  # noqa: E402
+
+
+@pytest.mark.parametrize("output, header", [
+    ('<minimax:tool_call>\n<invoke name="get', '<minimax:tool_call>\n<invoke name="get'),
+    ("<minimax:tool_call>\n<inv", "<minimax:tool_call>\n<inv"),
+])
+def test_output_ending_inside_a_call_header_starts_no_call(output, header):
+    check_truncated_header("minimax_m2", output, header)
+
+
+def test_truncated_over_limit_value_is_truncated():
+    check_truncated_over_limit("minimax_m2", '<minimax:tool_call>\n<invoke name="get_weather">\n<parameter name="city">'
+                               + "x" * 100)
