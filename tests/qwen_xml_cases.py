@@ -88,7 +88,7 @@ RT_TOOLS = [
 ]
 """Round-trip tools: one typed parameter per JSON type (``u`` is undeclared, so it stays a string)."""
 
-_MARKUP = st.sampled_from(["</parameter>", "<parameter=x>", "</function>", "<function=y>", "</tool_call>",
+_MARKUP = st.sampled_from(["</parameter>", "<parameter=x>", "<parameter=s>", "\n<parameter=path>", "</function>", "<function=y>", "</tool_call>",
                            "<tool_call>", "<seed:tool_call>", "</seed:tool_call>", "</think>", "\n", " ", "\t",
                            "\r\n", "<", ">", "&amp;", "\"'\\"])
 texts = st.lists(st.text(max_size=6) | _MARKUP, max_size=6).map("".join)
@@ -277,3 +277,37 @@ def check_truncated_over_limit(family: str, output: str) -> None:
     out = toolwire.get_format(family).parse(output, START_TOOLS, limits=Limits(max_argument_bytes=20))
     (call,) = out.tool_calls
     assert call.status == "truncated" and "too_large" in [d.code for d in call.diagnostics] and out.truncated
+
+
+# ---------------------------------------------------------------- markers inside reasoning, then its close (issue 21)
+
+REASONING_SHAPES = {
+    # family: (thinking, text before the reasoning, the closer and its framing before the answer)
+    "qwen35": (True, "", "\n</think>\n\n"), "qwen36": (True, "", "\n</think>\n\n"),
+    "seed_oss": (False, "<seed:think>", "</seed:think>\n"),
+    "glm45": (False, "\n<think>", "</think>\n"), "glm46": (False, "\n<think>", "</think>\n"),
+    "glm47": (True, "", "</think>"), "minimax_m2": (True, "", "\n</think>\n\n"),
+}
+MENTION_PIECES = ["<tool_call>", "</tool_call>", "<function=", "<function=get_weather>", "</function>",
+                  "<parameter=", "<parameter=city>", "</parameter>", "<seed:tool_call>", "</seed:tool_call>",
+                  "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>", "<minimax:tool_call>",
+                  "</minimax:tool_call>", '<invoke name="', '<invoke name="get_weather">', '<parameter name="', '">',
+                  "</invoke>", "get_weather", "city", "\n", " ", "x"]
+mention_soup = st.lists(st.sampled_from(MENTION_PIECES) | st.text(st.characters(blacklist_characters="<>",
+                        blacklist_categories=("Cs",)), max_size=4), max_size=12).map("".join)
+answers = st.text(st.characters(blacklist_characters="<\n", blacklist_categories=("Cs",)), min_size=1, max_size=12)
+
+
+def check_reasoning_mention(family: str, soup: str, answer: str) -> None:
+    """Whatever call markup the reasoning holds, its closer ends it: the answer after it is the content,
+    exactly, for every chunking."""
+    thinking, before, close = REASONING_SHAPES[family]
+    assume(answer.strip() == answer and answer)
+    output = before + soup + close + answer
+    fmt = toolwire.get_format(family)
+    out = fmt.parse(output, START_TOOLS, thinking=thinking)
+    assert out.content == answer, (output, out)
+    for chunks in (list(output), random_chunks(output, random.Random(len(output)), 5)):
+        streamed, events = stream_parse(fmt, output, chunks, tools=START_TOOLS, thinking=thinking)
+        assert full_state(streamed) == full_state(out)
+        assert_events_consistent(streamed, events)
