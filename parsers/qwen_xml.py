@@ -193,6 +193,15 @@ class XmlToolParser(XmlCallParser):
             return True
         if self._can_become(call_open, final):
             return False
+        bare = self.grammar.function_open if self.grammar.bare_functions else None
+        if bare and buf.startswith(bare, end):  # another call without its wrapper: text reads it (and the gap)
+            gap = "".join(self._gap)
+            self._gap = []
+            self._unread(gap)
+            self._state = "text"
+            return True
+        if bare and self._can_become(bare, final):
+            return False
         stop = self._stop_at(end, final)
         if stop is None:
             return False
