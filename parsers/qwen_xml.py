@@ -222,7 +222,8 @@ class XmlToolParser(XmlCallParser):
             return False
         framing = "".join(self._gap)
         self._gap = []
-        if name and self._names is not None and name in self._names:
+        # from token ids a call needs its control-token marker: ordinary tokens spelling <function= are text
+        if name and self._names is not None and name in self._names and not self._reading_ids():
             self._pos += len(name) + 1
             self._begin(name)
             self._repair("missing_call_wrapper", f"{g.function_open}{name}> came without {g.call_open} around it",

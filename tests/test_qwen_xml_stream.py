@@ -121,3 +121,25 @@ def test_truncated_over_limit_value_is_truncated(family, output):
 def test_bare_function_header_at_the_end_is_content():
     out = toolwire.get_format("qwen35").parse("See <function=get_wea", START_TOOLS)
     assert (out.content, out.tool_calls, out.diagnostics, out.truncated) == ("See <function=get_wea", [], [], False)
+
+
+@pytest.mark.parametrize("family", ["qwen3_coder", "qwen35", "qwen36"])
+def test_bare_function_from_ordinary_token_ids_is_text(family):
+    """From token ids a call needs its control-token marker: ``<function=`` holds none, so a bare call written
+    in ordinary tokens stays content (in text it is a ``missing_call_wrapper`` repair)."""
+    from support import REAL, require_shared
+    from toolwire.tokenize import load_tokenizer, vocabulary
+
+    require_shared()
+    pytest.importorskip("tokenizers")
+    folder = REAL / "tokenizers" / "Qwen3"
+    if not folder.exists():
+        pytest.skip(f"{folder} is absent")
+    tok = load_tokenizer(str(folder))
+    text = "<function=get_weather>\n<parameter=city>\nOslo\n</parameter>\n</function>"
+    fmt = toolwire.get_format(family)
+    assert fmt.parse(text, START_TOOLS).tool_calls[0].status == "repaired"
+    parser = fmt.stream(START_TOOLS, tokenizer=tok)
+    parser.feed(ids=vocabulary(tok).encode_plain(text))
+    out = parser.finish()
+    assert (out.content, out.tool_calls) == (text, [])
