@@ -68,7 +68,7 @@ class XmlGrammar:
         self.next_parameter = tuple(next_parameter) if next_parameter is not None else (parameter_open,)
         self.call_scan = MarkerScanner([function_open, call_close])
         self.body_scan = MarkerScanner([parameter_open, function_close, call_close, function_open])
-        self.after_function_scan = MarkerScanner([call_close, function_open, call_open])
+        self.after_function_scan = MarkerScanner([call_close, function_open, call_open, *self.stop_tokens])
         # what ends a value, and what must follow it (or the end of the output) for it to end the value
         self.closers: dict[str, Closer] = {
             parameter_close: Closer(parameter_close, (parameter_open, function_close, call_close)),
@@ -361,6 +361,10 @@ class XmlToolParser(XmlCallParser):
             return False
         if marker == g.call_close:
             self._after_block()
+        elif marker in self._stop_closers:  # the turn ended with the call block still open
+            self._diag("unclosed_tool_call", f"{g.call_close} is missing before {marker}", severity="info")
+            self._pending = ("", self._stop_closers[marker])
+            self._state = "stop"
         elif marker == g.function_open:
             self._state = "func_name"
         else:
