@@ -147,7 +147,12 @@ class XmlCallParser(StreamParser):
       ``states``         {state: handler name}, for the structural states; a handler takes ``final`` and
                          returns whether to go on (False: more text is needed)
       ``stray_code``     the diagnostic for text between structural markers (and ``stray_message``)
-    and implement :meth:`_text_marker` (a marker found in text) and :meth:`_value_closed`.
+      ``after_think_open`` framing newlines dropped after ``think_open``; ``stop_tokens`` the end-of-turn tokens
+      ``next_value_markers`` markers that may start the next argument inside an open value (:meth:`_next_value`)
+      ``undecided_markers`` text markers whose framing newlines are kept in ``self._gap`` for the family to
+                         give back when the marker turns out to be text
+    and implement :meth:`_text_marker` (a marker found in text) and :meth:`_value_closed`, and, for the reasoning
+    close inside a call and truncated headers, :meth:`_unfinished_head`.
     """
 
     text_markers: dict[str, tuple[str, ...]] = {}
@@ -174,6 +179,7 @@ class XmlCallParser(StreamParser):
     _reasoning_closers: dict[str, Closer]
     _reasoning_scanners: dict[MarkerScanner, MarkerScanner]
     _stop_closers: dict[str, Closer]
+    _text_framing: dict[tuple[str, str], int]
 
     def __init_subclass__(cls, **kwargs: Any):
         super().__init_subclass__(**kwargs)
