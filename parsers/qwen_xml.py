@@ -264,6 +264,11 @@ class XmlToolParser(XmlCallParser):
             return False
         self._stray(self._take())
         self._pos += len(name) + 1
+        if not name.strip(WHITESPACE):  # no name: no call starts; the block's text is kept in a diagnostic
+            self._diag("empty_tool_name", "a function tag without a name; no call was started",
+                       raw=g.function_open + name + ">")
+            self._state = "call"
+            return True
         self._begin(name)
         self._state = "body"
         return True
