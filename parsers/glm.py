@@ -46,9 +46,13 @@ KEY_OPEN, KEY_CLOSE = M["key_open"], M["key_close"]
 VALUE_OPEN, VALUE_CLOSE = M["value_open"], M["value_close"]
 
 _HEAD = MarkerScanner(("\n", KEY_OPEN, CALL_CLOSE))
+_REASONING_HEAD = MarkerScanner((KEY_OPEN, CALL_CLOSE))
 _ARGS = MarkerScanner((KEY_OPEN, CALL_CLOSE, CALL_OPEN))
 _KEY = MarkerScanner((KEY_CLOSE, VALUE_OPEN, CALL_CLOSE))
-_AFTER_KEY = MarkerScanner((VALUE_OPEN, KEY_OPEN, CALL_CLOSE, CALL_OPEN))
+_AFTER_KEY = MarkerScanner((VALUE_OPEN, VALUE_CLOSE, KEY_OPEN, CALL_CLOSE, CALL_OPEN))
+
+STOP_TOKENS = (M["user"], M["observation"], "<|endoftext|>")
+"""What ends a GLM assistant turn (the models' eos ids): left at the very end of an output, they are dropped."""
 
 
 class GlmParser(XmlCallParser):
@@ -57,6 +61,7 @@ class GlmParser(XmlCallParser):
     text_markers = {"content": (CALL_OPEN,), "reasoning": (M["think_close"], CALL_OPEN)}
     framing = {("content", CALL_OPEN): 1}
     after_think = 1
+    stop_tokens = STOP_TOKENS
     value_closers = {
         VALUE_CLOSE: Closer(VALUE_CLOSE, (KEY_OPEN, CALL_CLOSE, CALL_OPEN)),
         CALL_CLOSE: Closer(CALL_CLOSE, (CALL_OPEN,), ends_call=True),
@@ -70,7 +75,6 @@ class GlmParser(XmlCallParser):
 
     def _begin(self) -> None:
         """The output starts with a framing newline; a ``<think>`` right after it opens the reasoning block."""
-        self._state = "start"
         self._skip = 1
 
     # ---- text
@@ -79,14 +83,27 @@ class GlmParser(XmlCallParser):
         self._parts = []
 
     # ---- calls
+    def _unfinished_head(self, text: str) -> str | None:
+        return CALL_OPEN + text if self._state == "head" else None
+
     def _head(self, final: bool) -> bool:
-        marker = self._collect(_HEAD, final)
+        """The name after ``<tool_call>``, up to a newline (or ``<arg_key>`` / ``</tool_call>``). Inside the
+        reasoning the head must reach ``<arg_key>`` or ``</tool_call>`` first (a ``</think>`` before them makes
+        it reasoning text: a mention, not a call), and the name is what comes before its first newline."""
+        reasoning = self._mode == "reasoning"
+        marker = self._collect(_REASONING_HEAD if reasoning else _HEAD, final)
         if self._head_too_long():
             self._not_a_call(self._take_overlong_head(marker))
             return True
         if marker is None:
             return False
-        self._open_call(self._take())
+        head = self._take()
+        if reasoning:
+            name, newline, rest = head.partition("\n")
+            if newline:  # what follows the name is read again as the space between arguments
+                self._unread(rest + marker)
+                marker, head = newline, name
+        self._open_call(head)
         if marker == "\n":
             if not self.newline_after_name:
                 self._repair("tool_name_newline", "a newline after the tool name was removed", raw="\n")
@@ -147,7 +164,15 @@ class GlmParser(XmlCallParser):
         return True
 
     def _after_key(self, final: bool) -> bool:
-        marker = self._between(_AFTER_KEY, final)
+        marker = self._collect(_AFTER_KEY, final)
+        if marker == VALUE_CLOSE:
+            self._missing_value_open()
+            return True
+        if marker is None and not final:
+            return False
+        text = self._take()
+        self._raw(text)
+        self._stray(text)
         if marker is None:
             return False
         if marker == VALUE_OPEN:
@@ -157,6 +182,22 @@ class GlmParser(XmlCallParser):
             self._missing_value()
             self._next_argument(marker)
         return True
+
+    def _missing_value_open(self) -> None:
+        """``</arg_value>`` after a key with no ``<arg_value>``: the text between is the value (its framing
+        newline removed), closed by the usual rule (``missing_arg_value_open``)."""
+        text = self._take()
+        if self.newline_after_name and text.startswith("\n"):
+            self._raw("\n")
+            text = text[1:]
+        self._repair("missing_arg_value_open", f"argument {self._key!r} has no {VALUE_OPEN} before its {VALUE_CLOSE}")
+        self._start_value(self._key)
+        if self._typed is None:
+            self.call.begin_string(self._key)
+        self._carry = ""
+        self._value_piece(text)
+        self._pending = ("", (self._reasoning_closers if self._mode == "reasoning" else self.value_closers)[VALUE_CLOSE])
+        self._state = "closing"
 
     def _value_closed(self, closer: Closer, gap: str) -> None:
         if closer.ends_call:
@@ -175,5 +216,4 @@ class Glm47Parser(GlmParser):
     newline_after_name = False
 
     def _begin(self) -> None:
-        self._state = "text"
-        self._mode = "reasoning" if self.thinking else "content"
+        """No framing newline at the start."""

@@ -53,19 +53,37 @@ class MiniMaxParser(XmlCallParser):
     text_markers = {"content": (BLOCK_OPEN,), "reasoning": (M["think_close"], BLOCK_OPEN)}
     framing = {("content", BLOCK_OPEN): 1, ("reasoning", M["think_close"]): 1}
     after_think = 2
+    after_think_open = 1
+    stop_tokens = (M["eos"],)
     value_closers = {
         PARAM_CLOSE: Closer(PARAM_CLOSE, (PARAM_OPEN, INVOKE_CLOSE, INVOKE_OPEN, BLOCK_CLOSE)),
         INVOKE_CLOSE: Closer(INVOKE_CLOSE, (INVOKE_OPEN, BLOCK_CLOSE), ends_call=True),
         BLOCK_CLOSE: Closer(BLOCK_CLOSE, (), ends_call=True),
     }
-    states = {"block": "_block", "head": "_head", "invoke": "_invoke", "key": "_key_state"}
-
-    def __init__(self, tools=None, **options):
-        super().__init__(tools, **options)
-        self._mode = "reasoning"
+    states = {"block_start": "_block_start", "head_first": "_head", "block": "_block", "head": "_head",
+              "invoke": "_invoke", "key": "_key_state"}
 
     def _text_marker(self, marker: str) -> None:
-        self._state = "block"
+        self._state = "block_start"
+
+    def _unfinished_head(self, text: str) -> str | None:
+        if self._state in ("block_start", "head_first"):
+            return BLOCK_OPEN + text
+        return INVOKE_OPEN + text if self._state == "head" else None
+
+    def _block_start(self, final: bool) -> bool:
+        """Right after ``<minimax:tool_call>``: the text up to the first ``<invoke name="`` is kept with the
+        head (``self._parts``) until the name is complete, so an unfinished block can be given back whole."""
+        marker = self._collect(_BLOCK, final)
+        if marker == INVOKE_OPEN:
+            self._parts = ["".join(self._parts) + INVOKE_OPEN]
+            self._state = "head_first"
+            return True
+        if marker is None:
+            return False
+        self._stray(self._take())  # an empty block
+        self._state = "text"
+        return True
 
     def _end_structure(self) -> None:
         self._diag("unclosed_block", f"the output ended before {BLOCK_CLOSE}", severity="info")
@@ -79,15 +97,22 @@ class MiniMaxParser(XmlCallParser):
         return True
 
     def _head(self, final: bool) -> bool:
+        first = self._state == "head_first"
         marker = self._collect(_HEAD, final)
+        prefix = self._parts.pop(0) if first else ""  # the block's text up to this name (see _block_start)
         if self._head_too_long():
+            self._stray(prefix[:-len(INVOKE_OPEN)])
             self._diag("stray_text", f"{INVOKE_OPEN} was not followed by a tool name; ignored",
                        raw=INVOKE_OPEN + self._take_overlong_head(marker))
             self._state = "block"
             return True
         if marker is None:
+            if first:
+                self._parts.insert(0, prefix)
             return False
-        self._open_call(self._take())
+        name = self._take()
+        self._stray(prefix[:-len(INVOKE_OPEN)])
+        self._open_call(name)
         self._state = "invoke"
         return True
 

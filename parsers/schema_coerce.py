@@ -26,7 +26,8 @@ Resolution order (each step only runs when the previous ones did not decide):
    whitespace ignored) wins. ``integer`` accepts an integral float (``5.0``) only when ``number`` is not
    allowed, with an ``integer_from_float`` diagnostic. Numbers must be finite; ints stay exact.
 7. **Fallback** - if nothing decoded and ``string`` is allowed, the raw string; otherwise the raw string
-   is kept and a ``coercion_failed`` diagnostic names the expected types. Nothing is ever dropped.
+   is kept and a ``value_type_mismatch`` diagnostic names the expected types (the parser marks the call
+   ``repaired``: it is kept, never dropped, and the mismatch is named). Nothing is ever dropped.
 
 **Limits.** A container value past ``max_depth`` (the arguments' bound, as :class:`toolwire.limits.Limits`
 states it: the arguments object holding the value is one level) or ``max_bytes`` is not decoded: the raw
@@ -182,6 +183,18 @@ def parameter_schema(tool_schema: dict | None, key: str) -> dict | None:
     return None
 
 
+def declared_parameter(tool_schema: dict | None, key: str) -> bool:
+    """Whether ``key`` is named in the tool's ``properties`` (also inside top-level ``allOf`` parts). Repairs
+    that must be fail-closed (an implicit value close at the next parameter tag) accept only such keys."""
+    root = _resolve_ref(tool_schema, tool_schema) if isinstance(tool_schema, dict) else None
+    if root is None:
+        return False
+    for part in (root, *(_resolve_ref(p, tool_schema) for p in root.get("allOf") or ())):
+        if isinstance(part, dict) and isinstance(part.get("properties"), dict) and key in part["properties"]:
+            return True
+    return False
+
+
 def _local(schema: Any, root: dict) -> dict | None:
     """``schema`` with its local ``$ref`` resolved; an unresolvable one is returned as is (coerce reports it)."""
     resolved = _resolve_ref(schema, root)
@@ -202,7 +215,7 @@ def is_string_schema(schema: dict | None, root: dict | None = None) -> bool:
 def coerce(raw: str, schema: dict | None, root: dict | None = None, *, max_depth: int = MAX_DEPTH,
            max_bytes: int | None = None) -> tuple[object, list[tuple[str, str]]]:
     """Type ``raw`` by ``schema`` (see the module docstring for the order). Returns the value and
-    ``(code, message)`` diagnostics; on failure the raw string is kept with a ``coercion_failed`` diagnostic,
+    ``(code, message)`` diagnostics; on failure the raw string is kept with a ``value_type_mismatch`` diagnostic,
     past the limits with a ``too_large`` one."""
     diags: Diagnostics = []
     types, branches = _allowed(schema, root, diags)
@@ -228,7 +241,7 @@ def coerce(raw: str, schema: dict | None, root: dict | None = None, *, max_depth
     if "string" in types:
         return raw, diags
     expected = " or ".join(t for t in _DECODE_ORDER if t in types)
-    diags.append(("coercion_failed", f"value {_preview(raw)} is not a valid {expected}; the raw string is kept"))
+    diags.append(("value_type_mismatch", f"value {_preview(raw)} is not a valid {expected}; the raw string is kept"))
     return raw, diags
 
 
@@ -238,7 +251,8 @@ _SEVERITY = {"integer_from_float": "info"}
 def coerce_argument(call: Any, key: str, raw: str, schema: dict | None, root: dict | None = None) -> None:
     """Type the text of argument ``key`` with :func:`coerce`, bounded by the call's parser limits, and store it
     on ``call`` (a :class:`~toolwire.parsers.base.CallBuilder`) with its diagnostics: ``too_large`` rejects
-    the call, a failed coercion warns, a float read as an integer is noted."""
+    the call, a value that does not fit its type is kept as its raw string with ``value_type_mismatch`` (the
+    call ``repaired``), a float read as an integer is noted."""
     limits = call.parser.limits
     value, diags = coerce(raw, schema, root, max_depth=limits.max_depth, max_bytes=limits.max_argument_bytes)
     for code, message in diags:
@@ -246,6 +260,8 @@ def coerce_argument(call: Any, key: str, raw: str, schema: dict | None, root: di
             call.reject_too_large(f"argument {key!r}: {message}")
         else:
             call.diag(code, f"argument {key!r}: {message}", severity=_SEVERITY.get(code, "warning"))
+            if code == "value_type_mismatch" and call.status == "proposed":
+                call.status = "repaired"
     call.value(key, value)
 
 
@@ -386,4 +402,4 @@ _DECODERS: dict[str, Callable[[str, set[str], int], tuple[bool, Any]]] = {
     "object": _container(dict), "array": _container(list),
 }
 
-__all__ = ["parameter_schema", "is_string_schema", "coerce", "coerce_argument", "MAX_LITERAL_CHARS"]
+__all__ = ["parameter_schema", "declared_parameter", "is_string_schema", "coerce", "coerce_argument", "MAX_LITERAL_CHARS"]

@@ -11,7 +11,8 @@ from .qwen_xml import XmlGrammar, XmlToolParser
 
 SEED_GRAMMAR = XmlGrammar(call_open="<seed:tool_call>", call_close="</seed:tool_call>", think_open="<seed:think>",
                           think_close="</seed:think>", value_framing="", reasoning_framing="",
-                          after_think_newlines=1)
+                          after_think_newlines=1, stop_tokens=("<seed:eos>",),
+                          next_parameter=("\n<parameter=", "<parameter="))
 """Seed-OSS markers and framing."""
 
 

@@ -20,7 +20,19 @@ when they close.
 
 **Text.** Content and reasoning stream as they arrive; only newlines that may be framing before the next
 marker are held back. ``framing`` says how many newlines before a marker are framing, ``after_think`` how
-many after the reasoning block.
+many after the reasoning block, ``after_think_open`` how many after a reasoning opener.
+
+**Start state and reasoning markers** (the same for every XML family). ``thinking=True`` means the prompt
+opened the reasoning block: the output starts in reasoning, and a repeated ``think_open`` at its very start
+(after whitespace) is dropped with ``duplicate_reasoning_open``. ``thinking=False`` starts in content; a
+``think_open`` at the very start (after the family's framing) is the model opening reasoning itself. A
+``think_close`` in content ends nothing: the text before it stays content, the closer is dropped with
+``reasoning_close_in_content``. Inside reasoning, ``think_close`` always ends the reasoning, also inside a
+call structure the reasoning opened: an unfinished call head goes back into the reasoning text, a call
+already started is ``rejected`` with ``reasoning_closed_in_call``.
+
+**Stop tokens.** A family's end-of-turn token (``stop_tokens``) at the very end of the output (trailing
+whitespace allowed) is dropped with ``stop_token_in_output``; anywhere else it is text.
 
 A family subclass sets the marker tables (class attributes below) and implements its structural states (call
 heads, keys, the space between arguments); :class:`XmlCallParser` runs the loop, the text modes and values.
@@ -118,6 +130,10 @@ def back_off_newlines(buf: str, start: int, end: int, limit: int) -> int:
 Handler = Callable[["XmlCallParser", bool], bool]
 
 
+class _ReasoningClosed(Exception):
+    """Raised (and caught by the parse loop) once ``think_close`` ended the reasoning inside a call structure."""
+
+
 class XmlCallParser(StreamParser):
     """Base of the XML-bodied call parsers (see the module docstring).
 
@@ -131,7 +147,12 @@ class XmlCallParser(StreamParser):
       ``states``         {state: handler name}, for the structural states; a handler takes ``final`` and
                          returns whether to go on (False: more text is needed)
       ``stray_code``     the diagnostic for text between structural markers (and ``stray_message``)
-    and implement :meth:`_text_marker` (a marker found in text) and :meth:`_value_closed`.
+      ``after_think_open`` framing newlines dropped after ``think_open``; ``stop_tokens`` the end-of-turn tokens
+      ``next_value_markers`` markers that may start the next argument inside an open value (:meth:`_next_value`)
+      ``undecided_markers`` text markers whose framing newlines are kept in ``self._gap`` for the family to
+                         give back when the marker turns out to be text
+    and implement :meth:`_text_marker` (a marker found in text) and :meth:`_value_closed`, and, for the reasoning
+    close inside a call and truncated headers, :meth:`_unfinished_head`.
     """
 
     text_markers: dict[str, tuple[str, ...]] = {}
@@ -144,12 +165,21 @@ class XmlCallParser(StreamParser):
     states: dict[str, str] = {}
     stray_code = "stray_text"
     stray_message = "text between structural markers was ignored"
+    after_think_open = 0
+    stop_tokens: tuple[str, ...] = ()
+    next_value_markers: tuple[str, ...] = ()
+    undecided_markers: frozenset[str] = frozenset()
 
     # built once per class from the tables above (:meth:`_compile`)
     _handlers: dict[str, Handler]
     _text_scanners: dict[str, MarkerScanner]
     _held_newlines: dict[str, int]
     _value_scanner: MarkerScanner
+    _reasoning_value_scanner: MarkerScanner
+    _reasoning_closers: dict[str, Closer]
+    _reasoning_scanners: dict[MarkerScanner, MarkerScanner]
+    _stop_closers: dict[str, Closer]
+    _text_framing: dict[tuple[str, str], int]
 
     def __init_subclass__(cls, **kwargs: Any):
         super().__init_subclass__(**kwargs)
@@ -157,20 +187,40 @@ class XmlCallParser(StreamParser):
 
     @classmethod
     def _compile(cls) -> None:
-        cls._text_scanners = {mode: MarkerScanner(m) for mode, m in cls.text_markers.items()}
-        cls._held_newlines = {mode: max([n for (m, _), n in cls.framing.items() if m == mode], default=0)
+        close = cls.think_close
+        extra = {"content": (close,) if close else (), "reasoning": ()}
+        cls._text_scanners = {mode: MarkerScanner((*m, *extra.get(mode, ()), *cls.stop_tokens))
+                              for mode, m in cls.text_markers.items()}
+        framing = cls._text_framing = dict(cls.framing)
+        cls._held_newlines = {mode: max([n for (m, _), n in framing.items() if m == mode], default=0)
                               for mode in cls.text_markers}
-        cls._value_scanner = MarkerScanner(cls.value_closers)
+        cls._value_scanner = MarkerScanner((*cls.value_closers, *cls.next_value_markers))
+        cls._stop_closers = {token: Closer(token, ()) for token in cls.stop_tokens}
+        cls._reasoning_scanners = {}
+        if close:
+            cls._reasoning_value_scanner = MarkerScanner((*cls.value_closers, *cls.next_value_markers, close))
+            cls._reasoning_closers = {tag: Closer(tag, (*c.followers, close), c.ends_call)
+                                      for tag, c in cls.value_closers.items()}
+        else:
+            cls._reasoning_value_scanner, cls._reasoning_closers = cls._value_scanner, cls.value_closers
         cls._handlers = {"start": cls._start, "text": cls._text, "value_start": cls._value_start,
-                         "value": cls._value, "closing": cls._closing,
+                         "value": cls._value, "closing": cls._closing, "stop": cls._stop,
                          **{state: getattr(cls, name) for state, name in cls.states.items()}}
+
+    @classmethod
+    def _in_reasoning(cls, scanner: MarkerScanner) -> MarkerScanner:
+        """``scanner`` plus ``think_close``: what a structural state scans for inside the reasoning."""
+        found = cls._reasoning_scanners.get(scanner)
+        if found is None:
+            found = cls._reasoning_scanners[scanner] = MarkerScanner((*scanner.markers, cls.think_close))
+        return found
 
     # Instance attributes: StreamParser's 15 plus these 14 (CPython's fast attribute path ends at 30).
     def __init__(self, tools: Sequence[Any] | None = None, **options: Any):
         super().__init__(tools, **options)
         self._schemas = tool_schemas(tools)
-        self._state = "text"
-        self._mode = "content"
+        self._state = "start"
+        self._mode = "reasoning" if self.thinking else "content"
         self._skip = 0               # framing newlines still to drop at the start of the next text
         self._pos = 0
         self.call: CallBuilder | None = None
@@ -195,7 +245,7 @@ class XmlCallParser(StreamParser):
 
     def _unclosed_value(self, closer: Closer) -> None:
         """The open value was ended by an ``ends_call`` closer (GLM, MiniMax): a diagnosed repair."""
-        self._repair("unclosed_value", f"argument {self._key!r} was not closed before {closer.tag!r}")
+        self._repair("implicit_parameter_close", f"argument {self._key!r} was not closed before {closer.tag!r}")
 
     def _end_structure(self) -> None:
         """End of output in a structural state outside any call: diagnose as the family needs."""
@@ -204,8 +254,13 @@ class XmlCallParser(StreamParser):
     def _advance(self, final: bool) -> None:
         self._pos = 0
         handlers = self._handlers
-        while handlers[self._state](self, final):
-            pass
+        while True:
+            try:
+                while handlers[self._state](self, final):
+                    pass
+                break
+            except _ReasoningClosed:
+                continue
         if final:
             self._at_end()
         self._buf = self._buf[self._pos:]
@@ -216,8 +271,14 @@ class XmlCallParser(StreamParser):
             if self._mode == "reasoning":
                 self._diag("unclosed_reasoning", "the output ended inside the reasoning block", severity="info")
             return
-        if self.call is None and self._state == "head":
-            self._open_call(self._take())
+        if self.call is None:
+            head = self._unfinished_head(self._take())
+            if head is not None:
+                self._diag("truncated_call_header", "the output ended inside a call header, before the tool name "
+                           "was complete", severity="error", raw=head)
+                self._truncated = True
+                self._state = "text"
+                return
         if self.call is not None:
             if self._state == "value":
                 self._close_value()
@@ -256,13 +317,40 @@ class XmlCallParser(StreamParser):
         return True
 
     def _start(self, final: bool) -> bool:
-        """The start of the output: framing newlines, then ``think_open`` right there opens the reasoning block."""
+        """The start of the output. In content: framing newlines, then ``think_open`` right there opens the
+        reasoning block. In reasoning the prompt opened: a repeated ``think_open`` after optional whitespace
+        (held in ``self._gap`` while undecided) is dropped with ``duplicate_reasoning_open``."""
         if self._skip and not self._drop_framing(final):
             return False
         marker = self.think_open
-        if self._marker_at(self._buf, self._pos, marker):
+        if not marker:
+            self._state = "text"
+            return True
+        buf, pos = self._buf, self._pos
+        if self._mode == "reasoning":
+            k = pos
+            while k < len(buf) and buf[k] in WHITESPACE:
+                k += 1
+            self._gap.append(buf[pos:k])
+            self._pos = k
+            if k == len(buf) and not final:
+                return False
+            if self._marker_at(buf, k, marker):
+                self._gap = []
+                self._pos = k + len(marker)
+                self._diag("duplicate_reasoning_open", f"the prompt already opened the reasoning; a repeated "
+                           f"{marker} at its start was dropped", raw=marker)
+                self._skip = self.after_think_open
+            elif self._can_become(marker, final):
+                return False
+            else:
+                gap = "".join(self._gap)
+                self._gap = []
+                self._unread(gap)
+        elif self._marker_at(buf, pos, marker):
             self._pos += len(marker)
             self._mode = "reasoning"
+            self._skip = self.after_think_open
         elif self._can_become(marker, final):
             return False
         self._state = "text"
@@ -278,14 +366,57 @@ class XmlCallParser(StreamParser):
             self._emit(buf[pos:end])
             self._pos = end
             return False
-        self._emit(rstrip_newlines(buf[pos:hit.start], self.framing.get((mode, hit.marker), 0)))
+        marker = hit.marker
+        text = buf[pos:hit.start]
+        kept = rstrip_newlines(text, self._text_framing.get((mode, marker), 0))
+        self._emit(kept)
+        if marker in self.undecided_markers:  # its framing is given back if it turns out to be text
+            self._gap = [text[len(kept):]]
         self._pos = hit.end
-        if hit.marker == self.think_close and mode == "reasoning":
-            self._mode = "content"
-            self._skip = self.after_think
+        if marker == self.think_close:
+            if mode == "reasoning":
+                self._mode = "content"
+                self._skip = self.after_think
+            else:  # the text around it stays content as written; only the closer is taken out
+                self._diag("reasoning_close_in_content", f"{marker} came with no reasoning block open; the text "
+                           "before it stays content", raw=marker)
+        elif marker in self._stop_closers:
+            self._pending = ("", self._stop_closers[marker])
+            self._state = "stop"
         else:
-            self._text_marker(hit.marker)
+            self._text_marker(marker)
         return True
+
+    def _stop(self, final: bool) -> bool:
+        """A stop token was read in text: dropped when only whitespace follows it to the end of the output."""
+        buf, pos = self._buf, self._pos
+        token = self._pending[1].tag
+        verdict, k = confirm(buf, pos, (), final)
+        self._gap.append(buf[pos:k])
+        self._pos = k
+        if verdict is None:
+            return False
+        gap = "".join(self._gap)
+        self._gap = []
+        if verdict:
+            self._diag("stop_token_in_output", f"the end-of-turn token {token} was left at the end of the output; "
+                       "dropped", raw=token)
+        else:
+            self._emit(token)
+            self._unread(gap)
+        self._state = "text"
+        return True
+
+    def _stop_at(self, pos: int, final: bool) -> bool | None:
+        """Whether a stop token starts at ``buf[pos]`` (None: it may, once more text arrives)."""
+        buf = self._buf
+        for token in self.stop_tokens:
+            if buf.startswith(token, pos):
+                return True
+            rest = buf[pos:pos + len(token)]
+            if not final and len(rest) < len(token) and token.startswith(rest):
+                return None
+        return False
 
     def _can_become(self, marker: str, final: bool) -> bool:
         """The unconsumed rest of the buffer is a proper prefix of ``marker`` (more input may complete it)."""
@@ -297,10 +428,49 @@ class XmlCallParser(StreamParser):
         """Collect text up to the next of ``scanner``'s markers into ``self._parts``; the marker found
         (consumed), or None when more text is needed."""
         buf, pos = self._buf, self._pos
+        if self._mode == "reasoning" and self.think_close:
+            scanner = self._in_reasoning(scanner)
         hit = scanner.scan(buf, pos, final=final, literal=self._tokens)
         self._parts.append(buf[pos:hit.start])
         self._pos = hit.end
+        if hit.marker == self.think_close and self._mode == "reasoning":
+            self._close_reasoning_in_call(self._take())
         return hit.marker
+
+    # ---- think_close inside a call structure opened in the reasoning
+    def _unfinished_head(self, text: str) -> str | None:
+        """The text of a call block whose head (up to a complete name) is unfinished, to give back to the
+        reasoning when ``think_close`` cuts it (``text``: what was collected since); None when the block
+        already holds a finished call. Families override it."""
+        return None
+
+    def _close_reasoning_in_call(self, text: str) -> None:
+        """``think_close`` was read inside a call structure opened in the reasoning (``text``: the structure's
+        text collected just before it). The reasoning ends all the same: an unfinished head is reasoning text;
+        an open call keeps what it has and is ``rejected`` (even with ``promote_reasoning_calls``)."""
+        text = rstrip_newlines(text, self._text_framing.get(("reasoning", self.think_close), 0))
+        call = self.call
+        if call is not None:
+            if self._state in ("value", "value_start", "closing", "next_param"):
+                self._close_value()
+            self._raw(text)
+            call.diag("reasoning_closed_in_call", f"{self.think_close} came inside the call, before it was closed; "
+                      "the reasoning ends there and the call is rejected", severity="error", raw=text or None)
+            call.status = "rejected"
+            self._finish_call()
+        else:
+            head = self._unfinished_head(text)
+            if head is not None:
+                self._emit_reasoning(head)
+            else:
+                self._diag("reasoning_closed_in_call", f"{self.think_close} came inside an unclosed call block; "
+                           "the reasoning ends there", severity="info", raw=text or None)
+        self._mode = "content"
+        self._state = "text"
+        self._parts = []
+        self._gap = []
+        self._skip = self.after_think
+        raise _ReasoningClosed
 
     def _between(self, scanner: MarkerScanner, final: bool) -> str | None:
         """Skip the text between structural markers (kept in the call's raw text; non-whitespace is
@@ -389,6 +559,7 @@ class XmlCallParser(StreamParser):
         self._typed = None if is_string_schema(schema, root) else schema
         self._parts = []
         self._state = "value_start"
+        self._value_scanner = self._reasoning_value_scanner if self._mode == "reasoning" else type(self)._value_scanner
 
     def _value_start(self, final: bool) -> bool:
         framing = self.value_framing
@@ -452,9 +623,22 @@ class XmlCallParser(StreamParser):
             self._value_piece(carry)
         self._value_piece(buf[pos:end])
         self._pos = hit.end
-        self._pending = (newline, self.value_closers[hit.marker])
+        marker = hit.marker
+        if marker in self.next_value_markers:
+            self._next_value(marker, newline)
+            return True
+        if self._mode == "reasoning":
+            if marker == self.think_close:
+                self._close_reasoning_in_call("")
+            self._pending = (newline, self._reasoning_closers[marker])
+        else:
+            self._pending = (newline, self.value_closers[marker])
         self._state = "closing"
         return True
+
+    def _next_value(self, marker: str, newline: str) -> None:  # pragma: no cover - families with next_value_markers
+        """One of ``next_value_markers`` was read inside a value (``newline``: the framing before it)."""
+        raise NotImplementedError
 
     def _closing(self, final: bool) -> bool:
         """A candidate closer was read: decide from what follows it whether it closes the value. The

@@ -30,7 +30,9 @@ from typing import Any, Callable
 from toolwire.errors import UnrepresentableValue, UnsupportedByFormat
 from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool, call_arguments, function_to_dict, tool_to_dict
+from toolwire.parsers.base import tool_schemas
 from toolwire.parsers.qwen_xml import QWEN_GRAMMAR, Qwen3CoderParser, Qwen35Parser, XmlGrammar
+from toolwire.parsers.schema_coerce import declared_parameter
 from toolwire.prompt import PromptBuilder, special_pattern
 
 # One marker table shared by the renderer and the parser (toolwire.parsers.qwen_xml).
@@ -91,10 +93,13 @@ def check_name(name: str, what: str, message_index: int, field: str) -> None:
                                    "cannot carry", message_index=message_index, field=field)
 
 
-def call_values(message: Message, index: int, grammar: XmlGrammar,
-                to_text: Callable[[Any], str]) -> list[tuple[str, list[tuple[str, str]]]]:
-    """Each call's ``(name, [(key, value text)])``, refusing values and names the parser would misread."""
+def call_values(message: Message, index: int, grammar: XmlGrammar, to_text: Callable[[Any], str],
+                tools: Any = None) -> list[tuple[str, list[tuple[str, str]]]]:
+    """Each call's ``(name, [(key, value text)])``, refusing values and names the parser would misread: a
+    closing sequence (``grammar.unsafe_value``), or the tag of a parameter the call's tool declares in
+    ``tools`` (``<parameter=KEY>``, which the parser takes as the next argument of an unclosed value)."""
     calls = []
+    schemas = tool_schemas(tools)
     for ci, call in enumerate(message.tool_calls or ()):
         name = call.function.name
         check_name(name, "function name", index, f"tool_calls[{ci}].function.name")
@@ -103,7 +108,7 @@ def call_values(message: Message, index: int, grammar: XmlGrammar,
             field = f"tool_calls[{ci}].function.arguments.{key}"
             check_name(key, "argument name", index, field)
             text = to_text(value)
-            bad = grammar.unsafe_value(text)
+            bad = grammar.unsafe_value(text) or next_parameter_tag(text, grammar, schemas.get(name))
             if bad is not None:
                 raise UnrepresentableValue(
                     f"argument {key!r} contains {bad!r}, which would close the value early; this format has no "
@@ -111,6 +116,20 @@ def call_values(message: Message, index: int, grammar: XmlGrammar,
             args.append((key, text))
         calls.append((name, args))
     return calls
+
+
+def next_parameter_tag(text: str, grammar: XmlGrammar, tool_schema: dict | None) -> str | None:
+    """The first ``<parameter=KEY>`` in ``text`` whose ``KEY`` the tool declares, or None."""
+    opener = grammar.parameter_open
+    start = text.find(opener) if tool_schema else -1
+    while start != -1:
+        end = text.find(">", start + len(opener))
+        if end == -1:
+            return None
+        if declared_parameter(tool_schema, text[start + len(opener):end]):
+            return text[start:end + 1]
+        start = text.find(opener, start + 1)
+    return None
 
 
 def write_call(out: PromptBuilder, index: int, name: str, args: list[tuple[str, str]], framing: str,
@@ -223,7 +242,7 @@ class Qwen3Coder(Format):
             index = pos + offset
             role = message.role
             if role == "assistant" and message.tool_calls:
-                calls = call_values(message, index, QWEN_GRAMMAR, coder_value)
+                calls = call_values(message, index, QWEN_GRAMMAR, coder_value, tools)
                 out.special(M["im_start"], index).template("assistant", index)
                 content = message.content.strip() if isinstance(message.content, str) else ""
                 if content:
@@ -359,7 +378,7 @@ class Qwen35(Format):
                 _write_trimmed(out, pieces, index)
                 out.special(M["im_end"], index).template("\n", index)
             elif role == "assistant":
-                self._assistant(out, message, index, pieces, options)
+                self._assistant(out, message, index, pieces, options, tools)
             elif role == "tool":
                 _tool_turn(out, messages, index, index, "".join(t for _, t in pieces).strip(), header="user",
                            open_=("\n", "\n"), close=("\n", ""))
@@ -413,8 +432,8 @@ class Qwen35(Format):
         raise UnsupportedByFormat("No user query found in messages.", field="messages")
 
     def _assistant(self, out: PromptBuilder, message: Message, index: int, pieces: list[tuple[str, str]],
-                   options: RenderOptions) -> None:
-        calls = call_values(message, index, QWEN_GRAMMAR, self.value_text)
+                   options: RenderOptions, tools: list[Tool]) -> None:
+        calls = call_values(message, index, QWEN_GRAMMAR, self.value_text, tools)
         content = "".join(t for _, t in pieces).strip()
         reasoning = message.reasoning_content
         split = self.split_inline_think and reasoning is None and "</think>" in content
@@ -451,4 +470,4 @@ class Qwen36(Qwen35):
 FORMATS: dict[str, Format] = {f.name: f for f in (Qwen3Coder(), Qwen35(), Qwen36())}
 
 __all__ = ["FORMATS", "MARKERS", "SPECIAL_TOKENS", "Qwen3Coder", "Qwen35", "Qwen36",
-           "jinja_str", "jinja_json", "coder_value", "json_value", "check_name", "call_values", "write_call"]
+           "jinja_str", "jinja_json", "coder_value", "json_value", "check_name", "call_values", "next_parameter_tag", "write_call"]

@@ -155,7 +155,7 @@ class SeedOss(Format):
             out.special(M["bos"]).template("system\n" + text + "\n").special(M["eos"])
         offset = 1 if has_system else 0
         for index, message in enumerate(messages[offset:], start=offset):
-            self._message(out, message, index, options)
+            self._message(out, message, index, options, tools)
         if options.add_generation_prompt:
             out.special(M["bos"]).template("assistant\n")
             if budget == 0:
@@ -164,13 +164,13 @@ class SeedOss(Format):
         return False
 
     @staticmethod
-    def _message(out: PromptBuilder, message: Message, index: int, options: RenderOptions) -> None:
+    def _message(out: PromptBuilder, message: Message, index: int, options: RenderOptions, tools: list[Tool]) -> None:
         role = message.role
         if role != "assistant":
             out.special(M["bos"], index).template(role + "\n", index).content(message.text(""), index)
             out.special(M["eos"], index)
             return
-        calls = call_values(message, index, SEED_GRAMMAR, jinja_str) if message.tool_calls else []
+        calls = call_values(message, index, SEED_GRAMMAR, jinja_str, tools) if message.tool_calls else []
         out.special(M["bos"], index).template("assistant", index)
         reasoning = (message.reasoning_content or "").strip() if options.keeps_reasoning(index) else ""
         if reasoning:

@@ -88,7 +88,7 @@ RT_TOOLS = [
 ]
 """Round-trip tools: one typed parameter per JSON type (``u`` is undeclared, so it stays a string)."""
 
-_MARKUP = st.sampled_from(["</parameter>", "<parameter=x>", "</function>", "<function=y>", "</tool_call>",
+_MARKUP = st.sampled_from(["</parameter>", "<parameter=x>", "<parameter=s>", "\n<parameter=path>", "</function>", "<function=y>", "</tool_call>",
                            "<tool_call>", "<seed:tool_call>", "</seed:tool_call>", "</think>", "\n", " ", "\t",
                            "\r\n", "<", ">", "&amp;", "\"'\\"])
 texts = st.lists(st.text(max_size=6) | _MARKUP, max_size=6).map("".join)
@@ -231,3 +231,88 @@ def check_against_reference(family: str, messages: list[dict], tools: list[dict]
         assume(False)  # the reference would write an ambiguous value; toolwire refuses it by design
     assert prompt.text == expected
     assert "".join(s.text for s in prompt.segments) == expected
+
+
+# ---------------------------------------------------------------- where parsing starts (issue 11 §1)
+
+START_TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+    "type": "object", "properties": {"city": {"type": "string"}}}}}]
+AFTER_USER = [{"role": "user", "content": "Weather in Oslo?"}]
+AFTER_TOOL = AFTER_USER + [
+    {"role": "assistant", "content": "", "tool_calls": [{"id": "c0", "type": "function", "function": {
+        "name": "get_weather", "arguments": "{\"city\": \"Oslo\"}"}}]},
+    {"role": "tool", "tool_call_id": "c0", "content": "4 C"}]
+
+
+def check_start_state(family: str, thinking: bool, history: list, tail: str, output: str, opened: bool,
+                      in_reasoning: tuple[str, str], in_content: tuple[str, str]) -> None:
+    """The prompt for ``history`` ends with ``tail`` (read off the reference template by hand) and opens the
+    reasoning exactly when ``opened``; ``parse(output, prompt=...)`` then starts where the prompt left off:
+    ``(reasoning, content)`` is ``in_reasoning`` when it opened, else ``in_content`` (the closer diagnosed)."""
+    fmt = toolwire.get_format(family)
+    prompt = fmt.render(history, START_TOOLS, thinking=thinking)
+    assert prompt.text.endswith(tail)
+    assert prompt.opens_reasoning is opened
+    out = fmt.parse(output, START_TOOLS, prompt=prompt)
+    assert (out.reasoning, out.content) == (in_reasoning if opened else in_content)
+    assert [d.code for d in out.diagnostics] == ([] if opened else ["reasoning_close_in_content"])
+    streamed, _ = stream_parse(fmt, output, list(output), tools=START_TOOLS, prompt=prompt)
+    assert full_state(streamed) == full_state(out)
+
+
+# ---------------------------------------------------------------- truncation (issue 11 §3)
+
+def check_truncated_header(family: str, output: str, header: str) -> None:
+    """Output ending inside a call header: no ToolCallStarted at any chunking, a ``truncated_call_header``
+    diagnostic holding the header text, ``truncated``."""
+    from toolwire.output import ToolCallStarted
+
+    fmt = toolwire.get_format(family)
+    for chunks in (list(output), [output]):
+        result, events = stream_parse(fmt, output, chunks, tools=START_TOOLS)
+        assert not [e for e in events if isinstance(e, ToolCallStarted)]
+        assert [(d.code, d.raw) for d in result.diagnostics] == [("truncated_call_header", header)]
+        assert result.truncated and not result.tool_calls
+
+
+def check_truncated_over_limit(family: str, output: str) -> None:
+    """A string value over ``max_argument_bytes`` that the output also cuts short: ``truncated``, not rejected."""
+    from toolwire.limits import Limits
+
+    out = toolwire.get_format(family).parse(output, START_TOOLS, limits=Limits(max_argument_bytes=20))
+    (call,) = out.tool_calls
+    assert call.status == "truncated" and "too_large" in [d.code for d in call.diagnostics] and out.truncated
+
+
+# ---------------------------------------------------------------- markers inside reasoning, then its close (issue 21)
+
+REASONING_SHAPES = {
+    # family: (thinking, text before the reasoning, the closer and its framing before the answer)
+    "qwen35": (True, "", "\n</think>\n\n"), "qwen36": (True, "", "\n</think>\n\n"),
+    "seed_oss": (False, "<seed:think>", "</seed:think>\n"),
+    "glm45": (False, "\n<think>", "</think>\n"), "glm46": (False, "\n<think>", "</think>\n"),
+    "glm47": (True, "", "</think>"), "minimax_m2": (True, "", "\n</think>\n\n"),
+}
+MENTION_PIECES = ["<tool_call>", "</tool_call>", "<function=", "<function=get_weather>", "</function>",
+                  "<parameter=", "<parameter=city>", "</parameter>", "<seed:tool_call>", "</seed:tool_call>",
+                  "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>", "<minimax:tool_call>",
+                  "</minimax:tool_call>", '<invoke name="', '<invoke name="get_weather">', '<parameter name="', '">',
+                  "</invoke>", "get_weather", "city", "\n", " ", "x"]
+mention_soup = st.lists(st.sampled_from(MENTION_PIECES) | st.text(st.characters(blacklist_characters="<>",
+                        blacklist_categories=("Cs",)), max_size=4), max_size=12).map("".join)
+answers = st.text(st.characters(blacklist_characters="<\n", blacklist_categories=("Cs",)), min_size=1, max_size=12)
+
+
+def check_reasoning_mention(family: str, soup: str, answer: str) -> None:
+    """Whatever call markup the reasoning holds, its closer ends it: the answer after it is the content,
+    exactly, for every chunking."""
+    thinking, before, close = REASONING_SHAPES[family]
+    assume(answer.strip() == answer and answer)
+    output = before + soup + close + answer
+    fmt = toolwire.get_format(family)
+    out = fmt.parse(output, START_TOOLS, thinking=thinking)
+    assert out.content == answer, (output, out)
+    for chunks in (list(output), random_chunks(output, random.Random(len(output)), 5)):
+        streamed, events = stream_parse(fmt, output, chunks, tools=START_TOOLS, thinking=thinking)
+        assert full_state(streamed) == full_state(out)
+        assert_events_consistent(streamed, events)

@@ -221,8 +221,8 @@ def test_round_trip_difference_is_reported(monkeypatch):
         def __getattr__(self, attr):
             return getattr(real_parse.__self__, attr)
 
-        def parse(self, text, tools=None, **kw):
-            return real_parse(text[:-1] if text else text, tools, **kw)
+        def parse(self, text, tools=None, **kw):  # loses the first character (the last may be a stop token's)
+            return real_parse(text[1:], tools, **kw)
 
     comparer.fmt = Lossy()
     sc = next(s for s in SCENARIOS if s.id == "final_assistant_text")

@@ -51,7 +51,8 @@ def test_round_trip(family, data):
         value = call_list[call][1][key]
         assert AMBIGUOUS.search(value if isinstance(value, str) else __import__("json").dumps(value, ensure_ascii=False))
         assume(False)
-    out = check_chunking(fmt, output, tools, thinking=thinking, exhaustive=False)
+    opened = fmt.render([{"role": "user", "content": "go"}], tools, thinking=thinking).opens_reasoning
+    out = check_chunking(fmt, output, tools, thinking=opened, exhaustive=False)
     assert summary(out) == {"content": content.strip(), "reasoning": reasoning.strip(),
                             "tool_calls": [{"name": n, "arguments": a} for n, a in call_list]}
     assert all(c.status == "proposed" and not c.diagnostics for c in out.tool_calls)
@@ -104,12 +105,13 @@ def test_calls_in_reasoning_are_reported_not_promoted_unless_asked(family):
     fmt = toolwire.get_format(family)
     call = "<tool_call>write_file<arg_key>mode</arg_key><arg_value>1</arg_value></tool_call>"
     text = f"thinking {call}</think>answer" if family == "glm47" else f"\n<think>thinking {call}</think>\nanswer"
-    out = check_chunking(fmt, text, WRITE, thinking=True)
+    opened = family == "glm47"  # the GLM-4.5 / 4.6 prompt never opens <think>; the model writes it
+    out = check_chunking(fmt, text, WRITE, thinking=opened)
     (cand,) = out.tool_calls
     assert (cand.source, cand.status, cand.arguments) == ("reasoning", "rejected", {"mode": 1})
     assert [d.code for d in cand.diagnostics] == ["call_in_reasoning"]
     assert (out.reasoning, out.content) == ("thinking ", "answer")
-    promoted = fmt.parse(text, WRITE, thinking=True, promote_reasoning_calls=True)
+    promoted = fmt.parse(text, WRITE, thinking=opened, promote_reasoning_calls=True)
     assert promoted.tool_calls[0].status == "proposed" and promoted.tool_calls[0].source == "reasoning"
 
 
@@ -123,8 +125,9 @@ def test_glm45_newline_after_name_is_framing_and_glm47_newline_is_a_repair():
 
 
 def test_glm45_think_is_reasoning_only_at_the_start():
-    out = toolwire.get_format("glm45").parse("\nSee <think>this</think> tag.", thinking=True)
-    assert (out.content, out.reasoning) == ("See <think>this</think> tag.", "")
+    out = toolwire.get_format("glm45").parse("\nSee <think>this</think> tag.")
+    assert (out.content, out.reasoning) == ("See <think>this tag.", "")  # a closer in content: dropped, diagnosed
+    assert [(d.code, d.raw) for d in out.diagnostics] == [("reasoning_close_in_content", "</think>")]
     out = toolwire.get_format("glm45").parse("\n<think>a\nb</think>\n\nc")
     assert (out.content, out.reasoning) == ("\nc", "a\nb")
 
@@ -161,3 +164,41 @@ def test_marker_soup_never_crashes_and_loses_nothing(family, data):
 
 GET_WEATHER = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {
     "city": {"type": "string"}, "days": {"type": "integer"}}}}}]
+
+
+# ---- where parsing starts: the prompt's own state (tails read off the reference templates by hand)
+
+from qwen_xml_cases import AFTER_TOOL, AFTER_USER, check_start_state  # noqa: E402
+
+
+@pytest.mark.parametrize("history", [AFTER_USER, AFTER_TOOL], ids=["after_user", "after_tool_result"])
+@pytest.mark.parametrize("family, thinking, tail, opened", [
+    ("glm45", True, "<|assistant|>", False), ("glm45", False, "<|assistant|>\n<think></think>", False),
+    ("glm46", True, "<|assistant|>", False), ("glm46", False, "<|assistant|>\n<think></think>", False),
+    ("glm47", True, "<|assistant|><think>", True), ("glm47", False, "<|assistant|></think>", False),
+])
+def test_parsing_starts_where_the_prompt_left_off(family, thinking, tail, opened, history):
+    if family == "glm47":
+        check_start_state(family, thinking, history, tail, "R</think>C", opened, ("R", "C"), ("", "RC"))
+    else:  # 4.5 / 4.6: a framing newline first; the closer's own framing newline after it
+        check_start_state(family, thinking, history, tail, "\nR</think>\nC", opened, ("R", "C"), ("", "R\nC"))
+
+
+def test_glm45_own_think_opens_reasoning_in_content_mode():
+    out = toolwire.get_format("glm45").parse("\n<think>R</think>\nC", thinking=False)
+    assert (out.reasoning, out.content, out.diagnostics) == ("R", "C", [])
+
+
+from qwen_xml_cases import check_truncated_header, check_truncated_over_limit  # noqa: E402
+
+
+@pytest.mark.parametrize("family, output, header", [
+    ("glm45", "\n<tool_call>get_wea", "<tool_call>get_wea"), ("glm47", "<tool_call>get_wea", "<tool_call>get_wea"),
+    ("glm47", "<tool_call>", "<tool_call>"),
+])
+def test_output_ending_inside_a_call_header_starts_no_call(family, output, header):
+    check_truncated_header(family, output, header)
+
+
+def test_truncated_over_limit_value_is_truncated():
+    check_truncated_over_limit("glm47", "<tool_call>get_weather<arg_key>city</arg_key><arg_value>" + "x" * 100)

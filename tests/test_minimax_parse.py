@@ -25,8 +25,9 @@ AMBIGUOUS = re.compile(r'</parameter>[ \t\r\n]*(<parameter name="|</invoke>|<inv
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
-@given(call_list=calls, content=strings.filter(without("<minimax:tool_call>")),
-       reasoning=strings.filter(without("</think>", "<minimax:tool_call>")).filter(bool))
+@given(call_list=calls, content=strings.filter(without("<minimax:tool_call>", "</think>")),
+       reasoning=strings.filter(without("</think>", "<minimax:tool_call>")).filter(bool)
+       .filter(lambda r: not r.lstrip(" \t\r\n").startswith("<think>")))  # a repeated opener is dropped
 def test_round_trip(call_list, content, reasoning):
     """parse(render(assistant turn)) == the turn: content and reasoning unstripped, values typed by schema."""
     assume(consistent_types(call_list))
@@ -63,7 +64,7 @@ def _fragments(events) -> str:
 
 
 def test_string_values_stream_as_they_arrive_holding_back_only_a_closer_prefix():
-    parser = MM.stream(WRITE)
+    parser = MM.stream(WRITE, thinking=True)
     assert _fragments(parser.feed(HEAD + '<parameter name="content">')) == '{"content": "'
     assert _fragments(parser.feed("a\tb</param")) == "a\\tb"
     assert _fragments(parser.feed("eter>!")) == "</parameter>!"
@@ -83,13 +84,13 @@ def test_closing_tag_rule_table():
 
 
 def test_reasoning_framing_is_exact():
-    out = MM.parse("\n a \n\n</think>\n\n\n b \n")
+    out = MM.parse("\n a \n\n</think>\n\n\n b \n", thinking=True)
     assert (out.reasoning, out.content) == ("\n a \n", "\n b \n")
 
 
 def test_promote_reasoning_calls():
     text = 'x<minimax:tool_call>\n<invoke name="write_file">\n</invoke>\n</minimax:tool_call>\n</think>\n\ny'
-    out = MM.parse(text, WRITE, promote_reasoning_calls=True)
+    out = MM.parse(text, WRITE, thinking=True, promote_reasoning_calls=True)
     assert [(c.source, c.status) for c in out.tool_calls] == [("reasoning", "proposed")]
     assert (out.reasoning, out.content) == ("x", "y")
 
@@ -98,7 +99,7 @@ def test_streaming_cost_is_linear_in_output():
     body = ("<p>x</parameter> y </invoke>z </param\n" * 1800)[:65536]
     text = HEAD + '<parameter name="content">' + body + "</parameter>\n</invoke>\n</minimax:tool_call>"
     with counting_scans() as scanned:
-        parser = MM.stream(WRITE)
+        parser = MM.stream(WRITE, thinking=True)
         biggest = 0
         for i in range(0, len(text), 5):
             parser.feed(text[i:i + 5])
@@ -117,3 +118,37 @@ GET_WEATHER = [{"type": "function", "function": {"name": "get_weather", "paramet
 @given(text=marker_soup(MM.markers.values()), tools=st.sampled_from([None, WRITE, GET_WEATHER]))
 def test_marker_soup_never_crashes_and_loses_nothing(text, tools):
     check_fuzz(MM, text, tools)
+
+
+# ---- where parsing starts: the MiniMax prompt always opens <think>; thinking=False still starts in content
+
+from qwen_xml_cases import AFTER_TOOL, AFTER_USER, check_start_state  # noqa: E402
+
+
+@pytest.mark.parametrize("history", [AFTER_USER, AFTER_TOOL], ids=["after_user", "after_tool_result"])
+@pytest.mark.parametrize("thinking", [True, False])
+def test_parsing_starts_where_the_prompt_left_off(thinking, history):
+    check_start_state("minimax_m2", thinking, history, "]~b]ai\n<think>\n", "R\n</think>\n\nC", True, ("R", "C"),
+                      ("", ""))
+
+
+def test_thinking_false_starts_in_content():
+    out = MM.parse("R\n</think>\n\nC", thinking=False)
+    assert (out.reasoning, out.content) == ("", "R\n\n\nC")
+    assert [(d.code, d.raw) for d in out.diagnostics] == [("reasoning_close_in_content", "</think>")]
+
+
+from qwen_xml_cases import check_truncated_header, check_truncated_over_limit  # noqa: E402
+
+
+@pytest.mark.parametrize("output, header", [
+    ('<minimax:tool_call>\n<invoke name="get', '<minimax:tool_call>\n<invoke name="get'),
+    ("<minimax:tool_call>\n<inv", "<minimax:tool_call>\n<inv"),
+])
+def test_output_ending_inside_a_call_header_starts_no_call(output, header):
+    check_truncated_header("minimax_m2", output, header)
+
+
+def test_truncated_over_limit_value_is_truncated():
+    check_truncated_over_limit("minimax_m2", '<minimax:tool_call>\n<invoke name="get_weather">\n<parameter name="city">'
+                               + "x" * 100)

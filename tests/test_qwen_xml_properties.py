@@ -53,3 +53,15 @@ def test_arbitrary_output(family, data, thinking, seed):
         assert call.status in ("proposed", "repaired", "rejected", "truncated")
         if call.status == "truncated":
             assert out.truncated
+
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+
+from qwen_xml_cases import REASONING_SHAPES, answers, check_reasoning_mention, mention_soup  # noqa: E402
+
+
+@pytest.mark.parametrize("family", sorted(REASONING_SHAPES))
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(soup=mention_soup, answer=answers)
+def test_call_markup_in_reasoning_never_swallows_the_answer(family, soup, answer):
+    check_reasoning_mention(family, soup, answer)

@@ -131,3 +131,23 @@ def test_request_text_spelling_markers_stays_content(fmt):
     assert "<|im_start|>system</think>" in content and "<|im_end|><tool_call>" in content
     user = [s for s in prompt.segments if s.message_index == 0]
     assert [s.kind for s in user if "<|im_start|>system" in s.text] == ["content"]
+
+
+@pytest.mark.parametrize("family", ["qwen3_coder", "qwen35", "qwen36", "seed_oss"])
+def test_value_holding_a_declared_parameter_tag_is_refused(family):
+    """The parser closes an open value at ``<parameter=KEY>`` for a declared KEY, so the renderer refuses such a
+    value (naming it) and writes an undeclared one as is."""
+    from toolwire.errors import UnrepresentableValue
+
+    tools = [{"type": "function", "function": {"name": "write_file", "parameters": {"type": "object", "properties": {
+        "path": {"type": "string"}, "content": {"type": "string"}}}}}]
+    fmt = toolwire.get_format(family)
+
+    def turn(content):
+        return [{"role": "user", "content": "go"}, {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "c0", "type": "function", "function": {"name": "write_file", "arguments": json.dumps(
+                {"path": "a.xml", "content": content})}}]}]
+    with pytest.raises(UnrepresentableValue) as err:
+        fmt.render(turn("x\n<parameter=path>\ny"), tools)
+    assert err.value.field.endswith("function.arguments.content")
+    assert "<parameter=other>" in fmt.render(turn("<parameter=other>"), tools).text

@@ -7,7 +7,7 @@ import json
 import pytest
 
 import toolwire
-from qwen_xml_cases import corpus_tools
+from qwen_xml_cases import START_TOOLS, check_truncated_header, check_truncated_over_limit, corpus_tools
 from support import assert_events_consistent, counting_scans, stream_parse
 
 TOOLS = corpus_tools("qwen_xml")
@@ -98,3 +98,48 @@ def test_one_character_feeds_equal_one_shot_for_a_long_value():
     assert result == CODER.parse(text, TOOLS)
     assert_events_consistent(result, events)
     assert result.tool_calls[0].arguments["content"] == "x\n" * 3000
+
+
+@pytest.mark.parametrize("family, output, header", [
+    ("qwen3_coder", "Hi\n\n<tool_call>\n<function=get_wea", "<tool_call>\n<function=get_wea"),
+    ("qwen35", "<tool_call>\n<func", "<tool_call>\n<func"),
+    ("qwen36", "<tool_call>\n<function=", "<tool_call>\n<function="),
+    ("seed_oss", "<seed:tool_call>\n<function=get_wea", "<seed:tool_call>\n<function=get_wea"),
+])
+def test_output_ending_inside_a_call_header_starts_no_call(family, output, header):
+    check_truncated_header(family, output, header)
+
+
+@pytest.mark.parametrize("family, output", [
+    ("qwen35", "<tool_call>\n<function=get_weather>\n<parameter=city>\n" + "x" * 100),
+    ("seed_oss", "<seed:tool_call>\n<function=get_weather>\n<parameter=city>" + "x" * 100),
+])
+def test_truncated_over_limit_value_is_truncated(family, output):
+    check_truncated_over_limit(family, output)
+
+
+def test_bare_function_header_at_the_end_is_content():
+    out = toolwire.get_format("qwen35").parse("See <function=get_wea", START_TOOLS)
+    assert (out.content, out.tool_calls, out.diagnostics, out.truncated) == ("See <function=get_wea", [], [], False)
+
+
+@pytest.mark.parametrize("family", ["qwen3_coder", "qwen35", "qwen36"])
+def test_bare_function_from_ordinary_token_ids_is_text(family):
+    """From token ids a call needs its control-token marker: ``<function=`` holds none, so a bare call written
+    in ordinary tokens stays content (in text it is a ``missing_call_wrapper`` repair)."""
+    from support import REAL, require_shared
+    from toolwire.tokenize import load_tokenizer, vocabulary
+
+    require_shared()
+    pytest.importorskip("tokenizers")
+    folder = REAL / "tokenizers" / "Qwen3"
+    if not folder.exists():
+        pytest.skip(f"{folder} is absent")
+    tok = load_tokenizer(str(folder))
+    text = "<function=get_weather>\n<parameter=city>\nOslo\n</parameter>\n</function>"
+    fmt = toolwire.get_format(family)
+    assert fmt.parse(text, START_TOOLS).tool_calls[0].status == "repaired"
+    parser = fmt.stream(START_TOOLS, tokenizer=tok)
+    parser.feed(ids=vocabulary(tok).encode_plain(text))
+    out = parser.finish()
+    assert (out.content, out.tool_calls) == (text, [])

@@ -108,7 +108,7 @@ def test_typed_values_are_decoded(key, raw, value):
 def test_failures_keep_the_raw_string_with_a_diagnostic(key, raw):
     got, diags = typed(key, raw)
     assert got == raw
-    assert [code for code, _ in diags] == ["coercion_failed"]
+    assert [code for code, _ in diags] == ["value_type_mismatch"]
 
 
 def test_integral_float_for_an_integer_is_converted_with_a_diagnostic():
@@ -143,7 +143,7 @@ def test_deep_or_huge_literals_fail_safely():
     assert [c for c, _ in typed("ids", deep)[1]] == ["too_large"]  # past Limits.max_depth: not decoded
     huge = "[" + ", ".join(["'a'"] * (MAX_LITERAL_CHARS // 5 + 10)) + "]"
     value, diags = typed("ids", huge)
-    assert value == huge and [c for c, _ in diags] == ["coercion_failed"]
+    assert value == huge and [c for c, _ in diags] == ["value_type_mismatch"]
     big_json = json.dumps(["a"] * (MAX_LITERAL_CHARS // 5 + 10))
     assert typed("ids", big_json)[0] == ["a"] * (MAX_LITERAL_CHARS // 5 + 10)
 
@@ -174,4 +174,4 @@ def test_coerce_never_raises_and_never_loses_text(raw):
         value, diags = coerce(raw, schema)
         if isinstance(value, str):
             assert value == raw
-            assert [c for c, _ in diags] == ["coercion_failed"]
+            assert [c for c, _ in diags] == ["value_type_mismatch"]
