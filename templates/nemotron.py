@@ -203,7 +203,7 @@ class Nemotron3(Format):
             index = pos + offset
             role = message.role
             if role == "assistant":
-                self._assistant(out, message, index, options)
+                self._assistant(out, message, index, options, tools)
             elif role in ("user", "system"):
                 out.special(M["im_start"], index).template(role + "\n", index)
                 out.content(_string_content(message, index, none="None"), index)
@@ -223,8 +223,9 @@ class Nemotron3(Format):
                 out.special(M["think_open"]).special(M["think_close"])
         return options.add_generation_prompt and options.thinking
 
-    def _assistant(self, out: PromptBuilder, message: Message, index: int, options: RenderOptions) -> None:
-        calls = call_values(message, index, G, coder_value)
+    def _assistant(self, out: PromptBuilder, message: Message, index: int, options: RenderOptions,
+                   tools: Any = None) -> None:
+        calls = call_values(message, index, G, coder_value, tools)
         content = _assistant_content(message, index)
         whole = not self._truncates(index, options)
         out.special(M["im_start"], index).template("assistant\n", index)

@@ -124,7 +124,7 @@ class Step35(Format):
                 self._write(out, pieces[index], index)
                 out.special(M["im_end"], index).template("\n", index)
             elif role == "assistant":
-                self._assistant(out, message, index, pieces[index], options)
+                self._assistant(out, message, index, pieces[index], options, tools)
             elif role == "tool":
                 if index == 0 or messages[index - 1].role != "tool":
                     out.special(M["im_start"], index).template("tool_response\n", index)
@@ -143,8 +143,8 @@ class Step35(Format):
             out.add(kind, text, index)
 
     def _assistant(self, out: PromptBuilder, message: Message, index: int, pieces: list[tuple[str, str]],
-                   options: RenderOptions) -> None:
-        calls = call_values(message, index, G, coder_value)
+                   options: RenderOptions, tools: Any = None) -> None:
+        calls = call_values(message, index, G, coder_value, tools)
         reasoning = message.reasoning_content
         if reasoning is None:
             text = "".join(t for _, t in pieces)
