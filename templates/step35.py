@@ -21,6 +21,8 @@ silently drops every other part and every message of another role, so toolwire r
 
 from __future__ import annotations
 
+from typing import Any
+
 from toolwire.errors import UnsupportedByFormat
 from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool, tool_to_dict
