@@ -59,6 +59,8 @@ def arguments_for(item, call):
     props = (tool.get("parameters") or {}).get("properties", {})
     out = {}
     for name, options in call["arguments"].items():
+        if name not in props and "" in options:
+            continue  # an optional argument the tool does not even declare (a BFCL answer slip)
         choices = [o for o in options if o != "" and fits(o, props.get(name))]
         if choices:
             out[name] = resolve(choices[0])
