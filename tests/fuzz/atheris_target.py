@@ -42,6 +42,9 @@ class Target:
         self.tables = {n: piece_table(n) for n in self.names}
         self.out = out
         self.seen: set[tuple] = set()
+        for name in self.names:  # load seeds and tokenizers before the clock starts
+            families.seed_outputs(name)
+            invariants.tokenizer_for(name)
 
     def decode(self, data: bytes) -> tuple[str, str, bool, int]:
         fdp = atheris.FuzzedDataProvider(data)

@@ -14,10 +14,12 @@ Invariants (docs/fuzzing.md says which finding each one catches):
 ``chunking``           parse() == one feed == 1-char feeds == random chunkings == every 2-way split (short
                        inputs) == feeds with empty deltas, compared on the whole ParsedOutput.
 ``events``             content/reasoning deltas concatenate to the result; call indices dense and in order;
-                       a call is started once with its complete (non-empty) name, then arguments, then
-                       finished once; ToolCallFinished candidates equal the result's; argument fragments
-                       concatenate to JSON equal to the final arguments (tests/support.assert_events_consistent)
-                       and to the very string ``to_openai_message()`` gives as ``arguments``.
+                       a call is started once, then arguments, then finished once; ToolCallFinished
+                       candidates equal the result's; argument fragments concatenate to JSON equal to the final
+                       arguments (tests/support.assert_events_consistent).
+``call_name_complete`` no ToolCallStarted with an empty name (a call starts once its name is complete).
+``arguments_bytes``    the fragments concatenate to the very string ``to_openai_message()`` gives as
+                       ``arguments``.
 ``truncated_status``   a call with a ``truncated*`` diagnostic is never ``proposed``; a ``truncated`` call sets
                        ``ParsedOutput.truncated``.
 ``reasoning_close_kept`` (inputs whose answer the strategy knows) a marker mentioned inside reasoning never
@@ -176,7 +178,7 @@ def check_events(result: toolwire.ParsedOutput, events: list) -> None:
             if e.index != len(started):
                 raise Violation("events", f"call started with index {e.index}, expected {len(started)}")
             if not e.name:
-                raise Violation("events", f"call {e.index} started with an empty name")
+                raise Violation("call_name_complete", f"call {e.index} started with an empty name")
             started[e.index] = e
         elif e.type == "arguments":
             if e.index in finished:
@@ -198,7 +200,7 @@ def check_events(result: toolwire.ParsedOutput, events: list) -> None:
     listed = {call["id"]: call["function"]["arguments"] for call in message.get("tool_calls", [])}
     for c in result.tool_calls:
         if c.id in listed and "".join(frags.get(c.index, [])) != listed[c.id]:
-            raise Violation("events", f"call {c.index}: streamed arguments {''.join(frags.get(c.index, []))!r:.200} "
+            raise Violation("arguments_bytes", f"call {c.index}: streamed arguments {''.join(frags.get(c.index, []))!r:.200} "
                                       f"!= to_openai_message() arguments {listed[c.id]!r:.200}")
 
 
