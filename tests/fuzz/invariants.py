@@ -24,8 +24,9 @@ Invariants (docs/fuzzing.md says which finding each one catches):
                        ``ParsedOutput.truncated``.
 ``reasoning_close_kept`` (inputs whose answer the strategy knows) a marker mentioned inside reasoning never
                        swallows the reasoning's close: the answer after it ends the content.
-``ids_equal_text``     (families with a tokenizer) the output encoded to ids, fed one id at a time, gives the
-                       text one-shot result when the output holds no control-token spelling.
+``ids_equal_text``     (families with a tokenizer) the output encoded to ids the way the tokenizer does it
+                       (control tokens where it spells them; all ordinary when it spells none), fed one id at a
+                       time, gives the text one-shot result.
 ``ids_plain_markers``  (same) the output as ordinary tokens only: every control-token spelling of it is kept
                        as text (no marker written with ordinary tokens is consumed), and in a family whose calls
                        need a control token, no call is built.
@@ -231,11 +232,12 @@ def check_ids(name: str, text: str, ref: toolwire.ParsedOutput, tools: Any, thin
     plain = _run("encode", vocab.encode_plain, text)
     if _run("decode", _decode, vocab, plain) != text:
         return  # the tokenizer itself does not round-trip this text (normalisation): not the parser's doing
+    out = _feed_ids(fmt, vocab.encode(text), tools, tok, thinking)
+    if full_state(out) != full_state(ref):
+        raise Violation("ids_equal_text", f"the output as ids (control tokens where it spells them), fed one id "
+                                          f"at a time, differs from the text: {diff(ref, out)}")
     controls = [m.group() for m in vocab.find_controls(text)]
     if not controls:
-        out = _feed_ids(fmt, plain, tools, tok, thinking)
-        if full_state(out) != full_state(ref):
-            raise Violation("ids_equal_text", f"ids fed one by one differ from the text: {diff(ref, out)}")
         return
     out = _feed_ids(fmt, plain, tools, tok, thinking)
     have = kept_text(out, names=True, ids=True, sep="\x00")
