@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test bench clean
+.PHONY: demo test bench fuzz clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -22,6 +22,11 @@ demo: $(VENV)/.demo-installed
 
 test: $(VENV)/.dev-installed
 	$(BIN)/python -m pytest -n 2 --durations=15
+
+# The bounded coverage-guided fuzz step (docs/fuzzing.md): FUZZ_SECONDS over the three family groups.
+FUZZ_SECONDS ?= 20
+fuzz: $(VENV)/.dev-installed
+	$(BIN)/python tests/fuzz/run_atheris.py --seconds $(FUZZ_SECONDS) --out fuzz-atheris-failures.jsonl
 
 bench: $(VENV)/.dev-installed
 	$(BIN)/python -m bench

@@ -1,0 +1,162 @@
+"""What the fuzz suite knows about each format, beyond the Format itself.
+
+Markers come from each Format's own ``markers`` table; the family's syntax pieces (JSON punctuation, XML
+tags, attribute spellings, header words) are listed here because no table holds them. The sentinel alphabet
+is derived: characters of the fuzz alphabet that occur in no marker, syntax piece or stop token of any
+family, so a parser has no reason ever to consume one.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+
+import toolwire
+
+GROUP_OF_MODULE = {  # parser module -> family group (the three fixing helpers' split, plus the JSON group)
+    "hermes_json": "JSON", "kimi": "JSON", "deepseek_legacy": "JSON", "mistral": "JSON", "llama": "JSON",
+    "qwen_xml": "XML", "seed_oss": "XML", "glm": "XML", "minimax": "XML",
+    "dsml": "DSML+harmony", "harmony": "DSML+harmony",
+}
+
+JSON_SYNTAX = ['{', '}', '[', ']', '"', ':', ',', '\\', '\\"', '\\n', '\\u00e9', '\\ud83d\\ude00', '\\x', 'null',
+               'true', 'false', '1.50', '-0', '1e400', '123456789012345678901234', '"name"', '"arguments"',
+               '"parameters"', '{"name": "', '", "arguments": ', '", "parameters": ', '{"city": "Paris"}', '{}',
+               '"city": ', '"Paris"', ',}', '```json\n', '\n```', "'", 'NaN']
+XML_SYNTAX = ['<', '>', '</', '=', '"', '">', '/>', '&lt;', '&amp;', '<![CDATA[', ']]>', 'name="', '<function=',
+              '<parameter=', '</function>', '</parameter>', '<invoke name="', '<parameter name="', '</invoke>',
+              '<arg_key>', '</arg_key>', '<arg_value>', '</arg_value>']
+FAMILY_SYNTAX = {
+    "hermes_json": JSON_SYNTAX,
+    "kimi": JSON_SYNTAX + ["functions.", ":0", ":1", ":", "get_weather:0", "functions.get_weather:0", "invalid.0"],
+    "deepseek_legacy": JSON_SYNTAX + ["function", "function<｜tool▁sep｜>"],
+    "mistral": JSON_SYNTAX + ["abcdefghi", "[TOOL_CALLS][", "[TOOL_CALLS] ["],
+    "llama": JSON_SYNTAX + [".call(", ")", "=", ";", "brave_search", "wolfram_alpha", "code_interpreter"],
+    "qwen_xml": XML_SYNTAX + ["\n"],
+    "seed_oss": XML_SYNTAX + ["\n"],
+    "glm": XML_SYNTAX + ["\n"],
+    "minimax": XML_SYNTAX + ["\n"],
+    "dsml": XML_SYNTAX + ['" string="true">', '" string="false">', ' string="true"', ' string="false"', "\n\n",
+                         "｜DSML｜", "<｜DSML｜", "</｜DSML｜", "｜｜DSML｜｜", "‖DSML‖", "|DSML|", "<|DSML|invoke name=\""],
+    "harmony": ["assistant", "analysis", "commentary", "final", " to=functions.", "to=functions.", "to=", " json",
+                "json", "functions.", "<|constrain|>json", " <|constrain|>json", "user", "tool", "system",
+                "developer", " ", "<|channel|>final<|message|>", "<|channel|>analysis<|message|>",
+                "<|start|>assistant"] + JSON_SYNTAX,
+}
+# End-of-turn tokens a model may leave at the end of its output (any family may strip its own).
+STOP_TOKENS = ["<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|eom_id|>", "</s>", "<｜end▁of▁sentence｜>", "[e~[",
+               "<|return|>", "<|end|>", "<|call|>", "<seed:eos>"]
+# Reasoning markers every family could meet (its own come from its table).
+REASONING_MARKERS = ["<think>", "</think>", "<seed:think>", "</seed:think>"]
+# Characters that frame JSON and markup: counted loosely (templates add and parsers trim them around blocks).
+FRAMING_WHITESPACE = " \t\n\r"
+# Non-ASCII and control whitespace: never framing in any family, so it must survive like any text.
+ODD_WHITESPACE = "\u3000\u00a0\x0b\x0c\x1c\x1d\x1e\x1f\x85\u2028\u2029\u2003\u200b\ufeff"
+# Ordinary text the strategies draw from, besides markers and syntax.
+PLAIN_ALPHABET = ("abcxyzPQ0123456789 .,!?-_" + ODD_WHITESPACE + "\x00\x01\x07\x1b\x7f"
+                  + "Жé中ß😀𝔘\u0301ÿ∑")
+
+# The golden tools (declared in ../shared/golden parse vectors), and the calls the strategies write.
+TOOLS = [
+    {"type": "function", "function": {"name": "get_weather", "description": "Get the current weather for a city.",
+     "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "unit": {
+         "type": "string", "enum": ["celsius", "fahrenheit"]}, "days": {"type": "integer"}}, "required": ["city"]}}},
+    {"type": "function", "function": {"name": "search_papers", "description": "Search papers.",
+     "parameters": {"type": "object", "properties": {"query": {"type": "string"}, "limit": {"type": "integer"},
+                    "filters": {"type": "object"}, "tags": {"type": "array", "items": {"type": "string"}}}}}},
+]
+TOOL_NAMES = ["get_weather", "search_papers", "unknown_tool", "get_weatherЖ", "", "functions.get_weather", "0"]
+
+
+def format_names() -> list[str]:
+    return sorted(toolwire.formats())
+
+
+def parser_module(name: str) -> str:
+    return toolwire.get_format(name).parser_class.__module__.rsplit(".", 1)[-1]
+
+
+def group(name: str) -> str:
+    """The family group a format's parser belongs to: ``JSON``, ``XML`` or ``DSML+harmony``."""
+    return GROUP_OF_MODULE[parser_module(name)]
+
+
+@cache
+def markers(name: str) -> tuple[str, ...]:
+    """The format's own marker spellings (its ``markers`` table), longest first."""
+    found = {m for m in toolwire.get_format(name).markers.values() if m}
+    return tuple(sorted(found, key=lambda m: (-len(m), m)))
+
+
+@cache
+def syntax(name: str) -> tuple[str, ...]:
+    return tuple(FAMILY_SYNTAX[parser_module(name)])
+
+
+@cache
+def consumable(name: str) -> tuple[str, ...]:
+    """Every spelling the format's parser may consume without keeping it: its markers, its family's syntax,
+    stop tokens and reasoning markers (longest first)."""
+    found = set(markers(name)) | set(syntax(name)) | set(STOP_TOKENS) | set(REASONING_MARKERS)
+    return tuple(sorted(found, key=lambda m: (-len(m), m)))
+
+
+@cache
+def all_spellings() -> frozenset[str]:
+    """Every marker, syntax piece and stop token of every family."""
+    found: set[str] = set(STOP_TOKENS) | set(REASONING_MARKERS)
+    for name in format_names():
+        found |= set(markers(name)) | set(syntax(name))
+    return frozenset(found)
+
+
+@cache
+def sentinels() -> frozenset[str]:
+    """Characters of the fuzz alphabet in no spelling of any family (nor framing whitespace): every one in
+    the input must be somewhere in the result, as often."""
+    used = set("".join(all_spellings())) | set(FRAMING_WHITESPACE)
+    return frozenset(ch for ch in PLAIN_ALPHABET if ch not in used)
+
+
+@cache
+def other_markers(name: str) -> tuple[str, ...]:
+    """Markers of the other families (text for this one)."""
+    own = set(markers(name))
+    return tuple(sorted({m for n in format_names() for m in markers(n)} - own))
+
+
+@cache
+def seed_outputs(name: str) -> tuple[tuple[str, bool], ...]:
+    """Well-formed outputs of the format from ../shared/golden/parse, as ``(model_output, thinking)``, plus
+    one the fuzz suite writes from the format's renderer (so a format with no vectors still has seeds)."""
+    from support import golden, golden_parse_kwargs
+
+    rows = golden("parse", name)
+    seeds = [(r["model_output"], golden_parse_kwargs(r)["thinking"]) for r in rows]
+    return tuple(dict.fromkeys(seeds)) + rendered_seeds(name)
+
+
+@cache
+def rendered_seeds(name: str) -> tuple[tuple[str, bool], ...]:
+    """An assistant turn with reasoning, content and two calls, rendered as history: the part after the
+    generation prompt (for formats whose render has that prefix)."""
+    fmt = toolwire.get_format(name)
+    calls = [{"id": "abcdefgh1", "type": "function", "function": {"name": "get_weather",
+              "arguments": json.dumps({"city": "Paris Ж", "days": 3}, ensure_ascii=False)}},
+             {"id": "abcdefgh2", "type": "function", "function": {"name": "search_papers",
+              "arguments": json.dumps({"query": "a\nb 😀", "limit": 2, "tags": ["x"], "filters": {"y": None}},
+                                      ensure_ascii=False)}}]
+    out = []
+    for thinking in (False, True):
+        turn = {"role": "assistant", "content": "Checking é.", "tool_calls": calls}
+        if thinking:
+            turn["reasoning_content"] = "Need two tools."
+        history = [{"role": "user", "content": "hi"}]
+        try:
+            head = fmt.render(history, TOOLS, thinking=thinking)
+            full = fmt.render(history + [turn], TOOLS, thinking=thinking, add_generation_prompt=False).text
+        except Exception:  # noqa: BLE001 - a format that refuses this turn has no rendered seed
+            continue
+        if full.startswith(head.text):
+            out.append((full[len(head.text):], head.opens_reasoning))
+    return tuple(out)

@@ -1,0 +1,168 @@
+"""Hypothesis strategies: marker soup for one format, built from its Format's ``markers`` table and its
+family's syntax (:mod:`fuzz.families`).
+
+:func:`parser_inputs` draws ``(text, thinking, seed)``: the output, whether the prompt opened reasoning,
+and a seed for the random chunkings. Texts are one of
+
+* soup: a run of pieces - the format's markers, prefixes of them, other families' markers, syntax pieces,
+  stop tokens, reasoning markers, tool names, plain text (non-ASCII whitespace, raw control characters,
+  digits, sentinels), any surrogate-free unicode;
+* a well-formed output (a golden vector's, or a call to a golden tool with drawn arguments written by the
+  format's renderer), edited (pieces inserted, spans deleted or doubled) and maybe cut at a random point;
+* a marker inside reasoning followed by the reasoning close and an answer (issue 21:
+  ``I might call <tool_call> later.\\n</think>\\n\\nFinal answer.``).
+"""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import strategies as st
+
+from fuzz import families
+
+import toolwire
+from toolwire.errors import ToolwireError
+
+ANY_TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=6)
+PLAIN = st.text(st.sampled_from(families.PLAIN_ALPHABET), min_size=1, max_size=6)
+DIGITS = st.from_regex(r"-?[0-9]{1,25}(\.[0-9]{1,4})?", fullmatch=True)
+CONTROL = st.text(st.characters(max_codepoint=0x1F), min_size=1, max_size=3)
+
+
+def reasoning_close(name: str) -> str:
+    m = toolwire.get_format(name).markers
+    return m.get("think_close") or ("<|end|>" if name == "gpt_oss" else "</think>")
+
+
+def reasoning_open(name: str) -> str:
+    m = toolwire.get_format(name).markers
+    return m.get("think_open") or ("<|channel|>analysis<|message|>" if name == "gpt_oss" else "<think>")
+
+
+def pieces(name: str) -> st.SearchStrategy[str]:
+    own = families.markers(name)
+    prefixes = sorted({m[:k] for m in own for k in range(1, len(m))})
+    return st.one_of(
+        st.sampled_from(own),
+        st.sampled_from(prefixes),
+        st.sampled_from(families.syntax(name)),
+        st.sampled_from(families.other_markers(name) + tuple(families.STOP_TOKENS) + tuple(families.REASONING_MARKERS)),
+        st.sampled_from(families.TOOL_NAMES),
+        PLAIN, DIGITS, CONTROL, ANY_TEXT,
+        st.sampled_from(["\n", "\n\n", " ", "\t", "\r\n"]),
+    )
+
+
+def soup(name: str, max_pieces: int = 24) -> st.SearchStrategy[str]:
+    return st.lists(pieces(name), max_size=max_pieces).map("".join)
+
+
+def boundaries(name: str, text: str) -> list[int]:
+    """Offsets where the format's structure changes: either side of each marker, and at ``"``, ``>``,
+    ``=``, ``:`` and newlines - where a parser decides what comes next."""
+    found = {0, len(text)}
+    for marker in families.markers(name):
+        at = text.find(marker)
+        while at >= 0:
+            found.update((at, at + len(marker)))
+            at = text.find(marker, at + 1)
+    found.update(i + d for i, ch in enumerate(text) if ch in '">=:\n{' for d in (0, 1))
+    return sorted(found)
+
+
+ODD = st.text(st.sampled_from(families.ODD_WHITESPACE + "\x00\x1b中😀𝔘Ж"), min_size=1, max_size=3)
+
+
+@st.composite
+def mutated(draw, name: str, text: str):
+    """``text`` after one to three edits (mostly at structure boundaries): a piece or odd whitespace /
+    sentinels inserted, a span deleted, a span doubled; then, half the time, cut at a random point (the
+    output ended there), mostly after the last edit."""
+    last = 0
+    for _ in range(draw(st.integers(1, 3))):
+        op = draw(st.sampled_from(["insert", "insert", "odd", "odd", "delete", "double"]))
+        at = draw(st.one_of(st.sampled_from(boundaries(name, text)), st.integers(0, len(text))))
+        end = min(len(text), at + draw(st.integers(1, 12)))
+        if op in ("insert", "odd"):
+            piece = draw(pieces(name) if op == "insert" else ODD)
+            text, last = text[:at] + piece + text[at:], at + len(piece)
+        elif op == "delete":
+            text, last = text[:at] + text[end:], at
+        else:
+            text, last = text[:end] + text[at:end] + text[end:], end
+    if draw(st.booleans()):
+        text = text[:draw(st.one_of(st.integers(min(last, len(text)), len(text)), st.integers(0, len(text))))]
+    return text
+
+
+@st.composite
+def cut_seed(draw, name: str):
+    """A well-formed output (golden or rendered), edited and maybe cut."""
+    text, thinking = draw(st.sampled_from(families.seed_outputs(name)))
+    return draw(mutated(name, text)), thinking
+
+
+ARGUMENT_TEXT = st.text(st.sampled_from(families.PLAIN_ALPHABET + '"\\\n\t{}[]<>&'), max_size=8)
+
+
+@st.composite
+def rendered_call(draw, name: str):
+    """A call to a golden tool with drawn arguments (odd whitespace, control characters, quotes, markup),
+    written by the format's own renderer as history, then edited and maybe cut."""
+    args = {"city": draw(ARGUMENT_TEXT)}
+    if draw(st.booleans()):
+        args["days"] = draw(st.integers(-3, 10 ** 20))
+    call = {"id": "abcdefgh1", "type": "function", "function": {"name": "get_weather",
+            "arguments": json.dumps(args, ensure_ascii=draw(st.booleans()))}}
+    turn = {"role": "assistant", "content": draw(st.sampled_from(["", "Sure.", draw(PLAIN)])), "tool_calls": [call]}
+    thinking = draw(st.booleans())
+    if thinking:
+        turn["reasoning_content"] = draw(st.sampled_from(["Need it.", draw(PLAIN)]))
+    fmt = toolwire.get_format(name)
+    history = [{"role": "user", "content": "Weather?"}]
+    try:
+        head = fmt.render(history, families.TOOLS, thinking=thinking)
+        full = fmt.render(history + [turn], families.TOOLS, thinking=thinking, add_generation_prompt=False).text
+    except ToolwireError:
+        return draw(cut_seed(name))
+    if not full.startswith(head.text):
+        return draw(cut_seed(name))
+    return draw(mutated(name, full[len(head.text):])), head.opens_reasoning
+
+
+ANSWER = "Final answer."
+
+
+@st.composite
+def marker_in_reasoning(draw, name: str):
+    """Reasoning that mentions a marker of the format, then the reasoning close and an answer, as
+    ``(text, thinking, answer)``: ``answer`` is :data:`ANSWER` where the result is known - the prompt opened
+    the reasoning, the format has a reasoning close, and nothing but the mention is markup - so the answer
+    must end the content (issue 21: an unclosed call in reasoning never swallows the close), else None."""
+    opened_by_prompt = draw(st.booleans())
+    mention = draw(st.sampled_from(families.markers(name)))
+    tail = draw(st.sampled_from([" later.", "", " get_weather", "soup"]))
+    known = opened_by_prompt and tail != "soup" and "think_close" in toolwire.get_format(name).markers
+    text = ("" if opened_by_prompt else reasoning_open(name)) + draw(PLAIN) + " I might call " + mention
+    text += (draw(soup(name, 3)) if tail == "soup" else tail)
+    text += draw(st.sampled_from(["\n", "", "\n\n"])) + reasoning_close(name)
+    text += draw(st.sampled_from(["\n\n" + ANSWER, ANSWER] if known else ["\n\n" + ANSWER, "\n\n" + draw(soup(name, 6))]))
+    return text, opened_by_prompt, ANSWER if known else None
+
+
+@st.composite
+def parser_inputs(draw, name: str):
+    """``(text, thinking, seed, answer)`` for format ``name``: ``seed`` drives the random chunkings,
+    ``answer`` (or None) is text the content must end with."""
+    kind = draw(st.sampled_from(["soup", "seed", "call", "call", "reasoning"]))
+    if kind == "reasoning":
+        text, thinking, answer = draw(marker_in_reasoning(name))
+        return text, thinking, draw(st.integers(0, 2 ** 16)), answer
+    if kind == "soup":
+        text, thinking = draw(soup(name)), draw(st.booleans())
+    elif kind == "seed":
+        text, thinking = draw(cut_seed(name))
+    else:
+        text, thinking = draw(rendered_call(name))
+    return text, thinking, draw(st.integers(0, 2 ** 16)), None
