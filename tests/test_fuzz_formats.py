@@ -17,14 +17,12 @@ EXAMPLES = 40  # per format, in the normal suite
 # Formats whose parsers break an invariant within EXAMPLES derandomized examples on main today (the failures
 # are in /work/fuzz-findings.md and tests/test_fuzz_known_findings.py): the largest budget that passes there.
 # Raise each to EXAMPLES once h/json (JSON group) and h/dsml (gpt_oss) are merged.
-PASSING_ON_MAIN = {"deepseek_v31": 20, "kimi_k2": 20, "kimi_k2_thinking": 20, "llama31": 20, "qwen25": 2, "qwen3": 3,
-                   "qwen3_instruct_2507": 2, "qwen3_thinking_2507": 2, "gpt_oss": 1}
 LONG_RUN = os.environ.get("TOOLWIRE_FUZZ_EXAMPLES")
 RANDOM = os.environ.get("TOOLWIRE_FUZZ_RANDOM") == "1"
 
 
 def budget(name: str) -> int:
-    return int(LONG_RUN) if LONG_RUN else PASSING_ON_MAIN.get(name, EXAMPLES)
+    return int(LONG_RUN) if LONG_RUN else EXAMPLES
 
 
 @pytest.mark.parametrize("name", sorted(toolwire.formats()))

@@ -1,8 +1,7 @@
 """Regression tests for every finding of issue 11 section 3 (P1-P5 and the rest) and the issue 21 bug, each
 an explicit input through the fuzz suite's invariant checker (tests/fuzz/invariants.py), which must pass.
 
-Each case names the branch that fixes it; until those branches merge the cases are marked xfail (not
-strict), and the marks come off at merge."""
+Each case failed on the code before the fixes (checked when the case was written) and must pass now."""
 
 from __future__ import annotations
 
@@ -12,14 +11,9 @@ import toolwire
 from fuzz import families, invariants
 from toolwire import Limits
 
-JSON_FIX = pytest.mark.xfail(strict=False, reason="fixed in h/json; remove at merge")
-XML_FIX = pytest.mark.xfail(strict=False, reason="fixed in h/xml; remove at merge")
-DSML_FIX = pytest.mark.xfail(strict=False, reason="fixed in h/dsml; remove at merge")
-FIX = {"JSON": JSON_FIX, "XML": XML_FIX, "DSML+harmony": DSML_FIX}
-
 
 def case(name: str, text: str, thinking: bool = False, answer: str | None = None, *, label: str):
-    return pytest.param(name, text, thinking, answer, id=f"{label}-{name}", marks=FIX[families.group(name)])
+    return pytest.param(name, text, thinking, answer, id=f"{label}-{name}")
 
 
 def invoke_open(name: str) -> str:
@@ -90,7 +84,6 @@ TRUNCATED_OVER_LIMIT = {
 
 
 @pytest.mark.parametrize("name", sorted(TRUNCATED_OVER_LIMIT))
-@JSON_FIX
 def test_a_truncated_over_limit_call_is_truncated_in_the_json_families_too(name):
     """One status for one situation: DSML and XML already say ``truncated`` here."""
     out = toolwire.get_format(name).parse(TRUNCATED_OVER_LIMIT[name], families.TOOLS,
@@ -99,7 +92,6 @@ def test_a_truncated_over_limit_call_is_truncated_in_the_json_families_too(name)
     assert "too_large" in out.codes() and out.truncated
 
 
-@JSON_FIX
 def test_calls_past_max_calls_keep_their_text_not_candidates():
     call = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "P"}}\n</tool_call>\n'
     text = call * 6
