@@ -17,6 +17,8 @@ GROUP_OF_MODULE = {  # parser module -> family group (the three fixing helpers' 
     "hermes_json": "JSON", "kimi": "JSON", "deepseek_legacy": "JSON", "mistral": "JSON", "llama": "JSON",
     "qwen_xml": "XML", "seed_oss": "XML", "glm": "XML", "minimax": "XML",
     "dsml": "DSML+harmony", "harmony": "DSML+harmony",
+    "llama4": "JSON", "ministral": "JSON",
+    "nemotron": "XML", "step35": "XML", "laguna": "XML", "hy3": "XML",
 }
 
 JSON_SYNTAX = ['{', '}', '[', ']', '"', ':', ',', '\\', '\\"', '\\n', '\\u00e9', '\\ud83d\\ude00', '\\x', 'null',
@@ -38,6 +40,12 @@ FAMILY_SYNTAX = {
     "minimax": XML_SYNTAX + ["\n"],
     "dsml": XML_SYNTAX + ['" string="true">', '" string="false">', ' string="true"', ' string="false"', "\n\n",
                          "｜DSML｜", "<｜DSML｜", "</｜DSML｜", "｜｜DSML｜｜", "‖DSML‖", "|DSML|", "<|DSML|invoke name=\""],
+    "llama4": JSON_SYNTAX + ["<|python_start|>", "<|python_end|>"],
+    "ministral": JSON_SYNTAX + ["[TOOL_CALLS]", "[ARGS]", "[THINK]", "[/THINK]"],
+    "nemotron": XML_SYNTAX + ["\n", "True", "False", "None"],
+    "step35": XML_SYNTAX + ["\n"],
+    "laguna": XML_SYNTAX + ["\n"],
+    "hy3": XML_SYNTAX + ["\n", ":opensource>", "<arg_key:opensource>", "<arg_value:opensource>"],
     "harmony": ["assistant", "analysis", "commentary", "final", " to=functions.", "to=functions.", "to=", " json",
                 "json", "functions.", "<|constrain|>json", " <|constrain|>json", "user", "tool", "system",
                 "developer", " ", "<|channel|>final<|message|>", "<|channel|>analysis<|message|>",
