@@ -15,6 +15,7 @@ $(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
 
 $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q --no-deps bfcl-eval==2026.3.23  # BFCL v4's data for the eval tests, not its runners
 	touch $@ $(VENV)/.demo-installed
 
 demo: $(VENV)/.demo-installed

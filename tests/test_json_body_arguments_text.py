@@ -9,7 +9,7 @@ import random
 import pytest
 
 import toolwire
-from toolwire.openai_compat import listed_calls
+from toolwire.integrations.openai import listed_calls
 
 from support import golden, golden_parse_kwargs, random_chunks, require_shared
 

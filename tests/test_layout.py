@@ -34,7 +34,7 @@ from toolwire._aliases import MOVED
 
 ROOTS = ("toolwire", "toolwire.templates", "toolwire.parsers", "toolwire.context_policy")
 CORE = {f"toolwire.{m}" for m in ("models", "output", "errors", "prompt", "format", "registry", "limits", "tokenize")}
-UPPER = ("toolwire.dispatch", "toolwire.batch", "toolwire.integrations", "toolwire.workbench")
+UPPER = ("toolwire.dispatch", "toolwire.batch", "toolwire.eval", "toolwire.integrations", "toolwire.workbench")
 ALIASES = MOVED  # the deprecated old paths -> their new homes
 
 
@@ -160,8 +160,9 @@ def test_core_imports_no_tool_or_integration(graph):
 # package -> the upper packages it may not import (docs/design-notes.md, "Layout")
 FORBIDDEN = {
     "toolwire.templates": UPPER, "toolwire.parsers": UPPER, "toolwire.context_policy": UPPER,
-    "toolwire.dispatch": ("toolwire.batch", "toolwire.integrations", "toolwire.workbench"),
-    "toolwire.batch": ("toolwire.integrations", "toolwire.workbench"),
+    "toolwire.dispatch": ("toolwire.batch", "toolwire.eval", "toolwire.integrations", "toolwire.workbench"),
+    "toolwire.batch": ("toolwire.eval", "toolwire.integrations", "toolwire.workbench"),
+    "toolwire.eval": ("toolwire.integrations", "toolwire.workbench"),
     "toolwire.integrations": ("toolwire.workbench",),
 }
 

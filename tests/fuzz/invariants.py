@@ -42,7 +42,7 @@ from fuzz import families
 from support import assert_events_consistent, chunkings, full_state, kept_text, stream_parse
 
 import toolwire
-from toolwire.openai_compat import to_openai_message
+from toolwire.integrations.openai import to_openai_message
 
 
 class Violation(AssertionError):

@@ -1,4 +1,4 @@
-"""The toolwire command: formats, render, parse, plan, detect, fidelity and demo.
+"""The toolwire command: formats, render, parse, plan, prefix, detect, fidelity, eval and demo.
 
 One error contract for every command: a bad input (a missing or malformed file, an unknown format, a bad
 option or field) prints ``toolwire: error [code]: ...`` naming the file or field and exits 2; ``fidelity``
@@ -17,6 +17,7 @@ from toolwire import __version__
 from toolwire.errors import ToolwireError
 from toolwire.registry import formats, get_format
 
+from . import data_cli
 from .inputs import BadInput, missing_extra, read_json, read_text, request_parts, tools_value
 
 DESCRIPTION = ("Render requests into exact prompts, parse model output, plan reasoning, and check a native "
@@ -88,6 +89,10 @@ def _load_tokenizer(spec: str) -> Any:
 
 def _cmd_render(args: argparse.Namespace) -> int:
     fmt = get_format(args.format)
+    if args.batch:
+        return data_cli.run_render_batch(args, _render_options(args, {}))
+    if args.request is None:
+        raise BadInput("usage", "render needs a request file (or --batch IN --out OUT)")
     messages, tools, options = request_parts(read_json(args.request, "request"), args.request)
     prompt = fmt.render(messages, tools, **_render_options(args, options))
     if args.tokenizer:
@@ -105,6 +110,10 @@ def _cmd_render(args: argparse.Namespace) -> int:
 
 def _cmd_parse(args: argparse.Namespace) -> int:
     fmt = get_format(args.format)
+    if args.batch:
+        return data_cli.run_parse_batch(args)
+    if args.output is None:
+        raise BadInput("usage", "parse needs an output file (or --batch IN --out OUT)")
     tools = tools_value(read_json(args.tools, "tools"), args.tools) if args.tools else None
     if args.validate and tools is None:
         raise BadInput("usage", "--validate needs --tools (the definitions to validate against)")
@@ -162,7 +171,8 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("render", help="render a request (JSON file) into a prompt",
                        description="Render a request into the format's exact prompt text (or its segments or ids).")
     r.add_argument("--format", required=True, help="the toolwire format name (see 'toolwire formats')")
-    r.add_argument("request", help="JSON file: {messages, tools, options} or a message list ('-' reads stdin)")
+    r.add_argument("request", nargs="?", help="JSON file: {messages, tools, options} or a message list ('-' reads "
+                                              "stdin)")
     r.add_argument("--thinking", action="store_true", help="thinking mode on (enable_thinking in HF templates)")
     r.add_argument("--reasoning-effort", help="reasoning effort (low, medium, high, max, or a number for V4.1)")
     r.add_argument("--current-date", help="today's date for formats that print it (YYYY-MM-DD)")
@@ -174,6 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("--segments", action="store_true", help="print the provenance segments as JSON lines")
     out.add_argument("--tokenizer", help="print the prompt's token ids (a JSON list) with this tokenizer folder "
                                          "or mistral:vN (needs toolwire[hf], [harmony] or [mistral])")
+    data_cli.configure_batch(r, parse=False)
     r.set_defaults(func=_cmd_render)
 
     q = sub.add_parser("parse", help="parse a model output (text file) and print the result as JSON",
@@ -183,7 +194,8 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--thinking", action="store_true", help="the prompt opened a reasoning block")
     q.add_argument("--validate", action="store_true",
                    help="check the calls against the --tools schemas (needs toolwire[schema])")
-    q.add_argument("output", help="text file with the raw model output ('-' reads stdin)")
+    q.add_argument("output", nargs="?", help="text file with the raw model output ('-' reads stdin)")
+    data_cli.configure_batch(q, parse=True)
     q.set_defaults(func=_cmd_parse)
 
     pl = sub.add_parser("plan", help="show turns, steps and reasoning decisions for a conversation",
@@ -192,6 +204,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     plan_cfg(pl)
     pl.set_defaults(func=_cmd_plan)
+
+    px = sub.add_parser("prefix", help="does the second request's prompt extend the first's? (prefix caching)",
+                        description="Render two consecutive requests and say whether the second prompt extends the "
+                                    "first; if not, where, in which message, and why. Exit 0 when it extends, 1 "
+                                    "when it does not.")
+    data_cli.configure_prefix(px)
+    px.set_defaults(func=lambda a: data_cli.run_prefix(a, _load_tokenizer))
+
+    ev = sub.add_parser("eval", help="evaluate tool use through the wire format (BFCL v4 or your own suite)",
+                        description="'eval prompts' renders a suite for any engine; 'eval score' parses the raw "
+                                    "outputs with the family's parser, scores them and attributes every miss.")
+    data_cli.configure_eval(ev)
+    ev.set_defaults(func=lambda a: data_cli.run_eval(a, _load_tokenizer))
 
     dt = sub.add_parser("detect", help="name the toolwire format of a chat template",
                         description="Name the toolwire format whose official chat template this is: by fingerprint "
