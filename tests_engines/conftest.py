@@ -26,8 +26,7 @@ REAL_TOKENIZER = {
                      "qwen36"], "Qwen3"),
     **dict.fromkeys(["deepseek_v32", "deepseek_v4", "deepseek_v41"], "DeepSeek-V4"),
     **dict.fromkeys(["deepseek_v31", "deepseek_r1"], "DeepSeek-V3"),
-    "llama31": "Llama-3",
-}
+}  # Llama-3 ships as a tiktoken model, not a Hugging Face tokenizer vLLM would load: replayed as text
 TEXT_TOKENIZER = "Qwen3"  # the model tokenizer handed to the adapters of text-replayed families
 
 
@@ -50,9 +49,15 @@ def opens_reasoning(row: dict) -> bool:
 
 @cache
 def hf_tokenizer(name: str):
-    from transformers import AutoTokenizer
+    """The Hugging Face fast tokenizer vLLM would load for the model (built from the stored tokenizer.json)."""
+    from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
-    return AutoTokenizer.from_pretrained(str(TOKENIZERS / name))
+    from toolwire.tokenize import load_tokenizer
+
+    folder = TOKENIZERS / name
+    if (folder / "tokenizer.json.gz").exists():
+        return PreTrainedTokenizerFast(tokenizer_object=load_tokenizer(str(folder)))
+    return AutoTokenizer.from_pretrained(str(folder))
 
 
 def tokenizer_for(family: str):
