@@ -17,6 +17,7 @@ and calls. The split is toolwire's at both steps, and both streams flush their h
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, List
 
 import toolwire
@@ -35,6 +36,23 @@ def _tool_dicts(tools: Any) -> list[dict] | None:
     if not tools:
         return None
     return [t.model_dump(exclude_none=True) if hasattr(t, "model_dump") else dict(t) for t in tools]
+
+
+@lru_cache(maxsize=None)
+def _always_opens_reasoning(format_name: str) -> bool:
+    """Whether the family's parser starts inside reasoning even with ``thinking=False`` (MiniMax-M2 and
+    Qwen3-Thinking-2507 on toolwire 0.1: their generation prompt always opens it)."""
+    closer = toolwire.get_format(format_name).markers.get("think_close")
+    return bool(closer) and toolwire.get_format(format_name).parse("x", thinking=False).content != "x"
+
+
+def _content_stream(format_name: str, tools: Any) -> EngineStream:
+    """A stream over the text after the reasoning (what SGLang's reasoning parser passes on): it starts in
+    content; for a family whose parser always starts in reasoning, an empty block is closed first."""
+    stream = EngineStream(format_name, _tool_dicts(tools), thinking=False)
+    if _always_opens_reasoning(format_name):
+        stream.feed(toolwire.get_format(format_name).markers["think_close"])
+    return stream
 
 
 class ToolwireDetector(BaseFormatDetector):
@@ -61,7 +79,7 @@ class ToolwireDetector(BaseFormatDetector):
 
     def _open(self, tools) -> EngineStream:
         if self._stream is None:
-            self._stream = EngineStream(self.format_name, _tool_dicts(tools), thinking=False)
+            self._stream = _content_stream(self.format_name, tools)
         return self._stream
 
     def _result(self, fold) -> StreamingParseResult:
@@ -78,7 +96,7 @@ class ToolwireDetector(BaseFormatDetector):
         return StreamingParseResult(normal_text=fold.content, calls=items)
 
     def detect_and_parse(self, text: str, tools: List[Any]) -> StreamingParseResult:
-        stream = EngineStream(self.format_name, _tool_dicts(tools), thinking=False)
+        stream = _content_stream(self.format_name, tools)
         stream.feed(text)
         stream.flush()
         calls = [ToolCallItem(tool_index=c.index, name=c.name, parameters=c.arguments) for c in stream.calls]
@@ -92,6 +110,10 @@ class ToolwireDetector(BaseFormatDetector):
         """End of stream: the text toolwire held back, and the calls it closes."""
         stream = self._open(tools)
         return self._result(stream.flush())
+
+    @classmethod
+    def parses_without_tools(cls) -> bool:
+        return True  # the family's content rules apply without tools too; calls are still reported
 
     def supports_structural_tag(self) -> bool:
         return False  # no grammar yet: see structure_info
@@ -118,19 +140,20 @@ class ToolwireReasoningDetector(BaseReasoningFormatDetector):
         if force_reasoning is None:  # SGLang's own default for a family whose prompt opens reasoning
             force_reasoning = generation_prompt_opens_reasoning(self.format_name, True)
         self._opened = bool(force_reasoning)
-        self._closer = closer
+        self._opener, self._closer = opener, closer
         self._parser = toolwire.get_format(self.format_name).stream(None, thinking=self._opened)
         self._raw: list[str] = []
         self._seen_reasoning = False
         self._done = False  # reasoning is over: pass text through
 
     def _take(self, events: list) -> ReasoningResult:
-        reasoning = []
+        reasoning, first = [], None
         for event in events:
             if type(event) is ReasoningDelta:
                 reasoning.append(event.text)
                 self._seen_reasoning = True
             elif type(event) in (ContentDelta, ToolCallStarted):
+                first = event
                 self._done = True
                 break
         if not self._done:
@@ -138,7 +161,17 @@ class ToolwireReasoningDetector(BaseReasoningFormatDetector):
         raw = "".join(self._raw)
         self._raw = []
         at = raw.find(self._closer) if self._closer else -1
-        tail = raw[at + len(self._closer):] if at >= 0 and (self._opened or self._seen_reasoning) else raw
+        if at < 0 or not (self._opened or self._seen_reasoning or raw.lstrip().startswith(self._opener)):
+            return ReasoningResult(reasoning_text="".join(reasoning), normal_text=raw)
+        tail = raw[at + len(self._closer):]
+        # the separator the family writes after its closer (whitespace toolwire's stream did not put in
+        # content) is not content either: drop it here, so the tool detector starts where content starts
+        if type(first) is ContentDelta:
+            skip = tail.find(first.text)
+            if skip > 0 and not tail[:skip].strip():
+                tail = tail[skip:]
+        else:
+            tail = tail.lstrip()
         return ReasoningResult(reasoning_text="".join(reasoning), normal_text=tail)
 
     def parse_streaming_increment(self, new_text: str) -> ReasoningResult:
@@ -166,9 +199,16 @@ def _class_name(format_name: str, kind: str) -> str:
     return "Toolwire" + "".join(part.capitalize() for part in format_name.split("_")) + kind
 
 
+# gpt-oss (harmony) has no reasoning markers to split at: reasoning and calls interleave by channel, which a
+# reasoning detector handing raw text on cannot express. SGLang serves it through its own harmony path.
+UNSUPPORTED = {"gpt_oss": "harmony channels interleave reasoning and calls; use SGLang's harmony path"}
+
+
 def _build_classes() -> dict[str, tuple[type, type]]:
     classes = {}
     for name in toolwire.formats():
+        if name in UNSUPPORTED:
+            continue
         detector = type(_class_name(name, "Detector"), (ToolwireDetector,), {"format_name": name, "__module__": __name__})
         reasoning = type(_class_name(name, "ReasoningDetector"), (ToolwireReasoningDetector,),
                          {"format_name": name, "__module__": __name__})

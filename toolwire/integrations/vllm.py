@@ -71,6 +71,20 @@ def _decode(tokenizer: Any, ids: Sequence[int]) -> str:
         return tokenizer.decode(list(ids))
 
 
+def _single_token_id(tokenizer: Any, text: str) -> int | None:
+    """The id of ``text`` when it is one token of the vocabulary (without building the vocabulary dict:
+    vLLM builds parsers per request, and ``get_vocab()`` of a 150k vocabulary takes most of a second)."""
+    convert = getattr(tokenizer, "convert_tokens_to_ids", None)
+    if convert is None:
+        return None
+    try:
+        token_id = convert(text)
+    except Exception:  # a tokenizer that cannot look tokens up: markers are found in decoded text instead
+        return None
+    unk = getattr(tokenizer, "unk_token_id", None)
+    return token_id if isinstance(token_id, int) and token_id != unk else None
+
+
 class RequestState:
     """One request's state, shared by its toolwire reasoning parser and tool parser."""
 
@@ -149,15 +163,8 @@ class ToolwireReasoningParser(ReasoningParser):
         self.state.chat_template_kwargs = kwargs.get("chat_template_kwargs")
         markers = toolwire.get_format(self.format_name).markers
         self._opener, self._closer = markers.get("think_open"), markers.get("think_close")
-        vocab = self._vocab_or_empty()
-        self._closer_id = vocab.get(self._closer) if self._closer else None
+        self._closer_id = _single_token_id(tokenizer, self._closer) if self._closer else None
         _pending.reasoning = weakref.ref(self)
-
-    def _vocab_or_empty(self) -> dict:
-        try:
-            return self.model_tokenizer.get_vocab()
-        except Exception:  # a tokenizer without a vocabulary: markers are found in decoded text instead
-            return {}
 
     @property
     def reasoning_start_str(self) -> str | None:
