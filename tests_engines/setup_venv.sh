@@ -25,11 +25,12 @@ PIP=("$VENV/bin/python" -m pip install -q --disable-pip-version-check)
 
 "${PIP[@]}" "torch==$TORCH_VERSION"
 "${PIP[@]}" --no-deps "vllm==$VLLM_VERSION" "sglang==$SGLANG_VERSION"
-# what those imports need, and the test runner
+# what those imports need (ijson: the engines' own qwen3 / engine-grammar parsers the bench and the
+# comparison run), and the test runner
 "${PIP[@]}" "torch==$TORCH_VERSION" "transformers==$TRANSFORMERS_VERSION" "xgrammar==$XGRAMMAR_VERSION" \
     packaging openai regex numpy cbor2 psutil pyzmq urllib3 aiohttp requests openai-harmony fastapi pillow \
     pybase64 cachetools prometheus_client msgspec cloudpickle uvloop py-cpuinfo partial-json-parser orjson \
-    ipython pydantic jinja2 pytest
+    ipython ijson pydantic jinja2 pytest
 "${PIP[@]}" --no-deps -e .
 
 "$VENV/bin/python" - <<'PY'

@@ -11,7 +11,7 @@ import json
 import pytest
 
 import toolwire
-from conftest import expected_calls, golden_params, opens_reasoning, split_points
+from conftest import check_expected, expected_calls, golden_params, opens_reasoning, split_points
 
 import toolwire.integrations.sglang as tw_sglang  # registers toolwire_<format>
 from sglang.srt.entrypoints.openai.protocol import Tool
@@ -60,9 +60,7 @@ def check(row, got):
     assert content == truth.content
     assert sorted(calls) == list(range(len(calls)))
     assert [(calls[i]["name"], json.loads(calls[i]["arguments"])) for i in sorted(calls)] == expected_calls(truth)
-    exp = row["expected"]
-    assert (content, reasoning) == (exp["content"], exp["reasoning"])
-    assert expected_calls(truth) == [(c["name"], c["arguments"]) for c in exp["tool_calls"]]
+    check_expected(row, truth, content, reasoning, expected_calls(truth))
 
 
 @pytest.mark.parametrize("row", golden_params(exclude=tw_sglang.UNSUPPORTED))
@@ -83,9 +81,10 @@ def test_golden_non_stream_through_sglang(row):
     reasoning, normal = ReasoningParser(model_type=f"toolwire_{family}",
                                         force_reasoning=opens_reasoning(row)).parse_non_stream(row["model_output"])
     text, calls = FunctionCallParser(sglang_tools(row), f"toolwire_{family}").parse_non_stream(normal or "")
-    exp = row["expected"]
-    assert (reasoning or "") == exp["reasoning"] and text == exp["content"]
-    assert [(c.name, json.loads(c.parameters)) for c in calls] == [(c["name"], c["arguments"]) for c in exp["tool_calls"]]
+    truth = toolwire.get_format(family).parse(row["model_output"], row["tools"], thinking=opens_reasoning(row))
+    got = (text, reasoning or "", [(c.name, json.loads(c.parameters)) for c in calls])
+    assert got == (truth.content, truth.reasoning, expected_calls(truth))
+    check_expected(row, truth, *got)
 
 
 def test_every_format_is_registered():

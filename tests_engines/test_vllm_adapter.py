@@ -15,7 +15,7 @@ import json
 import pytest
 
 import toolwire
-from conftest import expected_calls, golden_params, opens_reasoning, split_points, tokenizer_for
+from conftest import check_expected, expected_calls, golden_params, opens_reasoning, split_points, tokenizer_for
 
 import toolwire.integrations.vllm as tw_vllm  # registers toolwire_<format>
 from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
@@ -108,9 +108,8 @@ def check_against_parse(row, messages, parser):
     result = parser.tool_parser.result
     assert result is not None and result.content == truth.content
     # and the golden vector's own expectation (written from the reference)
-    exp = row["expected"]
-    assert content == exp["content"] and reasoning == exp["reasoning"]
-    assert [(c["name"], c["arguments"]) for c in exp["tool_calls"]] == want
+    check_expected(row, truth, content, reasoning, want)
+
 
 
 @pytest.mark.parametrize("size", [1, 3, None], ids=["1-unit", "3-unit", "whole"])
@@ -135,11 +134,10 @@ def test_golden_one_shot_through_vllm(row):
     parser = make_parser(family, tokenizer, request)
     parser.set_prompt_token_ids(prompt_ids(family, tokenizer, opens_reasoning(row)))
     reasoning, content, tool_calls = parser.parse(row["model_output"], request, enable_auto_tools=True)
-    exp = row["expected"]
-    assert (content or "") == exp["content"]
-    assert (reasoning or "") == exp["reasoning"]
-    assert [(c.name, json.loads(c.arguments)) for c in tool_calls or []] == \
-        [(c["name"], c["arguments"]) for c in exp["tool_calls"]]
+    truth = toolwire.get_format(family).parse(row["model_output"], row["tools"], thinking=opens_reasoning(row))
+    calls = [(c.name, json.loads(c.arguments)) for c in tool_calls or []]
+    assert ((content or ""), (reasoning or ""), calls) == (truth.content, truth.reasoning, expected_calls(truth))
+    check_expected(row, truth, content or "", reasoning or "", calls)
 
 
 def test_every_format_is_registered_under_its_name():

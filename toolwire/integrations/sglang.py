@@ -74,8 +74,13 @@ class ToolwireDetector(BaseFormatDetector):
         return self._stream.parsed if self._stream else None
 
     def has_tool_call(self, text: str) -> bool:
-        """Whether toolwire finds a call in ``text`` (a full parse: markers alone can be quoted text)."""
-        return bool(toolwire.get_format(self.format_name).parse(text).tool_calls)
+        """Whether toolwire reads anything but plain content in ``text``: a call, or markup it does not keep
+        in content (a full parse: markers alone can be quoted text). SGLang's non-streaming path keeps the
+        text untouched when this is False."""
+        parsed = _content_stream(self.format_name, None)
+        parsed.feed(text)
+        parsed.flush()
+        return bool(parsed.calls) or parsed.parsed.content != text
 
     def _open(self, tools) -> EngineStream:
         if self._stream is None:
