@@ -31,7 +31,7 @@ $(ENGINES_VENV)/.ready: tests_engines/setup_venv.sh pyproject.toml
 	ENGINES_VENV=$(CURDIR)/$(ENGINES_VENV) PYTHON=$(PY) bash tests_engines/setup_venv.sh
 
 test-engines: $(ENGINES_VENV)/.ready
-	cd tests_engines && ../$(ENGINES_VENV)/bin/python -m pytest -q -p no:cacheprovider
+	cd tests_engines && ../$(ENGINES_VENV)/bin/python -m pytest -o addopts="" -q -p no:cacheprovider -W ignore::DeprecationWarning
 
 bench: $(VENV)/.dev-installed
 	$(BIN)/python -m bench
