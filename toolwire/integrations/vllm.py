@@ -51,7 +51,7 @@ from vllm.reasoning.abs_reasoning_parsers import ReasoningParser, ReasoningParse
 from vllm.tool_parsers.abstract_tool_parser import ToolParser, ToolParserManager
 
 PREFIX = "toolwire_"
-_PROMPT_TAIL_TOKENS = 64  # prompt ids decoded to find the last reasoning marker
+_PROMPT_TAIL_TOKENS = 512  # prompt ids decoded to find the last reasoning marker (once per request)
 
 
 def _tool_dicts(tools: Sequence[Any] | None) -> list[dict] | None:
