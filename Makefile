@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test bench fuzz clean
+.PHONY: demo test test-engines bench fuzz clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -29,8 +29,18 @@ FUZZ_SECONDS ?= 20
 fuzz: $(VENV)/.dev-installed
 	$(BIN)/python tests/fuzz/run_atheris.py --seconds $(FUZZ_SECONDS) --out fuzz-atheris-failures.jsonl
 
+# vLLM and SGLang adapters against the engines' real classes, in their own venv (tests_engines/setup_venv.sh
+# lists what it installs); not part of `make test`, whose collection is tests/ only
+ENGINES_VENV := .engines-venv
+
+$(ENGINES_VENV)/.ready: tests_engines/setup_venv.sh pyproject.toml
+	ENGINES_VENV=$(CURDIR)/$(ENGINES_VENV) PYTHON=$(PY) bash tests_engines/setup_venv.sh
+
+test-engines: $(ENGINES_VENV)/.ready
+	cd tests_engines && ../$(ENGINES_VENV)/bin/python -m pytest -o addopts="" -q -p no:cacheprovider -W ignore::DeprecationWarning
+
 bench: $(VENV)/.dev-installed
 	$(BIN)/python -m bench
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) $(ENGINES_VENV) build *.egg-info

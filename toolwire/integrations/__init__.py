@@ -1,7 +1,9 @@
-"""Adapters between toolwire and serving stacks or client APIs. Each module imports core and
-:mod:`toolwire.dispatch`; nothing in core imports an integration.
+"""Adapters between toolwire and serving stacks or client APIs; each imports its host lazily, and nothing in
+core imports an integration.
 
 - :mod:`toolwire.integrations.openai`: OpenAI Chat Completions messages, stream deltas, finish reasons and
   the tool error envelope (formerly ``toolwire.openai_compat``);
-- vLLM, SGLang and Ray adapters will live here too (``vllm.py``, ``sglang.py``, ``ray.py``).
+- :mod:`toolwire.integrations.vllm` / :mod:`toolwire.integrations.sglang`: tool-call and reasoning parsers
+  for the serving engines (shared logic in :mod:`toolwire.integrations.engine_stream`);
+- :mod:`toolwire.integrations.ray`: Ray Data over the :mod:`toolwire.batch` mappers.
 """

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Build the engine venv the engine tests run in: .engines-venv (or $ENGINES_VENV).
+#
+#   bash tests_engines/setup_venv.sh
+#
+# vLLM and SGLang are installed without their dependencies (no GPU stack): only what importing their parser
+# classes needs (vllm.tool_parsers, vllm.reasoning, vllm.parser, the chat-completion protocol and stream
+# processor; sglang.srt.function_call.*, sglang.srt.parser.reasoning_parser, sglang.srt.plugins), found by
+# importing them and adding packages until the imports work. torch is the CPU wheel on this machine's disk:
+# pip finds it by this exact pin, and it goes in first so nothing else pulls a CUDA build.
+# Idempotent; touches $VENV/.ready once everything imports.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+VENV=${ENGINES_VENV:-$PWD/.engines-venv}
+PY=${PYTHON:-python3}
+
+VLLM_VERSION=0.33.0
+SGLANG_VERSION=0.5.23
+TORCH_VERSION=2.13.0      # CPU wheel on disk (vLLM pins 2.14.0, SGLang 2.14.1: their parsers do not care)
+TRANSFORMERS_VERSION=5.19.0  # inside vLLM's range (>=5.16.1,<5.21) and SGLang's pin
+XGRAMMAR_VERSION=0.2.8    # vLLM's pin (its parser module imports xgrammar's structural tags)
+
+[ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
+PIP=("$VENV/bin/python" -m pip install -q --disable-pip-version-check)
+
+"${PIP[@]}" "torch==$TORCH_VERSION"
+"${PIP[@]}" --no-deps "vllm==$VLLM_VERSION" "sglang==$SGLANG_VERSION"
+# what those imports need (ijson: the engines' own qwen3 / engine-grammar parsers the bench and the
+# comparison run), and the test runner
+"${PIP[@]}" "torch==$TORCH_VERSION" "transformers==$TRANSFORMERS_VERSION" "xgrammar==$XGRAMMAR_VERSION" \
+    packaging openai regex numpy cbor2 psutil pyzmq urllib3 aiohttp requests openai-harmony fastapi pillow \
+    pybase64 cachetools prometheus_client msgspec cloudpickle uvloop py-cpuinfo partial-json-parser orjson \
+    ipython ijson pydantic jinja2 pytest
+"${PIP[@]}" --no-deps -e .
+
+"$VENV/bin/python" - <<'PY'
+import vllm.reasoning, vllm.tool_parsers  # noqa: F401
+from vllm.entrypoints.openai.chat_completion.stream_processor import ChatStreamProcessor  # noqa: F401
+from vllm.parser import ParserManager  # noqa: F401
+from sglang.srt.function_call.function_call_parser import FunctionCallParser  # noqa: F401
+from sglang.srt.parser.reasoning_parser import ReasoningParser  # noqa: F401
+import sglang.srt.plugins  # noqa: F401
+import toolwire.integrations.sglang, toolwire.integrations.vllm  # noqa: F401
+import torch
+assert torch.__version__.startswith("2.13.0"), torch.__version__
+print("engines import: vllm", __import__("vllm").__version__, "sglang", __import__("sglang").__version__)
+PY
+touch "$VENV/.ready"
+echo "ready: $VENV"

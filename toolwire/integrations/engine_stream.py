@@ -1,0 +1,222 @@
+"""What a serving-engine adapter needs around one toolwire stream, independent of the engine.
+
+:class:`EngineStream` is one request's stream as an engine drives it: fed text or token ids delta by delta,
+it folds toolwire's events into one :class:`Fold` per delta (content, reasoning, and tool-call pieces indexed
+the OpenAI way), gives each call an id that is unique per request (or the id the model wrote, where the
+format carries one: Kimi's ``functions.<name>:<n>``, Mistral's ``[CALL_ID]``), and flushes held-back text at
+the end. :func:`start_in_reasoning` decides where the output starts from what the engine knows of the prompt.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Callable, Sequence
+
+import toolwire
+from toolwire.errors import ToolwireError
+from toolwire.output import (ArgumentsDelta, ContentDelta, ParsedOutput, ReasoningDelta, ToolCallFinished,
+                             ToolCallStarted)
+
+
+def random_call_id() -> str:
+    """A fresh id in the OpenAI style vLLM and SGLang use (``chatcmpl-tool-<32 hex>``)."""
+    return f"chatcmpl-tool-{uuid.uuid4().hex}"
+
+
+@dataclass
+class CallPiece:
+    """A piece of one tool call in a delta: ``id``/``name`` on its first piece only, then argument text."""
+
+    index: int
+    id: str | None = None
+    name: str | None = None
+    arguments: str = ""
+
+
+@dataclass
+class Fold:
+    """The events of one delta folded the way an engine's delta message holds them."""
+
+    content: str = ""
+    reasoning: str = ""
+    calls: list[CallPiece] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.content or self.reasoning or self.calls)
+
+
+@dataclass
+class StreamedCall:
+    """One call as sent so far: what the engine's end-of-stream logic reads (``prev_tool_call_arr`` ...)."""
+
+    index: int
+    id: str
+    name: str
+    arguments: str = ""
+    finished: bool = False
+
+
+class EngineStream:
+    """One request's toolwire stream. Feed it with :meth:`feed` (text or ids, whichever the first non-empty
+    delta brings), end it with :meth:`flush`; :attr:`parsed` is then the full :class:`ParsedOutput`
+    (diagnostics, typed candidates, statuses), the same as ``Format.parse`` of the whole output.
+
+    Calls the model wrote inside its reasoning are not streamed as calls (toolwire reports them, rejected,
+    in :attr:`parsed` unless ``promote_reasoning_calls``); every other candidate is, in order, indexed 0, 1,
+    ... over the streamed calls.
+    """
+
+    def __init__(self, format_name: str, tools: Sequence[Any] | None = None, *, thinking: bool = False,
+                 tokenizer: Any = None, make_id: Callable[[], str] = random_call_id, **options: Any):
+        self.format = toolwire.get_format(format_name)
+        self._make_id = make_id
+        self._tokenizer = tokenizer
+        self._parser = self.format.stream(tools, thinking=thinking, **options)
+        self._id_parser = None
+        self._options = dict(options, thinking=thinking)
+        self._tools = tools
+        self._mode: str | None = None  # "text" or "ids", fixed by the first non-empty delta
+        self._index: dict[int, int] = {}  # toolwire call index -> streamed index
+        self.calls: list[StreamedCall] = []
+        self.parsed: ParsedOutput | None = None
+
+    @property
+    def feeds_ids(self) -> bool:
+        """Whether this stream reads token ids (decided by the first non-empty delta)."""
+        return self._mode == "ids"
+
+    @property
+    def flushed(self) -> bool:
+        return self.parsed is not None
+
+    def feed(self, text: str = "", ids: Sequence[int] | None = None) -> Fold:
+        """One delta. Token ids are used when given and a tokenizer toolwire reads was passed: a marker then
+        counts only where the model wrote its control token (an injected ``<tool_call>`` typed as text stays
+        text). Otherwise the text is used. Never raises on model output."""
+        if self.parsed is not None:
+            return Fold()
+        if self._mode is None:
+            if ids and self._tokenizer is not None and self._start_ids():
+                self._mode = "ids"
+            elif text:
+                self._mode = "text"
+            else:
+                return Fold()
+        if self._mode == "ids":
+            events = self._parser.feed(ids=list(ids)) if ids else []
+        else:
+            events = self._parser.feed(text) if text else []
+        return self._fold(events)
+
+    def flush(self) -> Fold:
+        """End of output: what the parser held back, and the calls it closes. Idempotent (a second call
+        returns an empty fold)."""
+        if self.parsed is not None:
+            return Fold()
+        fold = self._fold(self._parser.flush())
+        self.parsed = self._parser.finish()
+        return fold
+
+    def _start_ids(self) -> bool:
+        """Rebuild the (still unfed) parser with the tokenizer; False when toolwire cannot read it."""
+        try:
+            self._parser = self.format.stream(self._tools, tokenizer=self._tokenizer, **self._options)
+            return True
+        except (ToolwireError, TypeError, ValueError):
+            return False
+
+    def _fold(self, events: list) -> Fold:
+        fold = Fold()
+        if not events:
+            return fold
+        content, reasoning = [], []
+        index = self._index
+        for event in events:
+            kind = type(event)
+            if kind is ContentDelta:
+                content.append(event.text)
+            elif kind is ReasoningDelta:
+                reasoning.append(event.text)
+            elif kind is ArgumentsDelta:
+                at = index.get(event.index)
+                if at is None:
+                    continue
+                self.calls[at].arguments += event.fragment
+                last = fold.calls[-1] if fold.calls else None
+                if last is not None and last.index == at:
+                    last.arguments += event.fragment
+                else:
+                    fold.calls.append(CallPiece(at, arguments=event.fragment))
+            elif kind is ToolCallStarted:
+                if event.source == "reasoning":
+                    continue
+                at = index[event.index] = len(self.calls)
+                call_id = event.id if event.id != f"call_{event.index}" else self._make_id()
+                self.calls.append(StreamedCall(at, call_id, event.name))
+                fold.calls.append(CallPiece(at, call_id, event.name))
+            elif kind is ToolCallFinished:
+                at = index.get(event.index)
+                if at is not None:
+                    self.calls[at].finished = True
+        fold.content = "".join(content)
+        fold.reasoning = "".join(reasoning)
+        return fold
+
+
+def streamed_calls(parsed: ParsedOutput) -> list:
+    """The candidates an :class:`EngineStream` streams as calls (those not written inside the reasoning)."""
+    return [call for call in parsed.tool_calls if call.source != "reasoning"]
+
+
+# ---------------------------------------------------------------- where the output starts
+
+def _reasoning_markers(format_name: str) -> tuple[str, str] | None:
+    markers = toolwire.get_format(format_name).markers
+    if "think_open" in markers and "think_close" in markers:
+        return markers["think_open"], markers["think_close"]
+    return None
+
+
+def prompt_opens_reasoning(format_name: str, prompt_tail: str) -> bool:
+    """Whether a prompt ending in ``prompt_tail`` leaves a reasoning block open: its last reasoning marker
+    is the family's opener (``<think>``, ``<seed:think>`` ...) and no closer follows it."""
+    pair = _reasoning_markers(format_name)
+    if pair is None:
+        return False
+    opener, closer = pair
+    return prompt_tail.rfind(opener) > prompt_tail.rfind(closer)
+
+
+@lru_cache(maxsize=None)
+def generation_prompt_opens_reasoning(format_name: str, thinking: bool) -> bool:
+    """Whether the family's generation prompt opens reasoning in this thinking mode, learnt by rendering a
+    one-message request with toolwire's byte-exact renderer (MiniMax-M2 always; DeepSeek-V3.1 in thinking
+    mode; Qwen3 never: the model writes its own ``<think>``)."""
+    try:
+        prompt = toolwire.get_format(format_name).render([{"role": "user", "content": "."}], thinking=thinking)
+    except ToolwireError:
+        return False
+    return bool(prompt.opens_reasoning)
+
+
+def thinking_requested(chat_template_kwargs: dict | None) -> bool:
+    """The request's thinking switch, as chat templates read it (``enable_thinking`` or ``thinking``)."""
+    kwargs = chat_template_kwargs or {}
+    value = kwargs.get("enable_thinking", kwargs.get("thinking", False))
+    return bool(value)
+
+
+def start_in_reasoning(format_name: str, *, prompt_tail: str | None = None,
+                       chat_template_kwargs: dict | None = None) -> bool:
+    """Where a request's output starts. The rule, first that applies:
+
+    1. the engine's own rendered prompt (its last characters, ``prompt_tail``): reasoning is open when its
+       last reasoning marker is an opener (exact, whatever template or ``continue_final_message`` made it);
+    2. otherwise the request's thinking switch (``chat_template_kwargs``), mapped through the family's
+       generation prompt as toolwire renders it (:func:`generation_prompt_opens_reasoning`).
+    """
+    if prompt_tail is not None:
+        return prompt_opens_reasoning(format_name, prompt_tail)
+    return generation_prompt_opens_reasoning(format_name, thinking_requested(chat_template_kwargs))

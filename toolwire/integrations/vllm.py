@@ -1,0 +1,331 @@
+"""toolwire as vLLM's tool-call parser and reasoning parser (tested against vLLM 0.33.0).
+
+Every toolwire format ``<f>`` is registered as ``toolwire_<f>`` with vLLM's ``ToolParserManager`` and
+``ReasoningParserManager`` when this module is imported::
+
+    vllm serve <model> --enable-auto-tool-choice \\
+        --tool-parser-plugin toolwire.integrations.vllm \\
+        --tool-call-parser toolwire_qwen3 --reasoning-parser toolwire_qwen3
+
+or, with ``toolwire[vllm]`` installed, through the ``vllm.general_plugins`` entry point (:func:`register`),
+so only the two ``--…-parser`` names are needed.
+
+How it fits vLLM's serving loop (``vllm.parser.abstract_parser.DelegatingParser.parse_delta``):
+
+* One request = one :class:`~toolwire.integrations.engine_stream.EngineStream`, shared by the request's
+  reasoning parser and tool parser. vLLM builds both in ``Parser.__init__``, the reasoning parser first and
+  the tool parser right after, on the same thread; the tool parser adopts the stream the reasoning parser
+  just made (a thread-local slot holding one weak reference, cleared on adoption). So reasoning, content and
+  calls are split once, by one parser, consistently.
+* Whichever parser vLLM calls first drives the shared stream to the end and returns everything it yields
+  (reasoning, content and tool calls in one ``DeltaMessage``): the reasoning parser never reports a
+  reasoning end to vLLM (``has_engine_confirmed_reasoning_end`` stays False), so vLLM does not hand half a
+  delta to the other parser. When vLLM decides from the prompt that reasoning is already over
+  (``is_reasoning_end(prompt_token_ids)``), the tool parser drives instead.
+* Both parsers are ``engine_based_streaming``: vLLM then calls ``finish_streaming()`` at the end of the
+  stream, which flushes the text toolwire held back (a possible marker prefix, an unclosed call).
+* Token ids are fed when vLLM gives them and toolwire can read the tokenizer (injection-safe: a marker
+  counts only as its control token); text otherwise.
+* Call ids: the id the model wrote where the format carries one (Kimi ``functions.<name>:<n>``, Mistral
+  ``[CALL_ID]``), else a fresh ``chatcmpl-tool-<uuid>`` per call (never ``call_0`` on every request).
+* ``prev_tool_call_arr`` / ``streamed_args_for_tool`` hold exactly what was streamed, so vLLM's
+  end-of-stream ``get_remaining_unstreamed_args`` adds nothing.
+* Where the output starts: see :func:`~toolwire.integrations.engine_stream.start_in_reasoning` (the prompt
+  ids vLLM passes to ``set_prompt_token_ids`` first, else the request's ``chat_template_kwargs``).
+* The full :class:`~toolwire.ParsedOutput` (diagnostics, typed candidates, statuses) of a finished request
+  is ``parser.result``.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Sequence
+from typing import Any
+
+import toolwire
+from toolwire.integrations.engine_stream import EngineStream, Fold, start_in_reasoning
+from vllm.entrypoints.generate.base.protocol import (DeltaFunctionCall, DeltaMessage, DeltaToolCall,
+                                                     ExtractedToolCallInformation, FunctionCall, ToolCall)
+from vllm.reasoning.abs_reasoning_parsers import ReasoningParser, ReasoningParserManager
+from vllm.tool_parsers.abstract_tool_parser import ToolParser, ToolParserManager
+
+PREFIX = "toolwire_"
+_PROMPT_TAIL_TOKENS = 512  # prompt ids decoded to find the last reasoning marker (once per request)
+
+
+def _tool_dicts(tools: Sequence[Any] | None) -> list[dict] | None:
+    """vLLM's tool models (ChatCompletionToolsParam) as the plain dicts toolwire reads."""
+    if not tools:
+        return None
+    out = []
+    for tool in tools:
+        out.append(tool.model_dump(exclude_none=True) if hasattr(tool, "model_dump") else dict(tool))
+    return out
+
+
+def _decode(tokenizer: Any, ids: Sequence[int]) -> str:
+    try:
+        return tokenizer.decode(list(ids), skip_special_tokens=False)
+    except TypeError:
+        return tokenizer.decode(list(ids))
+
+
+def _single_token_id(tokenizer: Any, text: str) -> int | None:
+    """The id of ``text`` when it is one token of the vocabulary (without building the vocabulary dict:
+    vLLM builds parsers per request, and ``get_vocab()`` of a 150k vocabulary takes most of a second)."""
+    convert = getattr(tokenizer, "convert_tokens_to_ids", None)
+    if convert is None:
+        return None
+    try:
+        token_id = convert(text)
+    except Exception:  # a tokenizer that cannot look tokens up: markers are found in decoded text instead
+        return None
+    unk = getattr(tokenizer, "unk_token_id", None)
+    return token_id if isinstance(token_id, int) and token_id != unk else None
+
+
+class RequestState:
+    """One request's state, shared by its toolwire reasoning parser and tool parser."""
+
+    def __init__(self, format_name: str, tokenizer: Any):
+        self.format_name = format_name
+        self.tokenizer = tokenizer
+        self.tools: list[dict] | None = None
+        self.chat_template_kwargs: dict | None = None
+        self.prompt_tail: str | None = None
+        self.stream: EngineStream | None = None
+        self.driver: object | None = None  # the parser that feeds the stream
+        self.prev_tool_call_arr: list[dict] = []
+        self.streamed_args_for_tool: list[str] = []
+
+    def start_in_reasoning(self) -> bool:
+        return start_in_reasoning(self.format_name, prompt_tail=self.prompt_tail,
+                                  chat_template_kwargs=self.chat_template_kwargs)
+
+    def open(self) -> EngineStream:
+        if self.stream is None:
+            self.stream = EngineStream(self.format_name, self.tools, thinking=self.start_in_reasoning(),
+                                       tokenizer=self.tokenizer)
+        return self.stream
+
+    def feed(self, driver: object, delta_text: str, delta_token_ids: Sequence[int]) -> DeltaMessage | None:
+        """Feed one delta (only from the driving parser: the other one's calls come back None)."""
+        if self.driver is None:
+            self.driver = driver
+        if driver is not self.driver:
+            return None
+        return self._message(self.open().feed(delta_text, delta_token_ids))
+
+    def finish(self) -> DeltaMessage | None:
+        if self.stream is None or self.stream.flushed:
+            return None
+        return self._message(self.stream.flush())
+
+    def _message(self, fold: Fold) -> DeltaMessage | None:
+        calls = self.stream.calls
+        while len(self.prev_tool_call_arr) < len(calls):
+            self.prev_tool_call_arr.append({"name": calls[len(self.prev_tool_call_arr)].name, "arguments": ""})
+            self.streamed_args_for_tool.append("")
+        for piece in fold.calls:
+            self.prev_tool_call_arr[piece.index]["arguments"] = calls[piece.index].arguments
+            self.streamed_args_for_tool[piece.index] = calls[piece.index].arguments
+        if not fold:
+            return None
+        tool_calls = [
+            DeltaToolCall(index=p.index, id=p.id, type="function" if p.id else None,
+                          function=DeltaFunctionCall(name=p.name, arguments=p.arguments))
+            for p in fold.calls
+        ]
+        return DeltaMessage(content=fold.content or None, reasoning=fold.reasoning or None, tool_calls=tool_calls)
+
+    def parse_whole(self, model_output: str):
+        """One-shot parse (non-streaming responses), cached so the sibling parser reuses it."""
+        if self.stream is None:
+            stream = self.open()
+            stream.feed(model_output)
+            stream.flush()
+        return self.stream.parsed
+
+
+_pending = threading.local()  # .reasoning: weakref to the reasoning parser built last on this thread
+
+
+class ToolwireReasoningParser(ReasoningParser):
+    """vLLM reasoning parser over one toolwire format (subclassed per format as ``toolwire_<format>``)."""
+
+    format_name: str = ""
+    engine_based_streaming = True
+
+    def __init__(self, tokenizer: Any, *args: Any, **kwargs: Any):
+        super().__init__(tokenizer, *args, **kwargs)
+        self.state = RequestState(self.format_name, tokenizer)
+        self.state.chat_template_kwargs = kwargs.get("chat_template_kwargs")
+        markers = toolwire.get_format(self.format_name).markers
+        self._opener, self._closer = markers.get("think_open"), markers.get("think_close")
+        self._closer_id = _single_token_id(tokenizer, self._closer) if self._closer else None
+        _pending.reasoning = weakref.ref(self)
+
+    @property
+    def reasoning_start_str(self) -> str | None:
+        return self._opener
+
+    @property
+    def reasoning_end_str(self) -> str | None:
+        return self._closer
+
+    @property
+    def result(self):
+        """The request's full :class:`toolwire.ParsedOutput` once the stream ended (else None)."""
+        return self.state.stream.parsed if self.state.stream else None
+
+    # -- the prompt and the structured-output gate
+    def set_prompt_token_ids(self, prompt_token_ids: Sequence[int]) -> None:
+        if prompt_token_ids:
+            self.state.prompt_tail = _decode(self.model_tokenizer, prompt_token_ids[-_PROMPT_TAIL_TOKENS:])
+
+    def is_reasoning_end(self, input_ids: Sequence[int]) -> bool:
+        """Reasoning is over at the end of ``input_ids`` unless their last reasoning marker is an opener.
+        (vLLM asks this of the prompt, to pick where generation starts, and of the output, for the
+        structured-output gate.)"""
+        if self._opener is None:
+            return True
+        tail = _decode(self.model_tokenizer, input_ids[-_PROMPT_TAIL_TOKENS:])
+        return tail.rfind(self._opener) <= tail.rfind(self._closer)
+
+    def is_reasoning_end_streaming(self, input_ids: Sequence[int], delta_ids) -> bool:
+        """Whether this decode step wrote the closer (checked on the delta only: the step cost stays flat)."""
+        if self._closer is None:
+            return True
+        delta_ids = list(delta_ids)
+        if self._closer_id is not None:
+            return self._closer_id in delta_ids
+        return self._closer in _decode(self.model_tokenizer, input_ids[-(len(delta_ids) + 8):])
+
+    def extract_content_ids(self, input_ids: list[int]) -> list[int]:
+        if self._closer_id is not None and self._closer_id in input_ids:
+            last = len(input_ids) - 1 - input_ids[::-1].index(self._closer_id)
+            return input_ids[last + 1:]
+        return input_ids
+
+    def has_engine_confirmed_reasoning_end(self) -> bool:
+        return False  # this parser drives the whole request itself (see the module docstring)
+
+    # -- parsing
+    def extract_reasoning(self, model_output: str, request: Any) -> tuple[str | None, str | None]:
+        if self.state.tools is None:
+            self.state.tools = _tool_dicts(getattr(request, "tools", None))
+        if self.state.chat_template_kwargs is None:
+            self.state.chat_template_kwargs = getattr(request, "chat_template_kwargs", None)
+        parsed = self.state.parse_whole(model_output)
+        return parsed.reasoning or None, parsed.content or None
+
+    def extract_reasoning_streaming(self, previous_text: str, current_text: str, delta_text: str,
+                                    previous_token_ids: Sequence[int], current_token_ids: Sequence[int],
+                                    delta_token_ids: Sequence[int]) -> DeltaMessage | None:
+        return self.state.feed(self, delta_text, delta_token_ids)
+
+    def finish_streaming(self) -> DeltaMessage | None:
+        """End of stream: the text toolwire held back, and the calls it closes."""
+        return self.state.finish()
+
+
+class ToolwireToolParser(ToolParser):
+    """vLLM tool parser over one toolwire format (subclassed per format as ``toolwire_<format>``)."""
+
+    format_name: str = ""
+    engine_based_streaming = True
+    # toolwire reads the format's own syntax for every tool_choice: vLLM must not force JSON output for
+    # "required" / named tools, nor route those through its JSON reader
+    supports_required_and_named = False
+
+    def __init__(self, tokenizer: Any, tools: Any = None):
+        super().__init__(tokenizer, tools)
+        sibling = getattr(_pending, "reasoning", None)
+        sibling = sibling() if sibling is not None else None
+        if sibling is not None and sibling.format_name == self.format_name and sibling.state.driver is None:
+            self.state = sibling.state  # the reasoning parser vLLM built for this same request
+            _pending.reasoning = None
+        else:
+            self.state = RequestState(self.format_name, tokenizer)
+        self.state.tools = _tool_dicts(tools)
+        # the server's end-of-stream logic reads these; they always hold exactly what was streamed
+        self.prev_tool_call_arr = self.state.prev_tool_call_arr
+        self.streamed_args_for_tool = self.state.streamed_args_for_tool
+
+    @property
+    def result(self):
+        """The request's full :class:`toolwire.ParsedOutput` once the stream ended (else None)."""
+        return self.state.stream.parsed if self.state.stream else None
+
+    def adjust_request(self, request: Any) -> Any:
+        """Keep control tokens in the text vLLM detokenizes: the format's markers are control tokens."""
+        request = super().adjust_request(request)
+        if getattr(request, "tools", None) and hasattr(request, "skip_special_tokens"):
+            request.skip_special_tokens = False
+        return request
+
+    def get_structural_tag(self, request: Any, *, reasoning: bool = False, strict_level: Any = None):
+        """The seam for constrained decoding of tool calls (vLLM calls it when ``structural_tag_model`` is
+        set). toolwire builds no grammar yet, so this returns None and decoding stays unconstrained; the
+        grammar issue fills it in from the format's marker table."""
+        return None
+
+    def _take_request(self, request: Any) -> None:
+        if self.state.stream is None:
+            if self.state.tools is None:
+                self.state.tools = _tool_dicts(getattr(request, "tools", None))
+            if self.state.chat_template_kwargs is None:
+                self.state.chat_template_kwargs = getattr(request, "chat_template_kwargs", None)
+
+    def extract_tool_calls(self, model_output: str, request: Any) -> ExtractedToolCallInformation:
+        self._take_request(request)
+        parsed = self.state.parse_whole(model_output)
+        stream = self.state.stream
+        calls = [ToolCall(id=call.id, type="function", function=FunctionCall(name=call.name, arguments=call.arguments))
+                 for call in stream.calls]
+        self.prev_tool_call_arr[:] = [{"name": c.name, "arguments": c.arguments} for c in stream.calls]
+        self.streamed_args_for_tool[:] = [c.arguments for c in stream.calls]
+        return ExtractedToolCallInformation(tools_called=bool(calls), tool_calls=calls,
+                                            content=parsed.content or None)
+
+    def extract_tool_calls_streaming(self, previous_text: str, current_text: str, delta_text: str,
+                                     previous_token_ids: Sequence[int], current_token_ids: Sequence[int],
+                                     delta_token_ids: Sequence[int], request: Any) -> DeltaMessage | None:
+        self._take_request(request)
+        return self.state.feed(self, delta_text, delta_token_ids)
+
+    def finish_streaming(self) -> DeltaMessage | None:
+        """End of stream: the text toolwire held back, and the calls it closes."""
+        return self.state.finish()
+
+
+def _class_name(format_name: str, kind: str) -> str:
+    return "Toolwire" + "".join(part.capitalize() for part in format_name.split("_")) + kind
+
+
+def _build_classes() -> dict[str, tuple[type, type]]:
+    classes = {}
+    for name in toolwire.formats():
+        tool_cls = type(_class_name(name, "ToolParser"), (ToolwireToolParser,),
+                        {"format_name": name, "__module__": __name__})
+        reasoning_cls = type(_class_name(name, "ReasoningParser"), (ToolwireReasoningParser,),
+                             {"format_name": name, "__module__": __name__})
+        globals()[tool_cls.__name__] = tool_cls
+        globals()[reasoning_cls.__name__] = reasoning_cls
+        classes[name] = (tool_cls, reasoning_cls)
+    return classes
+
+
+PARSERS = _build_classes()
+
+
+def register() -> None:
+    """Register ``toolwire_<format>`` for every format with vLLM's two parser managers (idempotent). This is
+    the ``vllm.general_plugins`` entry point; importing the module calls it too."""
+    for name, (tool_cls, reasoning_cls) in PARSERS.items():
+        ToolParserManager.register_module(PREFIX + name, module=tool_cls)
+        ReasoningParserManager.register_module(PREFIX + name, module=reasoning_cls)
+
+
+register()
