@@ -96,7 +96,8 @@ def run_prefix(args: argparse.Namespace, load_tokenizer: Any) -> int:
 # ---------------------------------------------------------------- eval
 
 def configure_eval(parser: argparse.ArgumentParser) -> None:
-    sub = parser.add_subparsers(dest="eval_command", required=True, metavar="STEP")
+    sub = parser.add_subparsers(dest="eval_command", required=True, metavar="STEP",
+                                help="prompts: render the suite; score: score the raw outputs")
     for name, text in (("prompts", "render each suite item as the family's exact prompt (JSON lines)"),
                        ("score", "parse and score raw model outputs against the suite")):
         p = sub.add_parser(name, help=text, description=text)
