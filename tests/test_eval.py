@@ -246,3 +246,12 @@ def test_the_html_report_is_valid_and_holds_its_plots():
     assert len(images) >= 2 and all(img.get("src").startswith("data:image/png;base64,") for img in images)
     assert doc.xpath("//h2/text()") == ["Metrics", "Call / no call", "Plots", "Every miss"]
     assert items[0].id in page
+
+
+@needs_bfcl
+def test_an_output_cut_inside_the_call_header_is_malformed_not_a_model_miss():
+    fmt = toolwire.get_format("qwen3")
+    simple = next(i for i in ITEMS if i.id == "simple_python_1")
+    s = by_id(score(fmt, [simple], {simple.id: '<tool_call>\n{"name": "math_fact'}, progress=False))[simple.id]
+    assert (s.correct, s.miss, s.attribution) == (False, "no_call", "output_malformed")
+    assert "truncated" in s.codes or s.codes

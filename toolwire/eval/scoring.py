@@ -10,8 +10,9 @@ lists element by element; objects key by key.
 
 Every miss gets one **attribution**:
 
-* ``output_malformed``: a candidate came out ``repaired``, ``truncated`` or ``rejected`` by the parser for a
-  reason other than an unknown tool name (its diagnostic codes are kept): the model wrote the call, badly;
+* ``output_malformed``: the output was cut off, or a candidate came out ``repaired``, ``truncated`` or
+  ``rejected`` by the parser for a reason other than an unknown tool name (its diagnostic codes are kept):
+  the model wrote the call, badly;
 * ``parser``: the item expected calls, none were recovered, and the parser's diagnostics hold unplaced call
   text (a diagnostic with a ``raw`` span): the text holds a call the parser could not read;
 * ``model``: the output is well formed and simply wrong (``wrong_tool``, ``wrong_arguments``,
@@ -182,7 +183,7 @@ def _made(call: Any) -> bool:
 
 
 def _attribution(item: Item, output: ParsedOutput, calls: list, malformed: list) -> str:
-    if malformed:
+    if malformed or output.truncated:  # the output ended early: its own fault, whatever else is wrong
         return "output_malformed"
     if item.expected != "no_call" and not calls and any(d.raw for d in output.diagnostics):
         return "parser"
