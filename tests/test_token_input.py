@@ -38,6 +38,7 @@ SYNTHETIC_SPECIALS = {
     "hermes3": sorted(toolwire.get_format("hermes3").special_tokens),
     "granite4": sorted(toolwire.get_format("granite4").special_tokens),
     "ministral3": list(toolwire.get_format("ministral3").markers.values()),
+    "gemma4": list(toolwire.get_format("gemma4").markers.values()),
     "seed_oss": ["<seed:bos>", "<seed:eos>", "<seed:think>", "</seed:think>", "<seed:tool_call>", "</seed:tool_call>",
                  "<seed:cot_budget_reflect>", "</seed:cot_budget_reflect>"],
 }
@@ -52,7 +53,7 @@ OPENER = {  # the marker that starts a call (or, for gpt_oss, a message)
     "llama31": "<|python_tag|>", "gpt_oss": "<|start|>", "minimax_m2": "<minimax:tool_call>",
     "mistral_small32": "[TOOL_CALLS]", "seed_oss": "<seed:tool_call>",
     "hermes3": "<tool_call>", "granite4": "<tool_call>", "ministral3": "[TOOL_CALLS]",
-    "llama32": "<|python_tag|>", "llama4": "<|python_start|>",
+    "llama32": "<|python_tag|>", "llama4": "<|python_start|>", "gemma4": "<|tool_call>",
 }
 HEADER = {"gpt_oss": "<|channel|>final<|message|>"}  # written before free text (with control ids)
 

@@ -40,6 +40,7 @@ _MODULES: dict[str, str] = {
     "llama32": "toolwire.templates.llama",
     "llama4": "toolwire.templates.llama4",
     "ministral3": "toolwire.templates.ministral",
+    "gemma4": "toolwire.templates.gemma",
 }
 
 
