@@ -187,6 +187,9 @@ POLICIES: dict[str, FamilyPolicy] = {
     # messages with preserve_thinking=True
     "gemma4": FamilyPolicy(gemma4, description="keeps reasoning after the last user message; preserve_thinking=True "
                                                "also keeps tool-call turns"),
+    # MiniMax-M3: "all-turn visible": every assistant turn writes its reasoning, thinking mode whatever
+    "minimax_m3": FamilyPolicy(keep_all, passback=MINIMAX_PASSBACK,
+                               description="keeps every earlier reasoning (all-turn visible), in every thinking mode"),
 }
 
 

@@ -41,6 +41,7 @@ _MODULES: dict[str, str] = {
     "llama4": "toolwire.templates.llama4",
     "ministral3": "toolwire.templates.ministral",
     "gemma4": "toolwire.templates.gemma",
+    "minimax_m3": "toolwire.templates.minimax_m3",
 }
 
 
