@@ -117,6 +117,12 @@ def gemma4(ctx: Context, i: int) -> tuple[Action, str]:
     return glm_drop_before_last_user(ctx, i)
 
 
+def kimi_k3(ctx: Context, i: int) -> tuple[Action, str]:
+    if not ctx.thinking:
+        return thinking_off(ctx, i)
+    return "keep", "in thinking mode every assistant turn writes its think channel"
+
+
 _DSV4_NOTE = ("In DeepSeek V4 such a message counts as a new user turn, so the keep-reasoning branch for the "
               "current tool loop never fires and earlier reasoning is silently dropped.")
 _QWEN_NOTE = ("Qwen counts a user message as a real query unless its whole content is a <tool_response> block.")
@@ -190,6 +196,9 @@ POLICIES: dict[str, FamilyPolicy] = {
     # MiniMax-M3: "all-turn visible": every assistant turn writes its reasoning, thinking mode whatever
     "minimax_m3": FamilyPolicy(keep_all, passback=MINIMAX_PASSBACK,
                                description="keeps every earlier reasoning (all-turn visible), in every thinking mode"),
+    # Kimi K3: in thinking mode every assistant turn has a think channel; with thinking off none does
+    "kimi_k3": FamilyPolicy(kimi_k3, passback=KIMI_PASSBACK,
+                            description="keeps every earlier reasoning in thinking mode; none with thinking off"),
 }
 
 

@@ -42,6 +42,7 @@ _MODULES: dict[str, str] = {
     "ministral3": "toolwire.templates.ministral",
     "gemma4": "toolwire.templates.gemma",
     "minimax_m3": "toolwire.templates.minimax_m3",
+    "kimi_k3": "toolwire.templates.kimi_k3",
 }
 
 
