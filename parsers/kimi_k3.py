@@ -18,12 +18,12 @@ as the raw string, the call ``repaired``), ``unclosed_call`` (a call ended by th
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any, Sequence
 
 from .base import CallBuilder, StreamParser
 from .lexer import MarkerScanner
+from .schema_coerce import coerce
 
 # One marker table shared by the renderer (toolwire.templates.kimi_k3) and this parser.
 MARKERS = {
@@ -65,23 +65,6 @@ def parse_tag(text: str) -> tuple[str, dict[str, str]] | None:
     if text[pos:].strip():
         return None
     return m.group(), attrs
-
-
-_JSON_TYPES = {"number": (int, float), "boolean": (bool,), "null": (type(None),), "object": (dict,), "array": (list,)}
-
-
-def typed_value(raw: str, kind: str | None) -> tuple[Any, bool]:
-    """An argument's text read by its ``type`` attribute: (value, ok). Not ok: the raw string."""
-    if kind == "string" or kind is None:
-        return raw, kind == "string"
-    try:
-        value = json.loads(raw)
-    except (ValueError, RecursionError):
-        return raw, False
-    wanted = _JSON_TYPES.get(kind)
-    if wanted is None or not isinstance(value, wanted) or (kind == "number" and isinstance(value, bool)):
-        return raw, False
-    return value, True
 
 
 class KimiK3Parser(StreamParser):
@@ -296,8 +279,8 @@ class KimiK3Parser(StreamParser):
         self._value = None
         call.raw(CLOSE + tag + SEP)
         if tag == "json":
-            value, ok = typed_value(raw, "object")
-            if not ok:
+            value = self._typed("arguments", raw, "object")
+            if not isinstance(value, dict):
                 call.diag("malformed_arguments", "the json block is not a JSON object", severity="error", raw=raw)
                 call.status = "rejected"
                 return
@@ -308,11 +291,24 @@ class KimiK3Parser(StreamParser):
         if key is None:
             call.diag("stray_text", "an argument without a key was ignored", raw=raw)
             return
-        value, ok = typed_value(raw, attrs.get("type"))
-        if not ok:
-            self._repair("value_type_mismatch", f"argument {key!r} is not a valid {attrs.get('type')!r}; the raw "
-                                                "text is kept")
-        call.value(key, value)
+        call.value(key, self._typed(key, raw, attrs.get("type")))
+
+    def _typed(self, key: str, raw: str, kind: str | None) -> Any:
+        """An argument's text read by its ``type`` attribute (``string`` raw; others JSON, within the limits).
+        A value that is not its type keeps its raw text (``value_type_mismatch``)."""
+        if kind in (None, "string"):
+            return raw
+        limits = self.limits
+        value, diags = coerce(raw, {"type": kind}, None, max_depth=limits.max_depth,
+                              max_bytes=limits.max_argument_bytes)
+        for code, message in diags:
+            if code == "too_large":
+                self._call.reject_too_large(f"argument {key!r}: {message}")
+            elif code == "coercion_failed":
+                self._repair("value_type_mismatch", f"argument {key!r} is not a valid {kind!r}; the raw text is kept")
+            else:
+                self._call.diag(code, f"argument {key!r}: {message}", severity="info")
+        return value
 
     @staticmethod
     def _repair_call(call: CallBuilder, code: str, message: str) -> None:
@@ -337,8 +333,7 @@ class KimiK3Parser(StreamParser):
             raw = "".join(self._value)
             self._value = None
             if key is not None:
-                value, _ = typed_value(raw, self._value_attrs.get("type"))
-                call.value(key, value)
+                call.value(key, self._typed(key, raw, self._value_attrs.get("type")))
         self._flush_gap()
         if self._call is not None:
             self._call.diag("truncated", "the output ended inside this call", severity="error")
