@@ -73,12 +73,22 @@ class BodyError(ValueError):
     """The call body is not Gemma object notation (even after the accepted repairs)."""
 
 
+class TooDeep(ValueError):
+    """The arguments nest deeper than ``Limits.max_depth``."""
+
+
 class _Body:
     """A recursive-descent reader of one complete call body (the text after ``{``)."""
 
-    def __init__(self, text: str, strings: list[str], schema: dict):
+    def __init__(self, text: str, strings: list[str], schema: dict, max_depth: int = 64):
         self.text, self.i, self.schema = text, 0, schema
         self.strings = iter(strings)
+        self.depth, self.max_depth = 0, max_depth
+
+    def enter(self) -> None:
+        self.depth += 1
+        if self.depth > self.max_depth:
+            raise TooDeep(f"the arguments nest deeper than {self.max_depth} levels (Limits.max_depth)")
         self.repairs: list[tuple[str, str]] = []
 
     def repair(self, code: str, message: str) -> None:
@@ -96,11 +106,13 @@ class _Body:
         return self.obj(top=True), self.i
 
     def obj(self, top: bool = False) -> dict:
+        self.enter()
         out: dict = {}
         t = self.text
         self.ws()
         if t.startswith("}", self.i):
             self.i += 1
+            self.depth -= 1
             return out
         while True:
             self.ws()
@@ -123,6 +135,7 @@ class _Body:
                 continue
             if c == "}":
                 self.i += 1
+                self.depth -= 1
                 return out
             raise BodyError(f"unexpected {c!r} after the value of {key!r}")
 
@@ -182,11 +195,13 @@ class _Body:
         return self.bare(string_typed, top)
 
     def array(self) -> list:
+        self.enter()
         out: list = []
         t = self.text
         self.ws()
         if t.startswith("]", self.i):
             self.i += 1
+            self.depth -= 1
             return out
         while True:
             self.ws()
@@ -197,6 +212,7 @@ class _Body:
             c = t[self.i]
             self.i += 1
             if c == "]":
+                self.depth -= 1
                 return out
             if c != ",":
                 raise BodyError(f"unexpected {c!r} in a list")
@@ -456,9 +472,13 @@ class GemmaParser(StreamParser):
                 return
             self._merge_string()
             self._repaired(call, "unclosed_string", f"a <|\"|> string was not closed before {ended}")
-        reader = _Body(text, self._strings, self._schemas.get(call.name) or {})
+        reader = _Body(text, self._strings, self._schemas.get(call.name) or {}, self.limits.max_depth)
         try:
             args, end = reader.arguments()
+        except (TooDeep, RecursionError) as exc:
+            call.reject_too_large(str(exc) if isinstance(exc, TooDeep) else "the arguments nest too deep to read")
+            call.finish("rejected")
+            return
         except BodyError as exc:
             if ended is None:
                 call.diag("truncated", "the output ended inside this call", severity="error")
@@ -501,10 +521,10 @@ class GemmaParser(StreamParser):
     @staticmethod
     def _partial(call: CallBuilder, text: str, strings: list[str]) -> None:
         """What a truncated body says so far, when it reads as a whole (else nothing: the raw text keeps it)."""
-        reader = _Body(text, strings, {})
+        reader = _Body(text, strings, {}, call.parser.limits.max_depth)
         try:
             args, _ = reader.arguments()
-        except BodyError:
+        except (BodyError, TooDeep, RecursionError):
             return
         for key, value in args.items():
             call.value(key, value)

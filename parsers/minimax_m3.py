@@ -86,6 +86,7 @@ class MiniMaxM3Parser(StreamParser):
         self._call: CallBuilder | None = None
         self._root: dict | None = None
         self._gap: list[str] = []  # text between tags outside any element
+        self._skip = 0             # open elements nested past Limits.max_depth (not built)
 
     def _advance(self, final: bool) -> None:
         buf, pos = self._buf, 0
@@ -234,6 +235,12 @@ class MiniMaxM3Parser(StreamParser):
                     self._close_element()
             self._finish_call()
             return
+        if self._skip:  # inside elements nested past Limits.max_depth: only their nesting is followed
+            if tag.startswith("</"):
+                self._skip -= 1
+            elif not tag.endswith("/>"):
+                self._skip += 1
+            return
         if tag.startswith("</"):
             name = tag[2:-1]
             if not any(e.tag == name for e in self._stack):
@@ -251,6 +258,10 @@ class MiniMaxM3Parser(StreamParser):
             key, name = m2["name"], "parameter"
             self._repair(call, "m2_parameter_tag", 'an argument was written <parameter name="KEY"> (the MiniMax-M2 '
                                                    "spelling) instead of <KEY>")
+        if tag.startswith("<") and key and len(self._stack) + 1 > self.limits.max_depth:
+            call.reject_too_large(f"the arguments nest deeper than {self.limits.max_depth} levels (Limits.max_depth)")
+            self._skip = 1
+            return
         if tag.startswith("<") and key:
             parent = self._stack[-1] if self._stack else None
             if parent is None:
@@ -301,7 +312,7 @@ class MiniMaxM3Parser(StreamParser):
 
     def _finish_call(self, status: str | None = None) -> None:
         self._call.finish(status)
-        self._call, self._stack, self._root = None, [], None
+        self._call, self._stack, self._root, self._skip = None, [], None, 0
 
     def _at_end(self) -> None:
         self._flush_gap()

@@ -177,3 +177,13 @@ def test_streaming_is_linear():
     assert_linear(FMT, f"<|tool_call>call:search{{q:{Q}", f"{Q}}}<tool_call|>", declared("search"))
     assert_linear(FMT, "", "")  # long content
     assert_linear(FMT, "<|channel>thought\n", "\n<channel|>")  # long reasoning
+
+
+@pytest.mark.parametrize("depth,status", [(2, "proposed"), (1, "rejected")])
+def test_nesting_past_the_limit_is_too_large(depth, status):
+    out = FMT.parse(f"<|tool_call>call:store{{items:[1],note:{Q}a{Q}}}<tool_call|>", declared("store"),
+                    limits=toolwire.Limits(max_depth=depth))
+    assert [c.status for c in out.tool_calls] == [status]
+    deep = "[" * 100_000 + "]" * 100_000
+    out = FMT.parse(f"<|tool_call>call:store{{items:{deep}}}<tool_call|>", declared("store"))
+    assert [(c.status, [d.code for d in c.diagnostics]) for c in out.tool_calls] == [("rejected", ["too_large"])]

@@ -188,3 +188,13 @@ def test_the_prefix_from_ordinary_tokens_inside_a_value_stays_in_it():
     assert [(c.name, c.arguments, c.status) for c in out.tool_calls] == [("search", {"q": value}, "proposed")]
     as_text = FMT.parse(before + value + after, declared("search"))  # as text, the prefix is structure
     assert as_text.tool_calls[0].arguments != {"q": value}
+
+
+@pytest.mark.parametrize("depth,status", [(2, "proposed"), (1, "rejected")])
+def test_nesting_past_the_limit_is_too_large(depth, status):
+    call = f'{NS}<tool_call>{NS}<invoke name="store">{NS}<items>{{}}{NS}</items>{NS}</invoke>{NS}</tool_call>'
+    out = FMT.parse(call.format(f"{NS}<item>1{NS}</item>"), declared("store"), limits=toolwire.Limits(max_depth=depth))
+    assert [c.status for c in out.tool_calls] == [status]
+    deep = f"{NS}<item>" * 100_000 + f"{NS}</item>" * 100_000
+    out = FMT.parse(call.format(deep), declared("store"))
+    assert [(c.status, [d.code for d in c.diagnostics]) for c in out.tool_calls] == [("rejected", ["too_large"])]
