@@ -62,7 +62,7 @@ _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 _LITERALS = {"true": True, "false": False, "null": None}
 _PYTHON = {"True": True, "False": False, "None": None}
 _WS = " \t\r\n"
-STRING = "\x00"
+STRING = "\udfff"
 """Where a ``<|"|>`` string stood in a body's structure text (the strings are read apart, so a quote written
 with ordinary tokens, or any other text, inside a string can never confuse the structure)."""
 
@@ -401,7 +401,10 @@ class GemmaParser(StreamParser):
         hit = scanner.scan(buf, pos, final=final, literal=self._tokens)
         piece = buf[pos:hit.start]
         self._raw.append(piece)
-        (self._strings if self._in_string else self._body).append(piece)
+        if self._in_string:
+            self._strings.append(piece)
+        else:  # the structure text: a lone surrogate here is no valid output, and must not pose as a string
+            self._body.append(piece.replace(STRING, "\ufffd") if STRING in piece else piece)
         if hit.marker is None:
             if final:
                 self._close_call(ended=None)
