@@ -362,13 +362,16 @@ class GemmaParser(StreamParser):
         piece = buf[pos:hit.start]
         self._head.append(piece)
         self._head_len += len(piece)
-        if self._head_len > MAX_HEADER_CHARS or (hit.marker is not None and hit.marker != "{"):
+        overflow = self._head_len - MAX_HEADER_CHARS
+        if overflow > 0 or (hit.marker is not None and hit.marker != "{"):
             header = "".join(self._head)
+            if overflow > 0:  # cut at the limit, wherever the deltas ended: the rest is read as text again
+                header = header[:MAX_HEADER_CHARS]
             self._diag("malformed_call_header", "a <|tool_call> was not followed by call:NAME{; kept as text",
                        raw=CALL_OPEN + header)
             self._head = []
             self._state = _TEXT
-            return hit.start if hit.marker is not None else hit.start
+            return hit.start - max(overflow, 0)
         if hit.marker is None:
             if final:
                 self._diag("truncated_call_header", "the output ended inside a call header",
@@ -377,7 +380,8 @@ class GemmaParser(StreamParser):
                 self._head = []
                 self._state = _TEXT
             return None if hit.start == pos else hit.start
-        header = "".join(self._head).strip()
+        written = "".join(self._head)
+        header = written.strip(_WS)
         self._head = []
         if header.startswith("call:"):
             name = header[5:]
@@ -385,9 +389,9 @@ class GemmaParser(StreamParser):
             name = header[1:] if header.startswith(":") else header
             self._call_repairs.append(("call_prefix_variant", f"the call was written {CALL_OPEN}{header}{{ "
                                                               "instead of call:NAME{"))
-        name = name.strip()
+        name = name.strip(_WS)
         if not name:
-            self._diag("malformed_call_header", "a call without a name; kept as text", raw=CALL_OPEN + header + "{")
+            self._diag("malformed_call_header", "a call without a name; kept as text", raw=CALL_OPEN + written + "{")
             self._state = _TEXT
             return hit.end
         source = "reasoning" if self._mode == "reasoning" else "content"
@@ -465,6 +469,7 @@ class GemmaParser(StreamParser):
         self._body, self._raw = [], []
         for code, message in self._call_repairs:
             self._repaired(call, code, message)
+        unclosed = self._in_string  # the last string ran to the end of the call
         if self._in_string:
             self._in_string = False
             if ended is None:
@@ -505,8 +510,7 @@ class GemmaParser(StreamParser):
             self._repaired(call, code, message)
         for key, value in args.items():
             call.value(key, value)
-        trailing = "".join(Q + next(reader.strings, "") + Q if piece == STRING else piece
-                           for piece in text[end:])
+        trailing = self._rebuild(text[end:], reader.strings, unclosed)
         if ended != CALL_CLOSE:
             self._repaired(call, "missing_call_close", f"the call was not closed with {CALL_CLOSE}")
         call.finish()
@@ -514,6 +518,21 @@ class GemmaParser(StreamParser):
             self._diag("text_after_call_body", "text between a call's closing brace and its end was kept as "
                        "content", raw=trailing, severity="warning")
             self._emit_content(trailing)
+
+    @staticmethod
+    def _rebuild(structure: str, strings: Any, unclosed: bool) -> str:
+        """Body text as written, from its structure text and the strings not yet read (the last one left open
+        when ``unclosed``)."""
+        pending = list(strings)
+        out, n = [], 0
+        for ch in structure:
+            if ch == STRING:
+                value = pending[n] if n < len(pending) else ""
+                n += 1
+                out.append(Q + value + ("" if unclosed and n == len(pending) else Q))
+            else:
+                out.append(ch)
+        return "".join(out)
 
     @staticmethod
     def _repaired(call: CallBuilder, code: str, message: str) -> None:

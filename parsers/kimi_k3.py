@@ -39,8 +39,8 @@ STRUCTURE = (OPEN, CLOSE, SEP, END)
 MAX_TAG_CHARS = 1024
 _TEXT_SCAN = MarkerScanner((OPEN, CLOSE, END))
 _SEP_SCAN = MarkerScanner((SEP, OPEN, CLOSE))
-_ATTR = re.compile(r'\s+([A-Za-z_][\w-]*)="([^"]*)"')
-_NAME = re.compile(r"[A-Za-z_][\w-]*")
+_ATTR = re.compile(r'[ \t\r\n]+([A-Za-z_][A-Za-z0-9_-]*)="([^"]*)"')
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 _WS = " \t\r\n"
 
 _START, _TEXT, _TAG = range(3)
@@ -62,7 +62,7 @@ def parse_tag(text: str) -> tuple[str, dict[str, str]] | None:
             return None
         attrs[a[1]] = _unescape(a[2])
         pos = a.end()
-    if text[pos:].strip():
+    if text[pos:].strip(" \t\r\n"):  # ASCII blanks only: other whitespace is text, never dropped
         return None
     return m.group(), attrs
 
