@@ -58,6 +58,7 @@ _REASONING = MarkerScanner(("\n" + CH_CLOSE, CH_CLOSE, CALL_OPEN) + STOPS)
 _HEADER = MarkerScanner(("{", CALL_CLOSE, CALL_OPEN))
 _BODY = MarkerScanner((Q, CALL_CLOSE, CALL_OPEN))
 _IN_STRING = MarkerScanner((Q, CALL_CLOSE))
+_KEY_AHEAD = re.compile(r"[ \t\r\n]*[A-Za-z_][A-Za-z0-9_]*[ \t\r\n]*:")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 _LITERALS = {"true": True, "false": False, "null": None}
 _PYTHON = {"True": True, "False": False, "None": None}
@@ -84,6 +85,7 @@ class _Body:
         self.text, self.i, self.schema = text, 0, schema
         self.strings = iter(strings)
         self.depth, self.max_depth = 0, max_depth
+        self.last = len(text.rstrip(_WS)) - 1  # the body's last non-blank character
 
     def enter(self) -> None:
         self.depth += 1
@@ -245,15 +247,18 @@ class _Body:
         return word
 
     def _raw_end(self, j: int) -> int:
-        """A raw (unquoted) string value: it ends at a ``,`` followed by ``key:`` or at the final ``}``."""
+        """A raw (unquoted) string value: it ends at a ``,`` followed by ``key:``, at the body's last ``}`` or
+        at a ``<|"|>`` string."""
         t = self.text
+        last = self.last
         k = j
         while k < len(t):
-            if t[k] == ",":
-                rest = t[k + 1:].lstrip()
-                if re.match(r"[A-Za-z_][A-Za-z0-9_]*\s*:", rest):
-                    return k
-            if t[k] == "}" and not t[k + 1:].strip():
+            c = t[k]
+            if c == STRING:  # a raw value never spans a <|"|> string
+                return k
+            if c == "," and _KEY_AHEAD.match(t, k + 1):
+                return k
+            if c == "}" and k == last:
                 return k
             k += 1
         return k
