@@ -194,10 +194,10 @@ POLICIES: dict[str, FamilyPolicy] = {
     "gemma4": FamilyPolicy(gemma4, description="keeps reasoning after the last user message; preserve_thinking=True "
                                                "also keeps tool-call turns"),
     # MiniMax-M3: "all-turn visible": every assistant turn writes its reasoning, thinking mode whatever
-    "minimax_m3": FamilyPolicy(keep_all, passback=MINIMAX_PASSBACK,
+    "minimax_m3": FamilyPolicy(keep_all,
                                description="keeps every earlier reasoning (all-turn visible), in every thinking mode"),
     # Kimi K3: in thinking mode every assistant turn has a think channel; with thinking off none does
-    "kimi_k3": FamilyPolicy(kimi_k3, passback=KIMI_PASSBACK,
+    "kimi_k3": FamilyPolicy(kimi_k3,
                             description="keeps every earlier reasoning in thinking mode; none with thinking off"),
 }
 
