@@ -155,6 +155,18 @@ def glm47(ctx: Context, i: int) -> tuple[Action, str]:
     return glm_drop_before_last_user(ctx, i)
 
 
+def gemma4(ctx: Context, i: int) -> tuple[Action, str]:
+    if ctx.extra.get("preserve_thinking") and ctx.messages[i].tool_calls:
+        return "keep", "preserve_thinking=True keeps a tool-call message's reasoning"
+    return glm_drop_before_last_user(ctx, i)
+
+
+def kimi_k3(ctx: Context, i: int) -> tuple[Action, str]:
+    if not ctx.thinking:
+        return thinking_off(ctx, i)
+    return "keep", "in thinking mode every assistant turn writes its think channel"
+
+
 _DSV4_NOTE = ("In DeepSeek V4 such a message counts as a new user turn, so the keep-reasoning branch for the "
               "current tool loop never fires and earlier reasoning is silently dropped.")
 _QWEN_NOTE = ("Qwen counts a user message as a real query unless its whole content is a <tool_response> block.")
@@ -232,6 +244,16 @@ POLICIES: dict[str, FamilyPolicy] = {
     "llama4": FamilyPolicy(never_rendered, description="never renders earlier reasoning"),
     # Ministral 3: every assistant reasoning is passed as a thinking chunk and the template writes each one
     "ministral3": FamilyPolicy(keep_all, description="keeps every earlier reasoning (as [THINK] chunks)"),
+    # Gemma 4: the template writes reasoning after the last user message (thinking on or off), and on tool-call
+    # messages with preserve_thinking=True
+    "gemma4": FamilyPolicy(gemma4, description="keeps reasoning after the last user message; preserve_thinking=True "
+                                               "also keeps tool-call turns"),
+    # MiniMax-M3: "all-turn visible": every assistant turn writes its reasoning, thinking mode whatever
+    "minimax_m3": FamilyPolicy(keep_all,
+                               description="keeps every earlier reasoning (all-turn visible), in every thinking mode"),
+    # Kimi K3: in thinking mode every assistant turn has a think channel; with thinking off none does
+    "kimi_k3": FamilyPolicy(kimi_k3,
+                            description="keeps every earlier reasoning in thinking mode; none with thinking off"),
 }
 
 

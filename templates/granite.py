@@ -74,6 +74,7 @@ def _text(message: Message) -> str:
 
 class Granite4Format(Format):
     """Granite 4.1 (default) and 4.0 (``version="4.0"``): one grammar, a different default system turn."""
+    stop_tokens = ("<|end_of_text|>",)  # what generation stops on (generation_config eos)
 
     name = "granite4"
     reference = "Granite-4.1 chat template (transformers rendering); Granite-4.0 with version='4.0'"

@@ -95,6 +95,7 @@ def _trimmed(value: Any) -> str:
 
 class Hermes3Format(Format):
     """Hermes 3 (Llama 3.1 base) with the ``tool_use`` chat template."""
+    stop_tokens = ("<|im_end|>",)  # what generation stops on (generation_config eos)
 
     name = "hermes3"
     reference = "Hermes-3-Llama-3.1-8B tool_use chat template (transformers rendering)"

@@ -63,6 +63,7 @@ def _check(text: str, what: str, forbidden: tuple[str, ...], index: int, field: 
 
 class Hy3(Format):
     """Hy3 (``tencent-Hy3.jinja``)."""
+    stop_tokens = ("<｜hy_eos:opensource｜>",)  # what generation stops on (generation_config eos)
 
     name = "hy3"
     reference = "Tencent Hy3 chat template (transformers rendering)"

@@ -378,7 +378,7 @@ def options_to_variables(variables: Iterable[str], *, thinking: bool | None = No
     """toolwire's normalized render options as the variables a given template reads.
 
     ``thinking`` goes to ``enable_thinking`` and/or ``thinking``, whichever the template reads (Qwen3, GLM,
-    DeepSeek V3.1...); ``reasoning_effort`` and family extras (``preserve_thinking``...) are passed when the
+    DeepSeek V3.1...), and to ``thinking_mode`` ``enabled``/``disabled`` (MiniMax-M3); ``reasoning_effort`` (also as ``thinking_effort``, Kimi K3) and family extras (``preserve_thinking``...) are passed when the
     template reads them. ``variables`` is :attr:`ChatTemplate.variables`.
     """
     variables = frozenset(variables)
@@ -389,6 +389,11 @@ def options_to_variables(variables: Iterable[str], *, thinking: bool | None = No
                 out[name] = bool(thinking)
     if reasoning_effort is not None and "reasoning_effort" in variables:
         out["reasoning_effort"] = reasoning_effort
+    # templates that spell the switches their own way: MiniMax-M3 ``thinking_mode``, Kimi K3 ``thinking_effort``
+    if thinking is not None and "thinking_mode" in variables and extra.get("thinking_mode") is None:
+        out["thinking_mode"] = "enabled" if thinking else "disabled"
+    if reasoning_effort is not None and "thinking_effort" in variables:
+        out["thinking_effort"] = reasoning_effort
     for name, value in extra.items():
         if name in variables and value is not None:
             out[name] = value

@@ -67,6 +67,7 @@ def _reasoning(message: Message) -> str:
 
 class Laguna(GlmFormat):
     """Laguna S 2.1 (``poolside-Laguna-S-2.1.jinja``)."""
+    stop_tokens = ("</assistant>",)  # what generation stops on (generation_config eos)
 
     markers = MARKERS
 

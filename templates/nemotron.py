@@ -178,6 +178,7 @@ def _truncated(content: _Pieces, *, with_calls: bool) -> _Pieces:
 
 class Nemotron3(Format):
     """Nemotron 3 Nano (``NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja``)."""
+    stop_tokens = ("<|im_end|>",)  # what generation stops on (generation_config eos)
 
     name = "nemotron3"
     reference = "NVIDIA-Nemotron-3-Nano-30B-A3B chat template (transformers rendering)"

@@ -46,6 +46,9 @@ SYNTHETIC_SPECIALS = {
         "tool_response_close", "image")),
     "laguna": list(toolwire.get_format("laguna").markers.values()),
     "hy3": list(toolwire.get_format("hy3").markers.values()),
+    "gemma4": list(toolwire.get_format("gemma4").markers.values()),
+    "kimi_k3": list(toolwire.get_format("kimi_k3").markers.values()),
+    "minimax_m3": ["]~!b[", "]~b]", "[e~[", "]<]minimax[>[", "<mm:think>", "</mm:think>", "]<]image[>[", "]<]video[>["],
     "seed_oss": ["<seed:bos>", "<seed:eos>", "<seed:think>", "</seed:think>", "<seed:tool_call>", "</seed:tool_call>",
                  "<seed:cot_budget_reflect>", "</seed:cot_budget_reflect>"],
 }
@@ -60,8 +63,9 @@ OPENER = {  # the marker that starts a call (or, for gpt_oss, a message)
     **dict.fromkeys(["kimi_k2", "kimi_k2_thinking"], "<|tool_calls_section_begin|>"),
     "llama31": "<|python_tag|>", "gpt_oss": "<|start|>", "minimax_m2": "<minimax:tool_call>",
     "hermes3": "<tool_call>", "granite4": "<tool_call>", "ministral3": "[TOOL_CALLS]",
-    "llama32": "<|python_tag|>", "llama4": "<|python_start|>",
     "mistral_small32": "[TOOL_CALLS]", "seed_oss": "<seed:tool_call>", "hy3": "<tool_calls:opensource>",
+    "llama32": "<|python_tag|>", "llama4": "<|python_start|>", "gemma4": "<|tool_call>",
+    "minimax_m3": "]<]minimax[>[<tool_call>", "kimi_k3": "<|open|>tools<|sep|>",
 }
 HEADER = {"gpt_oss": "<|channel|>final<|message|>"}  # written before free text (with control ids)
 

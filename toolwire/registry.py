@@ -45,6 +45,9 @@ _MODULES: dict[str, str] = {
     "step35": "toolwire.templates.step35",
     "laguna": "toolwire.templates.laguna",
     "hy3": "toolwire.templates.hy3",
+    "gemma4": "toolwire.templates.gemma",
+    "minimax_m3": "toolwire.templates.minimax_m3",
+    "kimi_k3": "toolwire.templates.kimi_k3",
 }
 
 

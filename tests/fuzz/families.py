@@ -19,6 +19,7 @@ GROUP_OF_MODULE = {  # parser module -> family group (the three fixing helpers' 
     "dsml": "DSML+harmony", "harmony": "DSML+harmony",
     "llama4": "JSON", "ministral": "JSON",
     "nemotron": "XML", "step35": "XML", "laguna": "XML", "hy3": "XML",
+    "gemma": "XML", "minimax_m3": "XML", "kimi_k3": "XML",
 }
 
 JSON_SYNTAX = ['{', '}', '[', ']', '"', ':', ',', '\\', '\\"', '\\n', '\\u00e9', '\\ud83d\\ude00', '\\x', 'null',
@@ -46,6 +47,9 @@ FAMILY_SYNTAX = {
     "step35": XML_SYNTAX + ["\n"],
     "laguna": XML_SYNTAX + ["\n"],
     "hy3": XML_SYNTAX + ["\n", ":opensource>", "<arg_key:opensource>", "<arg_value:opensource>"],
+    "gemma": ["call:", "{", "}", ":", ",", '<|"|>', "[", "]", "true", "false", "null", "<|channel>thought", "\n"],
+    "minimax_m3": XML_SYNTAX + ["\n", "]<]minimax[>[", "<tool_call>", "</tool_call>"],
+    "kimi_k3": XML_SYNTAX + ["\n", "<|open|>", "<|sep|>", "<|close|>", "tools", "argument", "name=", "type="],
     "harmony": ["assistant", "analysis", "commentary", "final", " to=functions.", "to=functions.", "to=", " json",
                 "json", "functions.", "<|constrain|>json", " <|constrain|>json", "user", "tool", "system",
                 "developer", " ", "<|channel|>final<|message|>", "<|channel|>analysis<|message|>",

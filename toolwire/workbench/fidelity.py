@@ -405,7 +405,7 @@ class Comparer:
         candidates.append(raw)  # formats without an end-of-turn token (GLM) end on a marker of their own
         turn = normalize_messages([sc.messages[-1]])[0]
         want = (turn.text(), turn.reasoning_content or "",
-                [(c.function.name, call_arguments(c, len(sc.messages) - 1, k))
+                [(c.function.name, _wire_arguments(self.fmt, call_arguments(c, len(sc.messages) - 1, k)))
                  for k, c in enumerate(turn.tool_calls or [])])
         first_problem = None
         for output in candidates:
@@ -437,6 +437,18 @@ class Comparer:
         problems += [f"call {c.index} is {c.status}" for c in parsed.tool_calls if c.status in ("rejected", "truncated")]
         return problems, notes, (parsed.content, parsed.reasoning, got), want
 
+
+
+def _wire_arguments(fmt: Any, value: Any) -> Any:
+    """The arguments the format's wire carries: formats whose reference leaves None-valued keys out
+    (``omits_none_arguments``, MiniMax-M3) read back without them."""
+    if not getattr(fmt, "omits_none_arguments", False):
+        return value
+    if isinstance(value, dict):
+        return {k: _wire_arguments(fmt, v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_wire_arguments(fmt, v) for v in value]
+    return value
 
 
 def _trailing_stop(prompt: Any) -> int:

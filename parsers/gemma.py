@@ -1,0 +1,562 @@
+"""Gemma 4 stream parser: ``<|channel>thought\\n…<channel|>`` reasoning, content, and calls
+``<|tool_call>call:NAME{key:value,…}<tool_call|>``.
+
+Values are Gemma's object notation: strings between ``<|"|>`` quotes (anything inside, newlines and braces
+included), numbers, ``true`` / ``false`` / ``null``, ``[…]`` lists and ``{…}`` objects with bare keys. The
+prompt opens the reasoning only after tool results in thinking mode (``thinking=True`` then); otherwise the model
+writes ``<|channel>thought\\n`` itself. Framing removed: ``thought\\n`` after ``<|channel>``, one ``\\n`` before
+``<channel|>``, whitespace between calls. A call's body is read when it closes (``<tool_call|>`` outside a
+string), so each delta is scanned once.
+
+Accepted real-world variants (each call ``repaired``, with a diagnostic naming it; docs/variants.md):
+``call_prefix_variant`` (``<|tool_call>:NAME{`` or ``<|tool_call>NAME{``: vLLM #53431), ``json_string_value``
+(``"…"`` JSON strings instead of ``<|"|>``: llama.cpp #22786), ``single_quoted_value`` (``'…'``: Ollama #15315), ``unquoted_string_value`` (a bare value that is no number or literal, kept
+as a string when the tool's schema says string, or the tool is not typed: Ollama #15374), ``python_literal``
+(``True`` / ``False`` / ``None``), ``missing_closing_brace`` and ``missing_call_close``. Anything else in a body
+rejects the call (``malformed_arguments``), its text kept in ``raw_arguments``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Sequence
+
+from .base import CallBuilder, StreamParser, tool_schemas
+from .lexer import MarkerScanner
+from .schema_coerce import is_string_schema, parameter_schema
+
+# One marker table shared by the renderer (toolwire.templates.gemma) and this parser.
+MARKERS = {
+    "bos": "<bos>",
+    "turn_open": "<|turn>",
+    "turn_close": "<turn|>",
+    "think": "<|think|>",
+    "tool_open": "<|tool>",
+    "tool_close": "<tool|>",
+    "call_open": "<|tool_call>",
+    "call_close": "<tool_call|>",
+    "response_open": "<|tool_response>",
+    "response_close": "<tool_response|>",
+    "quote": '<|"|>',
+    "channel_open": "<|channel>",
+    "channel_close": "<channel|>",
+    "image": "<|image|>",
+    "audio": "<|audio|>",
+    "video": "<|video|>",
+}
+M = MARKERS
+Q, CALL_OPEN, CALL_CLOSE = M["quote"], M["call_open"], M["call_close"]
+CH_OPEN, CH_CLOSE = M["channel_open"], M["channel_close"]
+STOPS = (M["turn_close"], M["response_open"])
+"""What generation stops at: the end of the turn, or (after calls) the tool response the server fills in."""
+THOUGHT = "thought\n"
+MAX_HEADER_CHARS = 256
+
+_CONTENT = MarkerScanner((CALL_OPEN, CH_OPEN, CH_CLOSE) + STOPS)
+_REASONING = MarkerScanner(("\n" + CH_CLOSE, CH_CLOSE, CALL_OPEN) + STOPS)
+_HEADER = MarkerScanner(("{", CALL_CLOSE, CALL_OPEN))
+_BODY = MarkerScanner((Q, CALL_CLOSE, CALL_OPEN))
+_IN_STRING = MarkerScanner((Q, CALL_CLOSE))
+_KEY_AHEAD = re.compile(r"[ \t\r\n]*[A-Za-z_][A-Za-z0-9_]*[ \t\r\n]*:")
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
+_LITERALS = {"true": True, "false": False, "null": None}
+_PYTHON = {"True": True, "False": False, "None": None}
+_WS = " \t\r\n"
+STRING = "\udfff"
+"""Where a ``<|"|>`` string stood in a body's structure text (the strings are read apart, so a quote written
+with ordinary tokens, or any other text, inside a string can never confuse the structure)."""
+
+_START, _TEXT, _OPENER, _HEAD, _BODY_S, _AFTER = range(6)
+
+
+class BodyError(ValueError):
+    """The call body is not Gemma object notation (even after the accepted repairs)."""
+
+
+class TooDeep(ValueError):
+    """The arguments nest deeper than ``Limits.max_depth``."""
+
+
+class _Body:
+    """A recursive-descent reader of one complete call body (the text after ``{``)."""
+
+    def __init__(self, text: str, strings: list[str], schema: dict, max_depth: int = 64):
+        self.text, self.i, self.schema = text, 0, schema
+        self.strings = iter(strings)
+        self.depth, self.max_depth = 0, max_depth
+        self.last = len(text.rstrip(_WS)) - 1  # the body's last non-blank character
+
+    def enter(self) -> None:
+        self.depth += 1
+        if self.depth > self.max_depth:
+            raise TooDeep(f"the arguments nest deeper than {self.max_depth} levels (Limits.max_depth)")
+        self.repairs: list[tuple[str, str]] = []
+
+    def repair(self, code: str, message: str) -> None:
+        if all(c != code for c, _ in self.repairs):
+            self.repairs.append((code, message))
+
+    def ws(self) -> None:
+        t, i = self.text, self.i
+        while i < len(t) and t[i] in _WS:
+            i += 1
+        self.i = i
+
+    def arguments(self) -> tuple[dict, int]:
+        """The top-level object (its ``{`` already read); returns it and where it ended."""
+        return self.obj(top=True), self.i
+
+    def obj(self, top: bool = False) -> dict:
+        self.enter()
+        out: dict = {}
+        t = self.text
+        self.ws()
+        if t.startswith("}", self.i):
+            self.i += 1
+            self.depth -= 1
+            return out
+        while True:
+            self.ws()
+            key = self.key()
+            self.ws()
+            if not t.startswith(":", self.i):
+                raise BodyError(f"expected ':' after key {key!r}")
+            self.i += 1
+            self.ws()
+            prop = parameter_schema(self.schema, key) if top else None
+            out[key] = self.value(string_typed=bool(top and prop is not None and is_string_schema(prop))
+                                  or (top and not self.schema.get("properties")), top=top)
+            self.ws()
+            if self.i >= len(t):
+                self.repair("missing_closing_brace", "the arguments object was not closed")
+                return out
+            c = t[self.i]
+            if c == ",":
+                self.i += 1
+                continue
+            if c == "}":
+                self.i += 1
+                self.depth -= 1
+                return out
+            raise BodyError(f"unexpected {c!r} after the value of {key!r}")
+
+    def key(self) -> str:
+        t = self.text
+        if t.startswith(STRING, self.i):
+            return self.gemma_string()
+        if t.startswith('"', self.i):
+            return self.json_string()
+        j = self.i
+        while j < len(t) and t[j] not in ':,{}[]' and t[j] != STRING:
+            j += 1
+        if j == len(t) or t[j] != ":":
+            raise BodyError("expected a key")
+        key, self.i = t[self.i:j], j
+        return key
+
+    def gemma_string(self) -> str:
+        self.i += 1
+        value = next(self.strings, None)
+        if value is None:
+            raise BodyError("a <|\"|> string was not closed")
+        return value
+
+    def json_string(self) -> str:
+        try:
+            value, end = json.JSONDecoder().raw_decode(self.text, self.i)
+        except json.JSONDecodeError:
+            raise BodyError("a double-quoted string was not valid JSON") from None
+        self.i = end
+        self.repair("json_string_value", 'a string was written in JSON quotes ("…") instead of <|"|>')
+        return value
+
+    def value(self, string_typed: bool = False, top: bool = False) -> Any:
+        t = self.text
+        if self.i >= len(t):
+            raise BodyError("a value is missing")
+        c = t[self.i]
+        if c == STRING:
+            return self.gemma_string()
+        if c == '"':
+            return self.json_string()
+        if c == "'":
+            end = t.find("'", self.i + 1)
+            if end < 0:
+                raise BodyError("a single-quoted string was not closed")
+            value = t[self.i + 1:end]
+            self.i = end + 1
+            self.repair("single_quoted_value", "a string was written in single quotes instead of <|\"|>")
+            return value
+        if c == "{":
+            self.i += 1
+            return self.obj()
+        if c == "[":
+            self.i += 1
+            return self.array()
+        return self.bare(string_typed, top)
+
+    def array(self) -> list:
+        self.enter()
+        out: list = []
+        t = self.text
+        self.ws()
+        if t.startswith("]", self.i):
+            self.i += 1
+            self.depth -= 1
+            return out
+        while True:
+            self.ws()
+            out.append(self.value())
+            self.ws()
+            if self.i >= len(t):
+                raise BodyError("a list was not closed")
+            c = t[self.i]
+            self.i += 1
+            if c == "]":
+                self.depth -= 1
+                return out
+            if c != ",":
+                raise BodyError(f"unexpected {c!r} in a list")
+
+    def bare(self, string_typed: bool, top: bool) -> Any:
+        t = self.text
+        j = self.i
+        stops = ",}]" if not (string_typed and top) else ",}"
+        while j < len(t) and t[j] not in stops and t[j] != STRING:
+            j += 1
+        word = t[self.i:j].strip()
+        m = _NUMBER.fullmatch(word)
+        if m:
+            self.i = j
+            return float(word) if (m.group(1) or m.group(2)) else int(word)
+        if word in _LITERALS:
+            self.i = j
+            return _LITERALS[word]
+        if word in _PYTHON:
+            self.i = j
+            self.repair("python_literal", f"a Python literal {word!r} was written")
+            return _PYTHON[word]
+        if not word or not string_typed:
+            raise BodyError(f"a bare value {word!r} is no number or literal")
+        if string_typed and top:  # a raw value runs to the last ',' or '}' that ends the body's value
+            j = self._raw_end(j)
+            word = t[self.i:j].strip()
+        self.i = j
+        self.repair("unquoted_string_value", "a string value was written without quotes")
+        return word
+
+    def _raw_end(self, j: int) -> int:
+        """A raw (unquoted) string value: it ends at a ``,`` followed by ``key:``, at the body's last ``}`` or
+        at a ``<|"|>`` string."""
+        t = self.text
+        last = self.last
+        k = j
+        while k < len(t):
+            c = t[k]
+            if c == STRING:  # a raw value never spans a <|"|> string
+                return k
+            if c == "," and _KEY_AHEAD.match(t, k + 1):
+                return k
+            if c == "}" and k == last:
+                return k
+            k += 1
+        return k
+
+
+class GemmaParser(StreamParser):
+    """Gemma 4 output (see the module docstring)."""
+
+    def __init__(self, tools: Sequence[Any] | None = None, *, thinking: bool = False, **options: Any):
+        super().__init__(tools, thinking=thinking, **options)
+        self._schemas = tool_schemas(tools)
+        self._mode = "reasoning" if thinking else "content"
+        self._state = _START
+        self._fresh = True           # nothing read yet in the current reasoning block
+        self._head: list[str] = []
+        self._head_len = 0
+        self._body: list[str] = []      # the body's structure text, each string replaced by STRING
+        self._strings: list[str] = []   # the body's <|"|> strings, in order
+        self._raw: list[str] = []       # the body as written
+        self._in_string = False
+        self._string_at = 0
+        self._call: CallBuilder | None = None
+        self._call_repairs: list[tuple[str, str]] = []
+        self._gap = ""
+
+    # ---- the loop
+    def _advance(self, final: bool) -> None:
+        buf = self._buf
+        pos = 0
+        steps = (self._start, self._text, self._opener, self._header, self._read_body, self._after)
+        while True:
+            nxt = steps[self._state](buf, pos, final)
+            if nxt is None:
+                break
+            pos = nxt
+        self._buf = buf[pos:]
+        if final:
+            self._at_end()
+
+    def _start(self, buf: str, pos: int, final: bool) -> int | None:
+        """The very start of reasoning the prompt opened: a repeated ``<|channel>thought`` is dropped."""
+        if self._mode == "reasoning":
+            i = pos
+            while i < len(buf) and buf[i] in _WS:
+                i += 1
+            rest = buf[i:i + len(CH_OPEN)]
+            if self._marker_at(buf, i, CH_OPEN):
+                self._diag("duplicate_reasoning_open", "the model opened the reasoning the prompt had opened",
+                           raw=CH_OPEN)
+                self._state = _OPENER
+                return i + len(CH_OPEN)
+            if not final and (i == len(buf) or (len(rest) < len(CH_OPEN) and CH_OPEN.startswith(rest))):
+                return None
+        self._state = _TEXT
+        return pos
+
+    def _text(self, buf: str, pos: int, final: bool) -> int | None:
+        reasoning = self._mode == "reasoning"
+        hit = (_REASONING if reasoning else _CONTENT).scan(buf, pos, final=final, literal=self._tokens)
+        emit = self._emit_reasoning if reasoning else self._emit_content
+        emit(buf[pos:hit.start])
+        marker = hit.marker
+        if marker is None:
+            return None if hit.start == pos else hit.start
+        end = hit.end
+        if marker in STOPS:
+            if end == len(buf) and not final:
+                return None if hit.start == pos else hit.start
+            if end == len(buf):
+                self._diag("stop_token_in_output", f"the output ends with the stop token {marker}", raw=marker,
+                           severity="info")
+            else:
+                emit(marker)
+                self._diag("text_after_stop_token", f"text follows {marker}, where generation stops; kept",
+                           raw=marker, severity="info")
+            return end
+        if marker == CALL_OPEN:
+            self._state, self._head, self._head_len = _HEAD, [], 0
+            self._call_repairs = []
+            return end
+        if marker == CH_OPEN:  # content: the model opens its reasoning
+            self._mode, self._state = "reasoning", _OPENER
+            return end
+        # a closer
+        if reasoning:
+            self._mode = "content"
+        else:
+            self._diag("reasoning_close_in_content", f"{CH_CLOSE} came with no reasoning open", raw=CH_CLOSE)
+        return end
+
+    def _opener(self, buf: str, pos: int, final: bool) -> int | None:
+        """After ``<|channel>``: the channel name ``thought`` and its newline are framing."""
+        rest = buf[pos:pos + len(THOUGHT)]
+        if not final and len(rest) < len(THOUGHT) and THOUGHT.startswith(rest):
+            return None
+        self._state = _TEXT
+        if rest == THOUGHT:
+            return pos + len(THOUGHT)
+        if rest.startswith("thought") and not rest[7:8].isalnum():
+            return pos + len("thought")
+        return pos
+
+    # ---- calls
+    def _header(self, buf: str, pos: int, final: bool) -> int | None:
+        hit = _HEADER.scan(buf, pos, final=final, literal=self._tokens)
+        piece = buf[pos:hit.start]
+        self._head.append(piece)
+        self._head_len += len(piece)
+        overflow = self._head_len - MAX_HEADER_CHARS
+        if overflow > 0 or (hit.marker is not None and hit.marker != "{"):
+            header = "".join(self._head)
+            if overflow > 0:  # cut at the limit, wherever the deltas ended: the rest is read as text again
+                header = header[:MAX_HEADER_CHARS]
+            self._diag("malformed_call_header", "a <|tool_call> was not followed by call:NAME{; kept as text",
+                       raw=CALL_OPEN + header)
+            self._head = []
+            self._state = _TEXT
+            return hit.start - max(overflow, 0)
+        if hit.marker is None:
+            if final:
+                self._diag("truncated_call_header", "the output ended inside a call header",
+                           raw=CALL_OPEN + "".join(self._head))
+                self._truncated = True
+                self._head = []
+                self._state = _TEXT
+            return None if hit.start == pos else hit.start
+        written = "".join(self._head)
+        header = written.strip(_WS)
+        self._head = []
+        if header.startswith("call:"):
+            name = header[5:]
+        else:
+            name = header[1:] if header.startswith(":") else header
+            self._call_repairs.append(("call_prefix_variant", f"the call was written {CALL_OPEN}{header}{{ "
+                                                              "instead of call:NAME{"))
+        name = name.strip(_WS)
+        if not name:
+            self._diag("malformed_call_header", "a call without a name; kept as text", raw=CALL_OPEN + written + "{")
+            self._state = _TEXT
+            return hit.end
+        source = "reasoning" if self._mode == "reasoning" else "content"
+        self._call = self._begin_call(name, source=source)
+        self._body, self._strings, self._raw, self._in_string = [], [], [], False
+        self._state = _BODY_S
+        return hit.end
+
+    def _read_body(self, buf: str, pos: int, final: bool) -> int | None:
+        scanner = _IN_STRING if self._in_string else _BODY
+        hit = scanner.scan(buf, pos, final=final, literal=self._tokens)
+        piece = buf[pos:hit.start]
+        self._raw.append(piece)
+        if self._in_string:
+            self._strings.append(piece)
+        else:  # the structure text: a lone surrogate here is no valid output, and must not pose as a string
+            self._body.append(piece.replace(STRING, "\ufffd") if STRING in piece else piece)
+        if hit.marker is None:
+            if final:
+                self._close_call(ended=None)
+                self._state = _TEXT
+            return None if hit.start == pos else hit.start
+        if hit.marker == Q:
+            self._raw.append(Q)
+            if self._in_string:
+                self._merge_string()
+            else:
+                self._body.append(STRING)
+                self._string_at = len(self._strings)
+            self._in_string = not self._in_string
+            return hit.end
+        if hit.marker == CALL_CLOSE:
+            self._close_call(ended=CALL_CLOSE)
+            # in content, whitespace before another call is framing; reasoning keeps its text as it is
+            self._state, self._gap = (_AFTER if self._mode == "content" else _TEXT), ""
+            return hit.end
+        self._close_call(ended=CALL_OPEN)  # a new call before this one closed
+        self._state, self._head, self._head_len = _HEAD, [], 0
+        self._call_repairs = []
+        return hit.end
+
+    def _merge_string(self) -> None:
+        """The pieces of the string just closed become one string."""
+        value = "".join(self._strings[self._string_at:])
+        del self._strings[self._string_at:]
+        self._strings.append(value)
+
+    def _after(self, buf: str, pos: int, final: bool) -> int | None:
+        """Whitespace after a call is framing when another call follows, else content."""
+        i = pos
+        while i < len(buf) and buf[i] in _WS:
+            i += 1
+        self._gap += buf[pos:i]
+        rest = buf[i:i + len(CALL_OPEN)]
+        if self._marker_at(buf, i, CALL_OPEN):
+            self._gap = ""
+            self._state, self._head, self._head_len = _HEAD, [], 0
+            self._call_repairs = []
+            return i + len(CALL_OPEN)
+        if not final and (i == len(buf) or (len(rest) < len(CALL_OPEN) and CALL_OPEN.startswith(rest))):
+            return None if i == pos else i
+        if i == len(buf) and final:
+            return None if i == pos else i
+        self._emit_content(self._gap)
+        self._gap = ""
+        self._state = _TEXT
+        return i
+
+    def _close_call(self, ended: str | None) -> None:
+        """Read the collected body and finish the call. ``ended``: the marker that ended it (None: the output)."""
+        call = self._call
+        self._call = None
+        text, raw = "".join(self._body), "".join(self._raw)
+        call.raw(raw)
+        self._body, self._raw = [], []
+        for code, message in self._call_repairs:
+            self._repaired(call, code, message)
+        unclosed = self._in_string  # the last string ran to the end of the call
+        if self._in_string:
+            self._in_string = False
+            if ended is None:
+                call.diag("truncated", "the output ended inside this call", severity="error")
+                self._truncated = True
+                self._partial(call, text, self._strings[:self._string_at])
+                call.finish("truncated")
+                return
+            self._merge_string()
+            self._repaired(call, "unclosed_string", f"a <|\"|> string was not closed before {ended}")
+        reader = _Body(text, self._strings, self._schemas.get(call.name) or {}, self.limits.max_depth)
+        try:
+            args, end = reader.arguments()
+        except (TooDeep, RecursionError) as exc:
+            call.reject_too_large(str(exc) if isinstance(exc, TooDeep) else "the arguments nest too deep to read")
+            call.finish("rejected")
+            return
+        except BodyError as exc:
+            if ended is None:
+                call.diag("truncated", "the output ended inside this call", severity="error")
+                self._truncated = True
+                self._partial(call, text, self._strings)
+                call.finish("truncated")
+                return
+            call.diag("malformed_arguments", f"the arguments are not Gemma object notation: {exc}",
+                      severity="error", raw=raw)
+            call.finish("rejected")
+            return
+        codes = [c for c, _ in reader.repairs]
+        if ended is None and "missing_closing_brace" in codes:
+            call.diag("truncated", "the output ended inside this call", severity="error")
+            self._truncated = True
+            for key, value in args.items():
+                call.value(key, value)
+            call.finish("truncated")
+            return
+        for code, message in reader.repairs:
+            self._repaired(call, code, message)
+        for key, value in args.items():
+            call.value(key, value)
+        trailing = self._rebuild(text[end:], reader.strings, unclosed)
+        if ended != CALL_CLOSE:
+            self._repaired(call, "missing_call_close", f"the call was not closed with {CALL_CLOSE}")
+        call.finish()
+        if trailing.strip():
+            self._diag("text_after_call_body", "text between a call's closing brace and its end was kept as "
+                       "content", raw=trailing, severity="warning")
+            self._emit_content(trailing)
+
+    @staticmethod
+    def _rebuild(structure: str, strings: Any, unclosed: bool) -> str:
+        """Body text as written, from its structure text and the strings not yet read (the last one left open
+        when ``unclosed``)."""
+        pending = list(strings)
+        out, n = [], 0
+        for ch in structure:
+            if ch == STRING:
+                value = pending[n] if n < len(pending) else ""
+                n += 1
+                out.append(Q + value + ("" if unclosed and n == len(pending) else Q))
+            else:
+                out.append(ch)
+        return "".join(out)
+
+    @staticmethod
+    def _repaired(call: CallBuilder, code: str, message: str) -> None:
+        call.diag(code, message + "; accepted", severity="warning")
+        if call.status == "proposed":
+            call.status = "repaired"
+
+    @staticmethod
+    def _partial(call: CallBuilder, text: str, strings: list[str]) -> None:
+        """What a truncated body says so far, when it reads as a whole (else nothing: the raw text keeps it)."""
+        reader = _Body(text, strings, {}, call.parser.limits.max_depth)
+        try:
+            args, _ = reader.arguments()
+        except (BodyError, TooDeep, RecursionError):
+            return
+        for key, value in args.items():
+            call.value(key, value)
+
+    def _at_end(self) -> None:
+        if self._gap:
+            self._emit_content(self._gap)
+            self._gap = ""
