@@ -304,7 +304,7 @@ class KimiK3Parser(StreamParser):
         for code, message in diags:
             if code == "too_large":
                 self._call.reject_too_large(f"argument {key!r}: {message}")
-            elif code == "coercion_failed":
+            elif code == "value_type_mismatch":
                 self._repair("value_type_mismatch", f"argument {key!r} is not a valid {kind!r}; the raw text is kept")
             else:
                 self._call.diag(code, f"argument {key!r}: {message}", severity="info")

@@ -15,7 +15,7 @@ from toolwire.workbench.detect import FINGERPRINTS, detect_path, detect_source, 
 TEMPLATES = REAL / "templates"
 
 NOT_TOOLWIRE = [  # templates of families toolwire lacks: (template, the format being added for it, if any)
-    ("Gemma-2-2b-it", None), ("Gemma-3-4b-it", None), ("Gemma-4-31B-it", None), ("Gemma-4-E2B-it-release", None),
+    ("Gemma-2-2b-it", None), ("Gemma-3-4b-it", None),
     ("Gemma-4-E2B-it", "gemma4"), ("Granite-3.3-2B-Instruct", None),
     ("Granite-4.1", "granite4"), ("Hermes-3-Llama-3.1-8B-tool_use", "hermes3"),
     ("Hermes-2-Pro-Llama-3-8B-tool_use", "hermes3"), ("Llama-3-8B-Instruct", None),
@@ -52,6 +52,8 @@ def test_says_plainly_when_no_format_fits(template, added, capsys):
     ("extra/Kimi-K2-Thinking-llamacpp-modified", "kimi_k2", {"kimi_k2", "kimi_k2_thinking"}),
     ("QwQ-32B", "qwen25", {"qwen25", "qwen3", "qwen3_instruct_2507", "qwen3_thinking_2507", "hermes3"}),
     ("Granite-4.0", "granite4", {"granite4"}),      # granite4 renders 4.0 as version="4.0"
+    ("Gemma-4-31B-it", "gemma4", {"gemma4"}),       # other Gemma 4 revisions: the same markup
+    ("Gemma-4-E2B-it-release", "gemma4", {"gemma4"}),
     ("DeepSeek-R1-Distill", "deepseek_r1", {"deepseek_r1", "deepseek_v31"}),
 ])
 def test_unknown_revision_is_found_by_its_markup(template, fmt, shared, capsys):

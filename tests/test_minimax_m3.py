@@ -168,7 +168,7 @@ def test_values_are_typed_by_the_schema():
     assert out.tool_calls[0].arguments == {"n": 12, "s": "007", "l": [], "o": {"m": [" a "]}, "n2": "1"}
     assert out.tool_calls[0].status == "proposed" and not out.codes()
     bad = FMT.parse(f'{NS}<tool_call>{NS}<invoke name="f">{NS}<n>007{NS}</n>{NS}</invoke>{NS}</tool_call>', TYPED)
-    assert bad.tool_calls[0].arguments == {"n": "007"} and bad.codes() == ["coercion_failed"]
+    assert bad.tool_calls[0].arguments == {"n": "007"} and bad.codes() == ["value_type_mismatch"]
 
 
 def test_streaming_is_linear():

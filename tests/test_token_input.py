@@ -120,7 +120,8 @@ def feed_ids(fmt, ids, tools, tok, *, one_by_one=False, **kw):
 
 
 def kwargs(row: dict) -> dict:
-    return {"thinking": bool(row["options"].get("thinking", False))}
+    """Where the output starts: the reference prompt's state where the vector knows it (as the golden tests)."""
+    return {"thinking": bool(row.get("prompt_opens_reasoning", row["options"].get("thinking", False)))}
 
 
 # ---------------------------------------------------------------- (1) golden outputs as ids == as text
