@@ -218,6 +218,7 @@ def _check_call(name: str, args: dict, index: int, ci: int) -> None:
 class Gemma4Format(Format):
     """Gemma 4 (E2B/E4B/26B/31B-it), the current template revision."""
     stop_tokens = ("<turn|>",)  # what generation stops on (generation_config eos)
+    reasoning_markers = ("<|channel>thought", "<channel|>")  # how a prompt opens / closes the reasoning block
 
     name = "gemma4"
     reference = "Gemma-4-E2B-it chat template, current revision (google/gemma-4-E2B-it @ 8995379)"

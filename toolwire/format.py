@@ -66,6 +66,9 @@ class Format:
     content_parts: ClassVar[str] = "join"
     content_parts_roles: ClassVar[frozenset[str] | None] = None
     stop_tokens: ClassVar[tuple[str, ...]] = ()
+    reasoning_markers: ClassVar[tuple[str, str] | None] = None
+    """The reasoning block's opener and closer where the marker table does not name them ``think_open`` /
+    ``think_close`` (Gemma 4's ``<|channel>thought``): how an engine reads whether its prompt left it open."""
     parser_class: ClassVar[type] = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:

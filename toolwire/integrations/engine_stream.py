@@ -173,7 +173,10 @@ def streamed_calls(parsed: ParsedOutput) -> list:
 # ---------------------------------------------------------------- where the output starts
 
 def _reasoning_markers(format_name: str) -> tuple[str, str] | None:
-    markers = toolwire.get_format(format_name).markers
+    fmt = toolwire.get_format(format_name)
+    if getattr(fmt, "reasoning_markers", None):  # families whose reasoning block is not think_open/think_close
+        return fmt.reasoning_markers
+    markers = fmt.markers
     if "think_open" in markers and "think_close" in markers:
         return markers["think_open"], markers["think_close"]
     return None
