@@ -87,7 +87,7 @@ def xtml_value(value: Any) -> str:
 class KimiK3Format(Format):
     """Kimi K3 (XTML)."""
     stop_tokens = ("<|end_of_msg|>",)  # what generation stops on (generation_config eos)
-    reasoning_markers = ("<|open|>think", "<|close|>think")  # how a prompt opens / closes the reasoning block
+    reasoning_markers = ("<|open|>think<|sep|>", "<|close|>think<|sep|>")  # how a prompt opens / closes the reasoning block
 
     name = "kimi_k3"
     reference = "Kimi-K3 chat template (extra/Kimi-K3.jinja, a port of Moonshot's encoder)"

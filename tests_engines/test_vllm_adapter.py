@@ -15,6 +15,7 @@ import json
 import pytest
 
 import toolwire
+from toolwire.integrations.engine_stream import reasoning_pair
 from conftest import check_expected, expected_calls, golden_params, opens_reasoning, split_points, tokenizer_for
 
 import toolwire.integrations.vllm as tw_vllm  # registers toolwire_<format>
@@ -38,7 +39,7 @@ def make_parser(family: str, tokenizer, request):
 
 def prompt_ids(family: str, tokenizer, opened: bool) -> list[int]:
     """A generation prompt's last tokens: ending in the family's reasoning opener exactly when ``opened``."""
-    opener = toolwire.get_format(family).markers.get("think_open", "")
+    opener = reasoning_pair(family)[0]
     return tokenizer.encode("<|im_start|>assistant\n" + (opener if opened else ""), add_special_tokens=False)
 
 

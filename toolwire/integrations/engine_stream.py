@@ -172,6 +172,11 @@ def streamed_calls(parsed: ParsedOutput) -> list:
 
 # ---------------------------------------------------------------- where the output starts
 
+def reasoning_pair(format_name: str) -> tuple[str, str]:
+    """The family's reasoning opener and closer (``("", "")`` for a family without a reasoning block)."""
+    return _reasoning_markers(format_name) or ("", "")
+
+
 def _reasoning_markers(format_name: str) -> tuple[str, str] | None:
     fmt = toolwire.get_format(format_name)
     if getattr(fmt, "reasoning_markers", None):  # families whose reasoning block is not think_open/think_close

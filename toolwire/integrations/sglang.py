@@ -21,7 +21,7 @@ from functools import lru_cache
 from typing import Any, List
 
 import toolwire
-from toolwire.integrations.engine_stream import EngineStream, generation_prompt_opens_reasoning
+from toolwire.integrations.engine_stream import EngineStream, generation_prompt_opens_reasoning, reasoning_pair
 from toolwire.output import ContentDelta, ReasoningDelta, ToolCallStarted
 from sglang.srt.function_call.base_format_detector import BaseFormatDetector
 from sglang.srt.function_call.core_types import StreamingParseResult, ToolCallItem
@@ -42,7 +42,7 @@ def _tool_dicts(tools: Any) -> list[dict] | None:
 def _always_opens_reasoning(format_name: str) -> bool:
     """Whether the family's parser starts inside reasoning even with ``thinking=False`` (MiniMax-M2 and
     Qwen3-Thinking-2507 on toolwire 0.1: their generation prompt always opens it)."""
-    closer = toolwire.get_format(format_name).markers.get("think_close")
+    closer = reasoning_pair(format_name)[1]
     return bool(closer) and toolwire.get_format(format_name).parse("x", thinking=False).content != "x"
 
 
@@ -51,7 +51,7 @@ def _content_stream(format_name: str, tools: Any) -> EngineStream:
     content; for a family whose parser always starts in reasoning, an empty block is closed first."""
     stream = EngineStream(format_name, _tool_dicts(tools), thinking=False)
     if _always_opens_reasoning(format_name):
-        stream.feed(toolwire.get_format(format_name).markers["think_close"])
+        stream.feed(reasoning_pair(format_name)[1])
     return stream
 
 
@@ -139,8 +139,7 @@ class ToolwireReasoningDetector(BaseReasoningFormatDetector):
     format_name: str = ""
 
     def __init__(self, stream_reasoning: bool = True, force_reasoning: bool | None = None, **kwargs: Any):
-        markers = toolwire.get_format(self.format_name).markers
-        opener, closer = markers.get("think_open", ""), markers.get("think_close", "")
+        opener, closer = reasoning_pair(self.format_name)
         super().__init__(opener, closer, stream_reasoning=True)
         if force_reasoning is None:  # SGLang's own default for a family whose prompt opens reasoning
             force_reasoning = generation_prompt_opens_reasoning(self.format_name, True)

@@ -44,7 +44,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import toolwire
-from toolwire.integrations.engine_stream import EngineStream, Fold, start_in_reasoning
+from toolwire.integrations.engine_stream import EngineStream, Fold, reasoning_pair, start_in_reasoning
 from vllm.entrypoints.generate.base.protocol import (DeltaFunctionCall, DeltaMessage, DeltaToolCall,
                                                      ExtractedToolCallInformation, FunctionCall, ToolCall)
 from vllm.reasoning.abs_reasoning_parsers import ReasoningParser, ReasoningParserManager
@@ -161,8 +161,7 @@ class ToolwireReasoningParser(ReasoningParser):
         super().__init__(tokenizer, *args, **kwargs)
         self.state = RequestState(self.format_name, tokenizer)
         self.state.chat_template_kwargs = kwargs.get("chat_template_kwargs")
-        markers = toolwire.get_format(self.format_name).markers
-        self._opener, self._closer = markers.get("think_open"), markers.get("think_close")
+        self._opener, self._closer = reasoning_pair(self.format_name)
         self._closer_id = _single_token_id(tokenizer, self._closer) if self._closer else None
         _pending.reasoning = weakref.ref(self)
 
@@ -188,14 +187,14 @@ class ToolwireReasoningParser(ReasoningParser):
         """Reasoning is over at the end of ``input_ids`` unless their last reasoning marker is an opener.
         (vLLM asks this of the prompt, to pick where generation starts, and of the output, for the
         structured-output gate.)"""
-        if self._opener is None:
+        if not self._opener:
             return True
         tail = _decode(self.model_tokenizer, input_ids[-_PROMPT_TAIL_TOKENS:])
         return tail.rfind(self._opener) <= tail.rfind(self._closer)
 
     def is_reasoning_end_streaming(self, input_ids: Sequence[int], delta_ids) -> bool:
         """Whether this decode step wrote the closer (checked on the delta only: the step cost stays flat)."""
-        if self._closer is None:
+        if not self._closer:
             return True
         delta_ids = list(delta_ids)
         if self._closer_id is not None:
