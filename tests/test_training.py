@@ -174,3 +174,33 @@ def test_the_readme_example_runs():
     block = re.search(r"```py\n(.*?)```", section, re.S).group(1)
     block = block.replace('"../shared/real/tokenizers/Qwen3"', repr(str(REAL / "tokenizers" / "Qwen3")))
     exec(compile(block, "README.md training block", "exec"), {"__name__": "readme_training"})
+
+
+def test_a_merge_across_the_prompt_completion_boundary_is_refused():
+    """The model's first token is a newline right after the prompt's own newline: the text extends, but a fresh
+    tokenization writes the two newlines as one token, so the sampled ids cannot be extended."""
+    fmt, tok = toolwire.get_format("qwen3_instruct_2507"), tokenizer("qwen3_instruct_2507")
+    user = {"role": "user", "content": "Hi"}
+    prompt_ids = fmt.render([user]).token_ids(tok)
+    completion = tok.encode("\nHello there.", add_special_tokens=False) + [vocabulary(tok).control["<|im_end|>"]]
+    nxt = [user, {"role": "assistant", "content": "\nHello there."}, {"role": "user", "content": "More"}]
+    result = fmt.bridge(prompt_ids, completion, nxt, None, tok)
+    assert (result.ok, result.ids, result.reason) == (False, None, "bpe_boundary_merge")
+    fresh = fmt.render(nxt).text
+    assert fresh.startswith(fmt.render([user]).text + "\nHello there.<|im_end|>")   # the text does extend
+
+
+def test_the_deepseek_r1_bridge_refuses_a_history_it_rewrites():
+    """R1's generation prompt opens ``<think>\\n``, but its template writes an answered tool-call turn without
+    it, nor the reasoning (``<｜Assistant｜><｜tool▁calls▁begin｜>...``): the next prompt can never extend what the
+    model sampled after that prompt, and the bridge says so (this is also why R1 is left out of the mask tests)."""
+    require_shared()
+    fmt, tok = toolwire.get_format("deepseek_r1"), load_tokenizer(str(REAL / "tokenizers" / "DeepSeek-V3"))
+    prompt = fmt.render([USER], TOOLS)
+    assert prompt.text.endswith("<｜Assistant｜><think>\n")
+    sampled = "I need the weather.\n</think>\n\n" + fmt.render([USER, CALL], TOOLS, add_generation_prompt=False
+                                                             ).text.split("<｜Assistant｜>")[-1]
+    completion = vocabulary(tok).encode(sampled)  # control markers as their ids, the rest as text
+    result = fmt.bridge(prompt.token_ids(tok), completion, [USER, CALL, RESULT], TOOLS, tok)
+    # the history form drops the reasoning the model wrote there: the more precise of the two reasons
+    assert (result.ok, result.ids, result.reason, result.message_index) == (False, None, "reasoning_dropped", 1)

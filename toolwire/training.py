@@ -217,8 +217,8 @@ def bridge(fmt: Any, prompt_ids: Sequence[int], completion_ids: Sequence[int], n
     if nxt.text.startswith(sampled_text):
         at = next((k for k, (a, b) in enumerate(zip(ids, sampled)) if a != b), min(len(ids), len(sampled)))
         return BridgeResult(False, reason="bpe_boundary_merge", message_index=_message_at(nxt, len(sampled_text)),
-                            detail=f"the text extends, but token {at} differs: the tokenizer merges the new text with "
-                                   "the end of the sampled tokens")
+                            detail=f"the text extends, but token {at} differs: a fresh tokenization merges across a "
+                                   "boundary (prompt / completion / new messages) that the sampled ids keep apart")
     char = len(os.path.commonprefix([nxt.text, sampled_text]))
     index = _message_at(nxt, char)
     prompt_text_len = len("".join(p.text for p in TokenDecoder(tokenizer).feed(list(prompt_ids))))
