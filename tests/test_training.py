@@ -13,12 +13,11 @@ from support import REAL, require_shared
 
 TOKENIZERS = {**dict.fromkeys(["qwen3", "qwen35", "qwen36", "qwen38", "qwen3_coder", "qwen3_instruct_2507",
                                 "qwen3_thinking_2507"], "Qwen3"),
-              **dict.fromkeys(["deepseek_v32", "deepseek_v4"], "DeepSeek-V4"), "deepseek_v31": "DeepSeek-V3",
+              **dict.fromkeys(["deepseek_v32", "deepseek_v4"], "DeepSeek-V4"),
+              **dict.fromkeys(["deepseek_v31", "deepseek_r1"], "DeepSeek-V3"),
               "llama31": "Llama-3", "llama32": "Llama-3", "llama4": "Llama-4", "gpt_oss": "o200k_base"}
 """Every family whose tokenizer is in ../shared/real/tokenizers, except DeepSeek-V4.1 (its <｜System｜> marker is not
-in the V4 vocabulary) and DeepSeek-R1: its template writes <｜tool▁outputs▁end｜> at the start of the next assistant
-turn and <｜tool▁calls▁begin｜> in the generation prompt's place, so the model mask is off by those markers there
-(a known gap of the generation-prompt rule in toolwire/training.py)."""
+in the V4 vocabulary) and Qwen2.5 (the Qwen3 vocabulary makes <tool_response> a control token; Qwen2.5's does not)."""
 
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "Weather for a city.",
                                             "parameters": {"type": "object", "properties": {
@@ -111,7 +110,7 @@ def rollout(fmt, tok, history, turn, family):
     return prompt_ids, completion
 
 
-@pytest.mark.parametrize("family", sorted(TOKENIZERS))
+@pytest.mark.parametrize("family", sorted(set(TOKENIZERS) - {"deepseek_r1"}))  # R1: its own test below
 def test_the_bridge_in_a_tool_loop_extends_the_sampled_tokens_or_says_why(family):
     fmt, tok = toolwire.get_format(family), tokenizer(family)
     prompt_ids, completion = rollout(fmt, tok, [USER], CALL, family)
@@ -193,7 +192,7 @@ def test_a_merge_across_the_prompt_completion_boundary_is_refused():
 def test_the_deepseek_r1_bridge_refuses_a_history_it_rewrites():
     """R1's generation prompt opens ``<think>\\n``, but its template writes an answered tool-call turn without
     it, nor the reasoning (``<｜Assistant｜><｜tool▁calls▁begin｜>...``): the next prompt can never extend what the
-    model sampled after that prompt, and the bridge says so (this is also why R1 is left out of the mask tests)."""
+    model sampled after that prompt, and the bridge says so."""
     require_shared()
     fmt, tok = toolwire.get_format("deepseek_r1"), load_tokenizer(str(REAL / "tokenizers" / "DeepSeek-V3"))
     prompt = fmt.render([USER], TOOLS)

@@ -128,26 +128,39 @@ def _model_spans(fmt: Any, messages: list, tools: Any, prompt: Any, options: dic
         if m.role != "assistant" or i not in regions:
             continue
         start, end = regions[i]
-        header = _generation_header(fmt, messages[:i], tools, options)
-        region_text = prompt.text[start:end]
-        skip = len(os.path.commonprefix([region_text, header]))
+        opened = _prompt_text(fmt, messages[:i], tools, options, True)
+        if opened is not None and start <= len(opened) <= end and prompt.text.startswith(opened):
+            skip = len(opened) - start  # the history up to this turn is written as its prompt was: exact
+        else:
+            skip = _header_skip(prompt.text[start:end], start, kinds[i], opened, fmt, messages[:i], tools, options)
         while kinds[i] and kinds[i][-1][2] == "template" and kinds[i][-1][0] >= start + skip:
             end = kinds[i].pop()[0]  # the template's own text after the turn's end marker (a newline)
         spans.append((start + skip, end, i))
     return spans
 
 
-def _generation_header(fmt: Any, history: list, tools: Any, options: dict) -> str:
-    """What the generation prompt adds after ``history`` (``<|im_start|>assistant\\n``, ``<think>``...)."""
+def _prompt_text(fmt: Any, history: list, tools: Any, options: dict, generation_prompt: bool) -> str | None:
+    """The text of the prompt for ``history`` (None when the family refuses that shorter request)."""
     if not history:
-        return ""
+        return None
     opts = {k: v for k, v in options.items() if k != "add_generation_prompt"}
     try:
-        with_prompt = fmt.render(history, tools, add_generation_prompt=True, **opts).text
-        without = fmt.render(history, tools, add_generation_prompt=False, **opts).text
+        return fmt.render(history, tools, add_generation_prompt=generation_prompt, **opts).text
     except ToolwireError:
-        return ""
-    return with_prompt[len(without):] if with_prompt.startswith(without) else ""
+        return None
+
+
+def _header_skip(region_text: str, start: int, kinds: list, opened: str | None, fmt: Any, history: list,
+                 tools: Any, options: dict) -> int:
+    """Where the model's text starts in a turn whose history is re-rendered: after what the generation prompt
+    adds (``<|im_start|>assistant\\n``, ``<think>``...) where the region repeats it, cut at a segment boundary
+    (a prefix shared only by spelling, as R1's ``<｜`` of two markers, is the model's own text)."""
+    without = _prompt_text(fmt, history, tools, options, False)
+    header = opened[len(without):] if opened is not None and without is not None and opened.startswith(without) else ""
+    shared = len(os.path.commonprefix([region_text, header]))
+    if any(b - start == shared for _a, b, _kind in kinds):
+        return shared
+    return max((a - start for a, _b, _kind in kinds if start <= a <= start + shared), default=0)
 
 
 def render_tokens(fmt: Any, messages: Sequence[Any], tools: Any, tokenizer: Any, **options: Any) -> TokenizedPrompt:
