@@ -103,6 +103,10 @@ class GlmParser(XmlCallParser):
             if newline:  # what follows the name is read again as the space between arguments
                 self._unread(rest + marker)
                 marker, head = newline, name
+        if not head.strip():  # no tool name at all: text, never a call with an empty name
+            self._not_a_call(head)
+            self._unread(marker)
+            return True
         self._open_call(head)
         if marker == "\n":
             if not self.newline_after_name:

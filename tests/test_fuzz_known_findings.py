@@ -69,6 +69,10 @@ KNOWN = [
            "Final answer.", label="issue21")
       for n, k in [("qwen35", "call_open"), ("qwen36", "call_open"), ("glm45", "call_open"), ("glm47", "call_open"),
                    ("minimax_m2", "block_open")]],
+    # found by CI's atheris run after the merges: a GLM-style <tool_call> with no name before <arg_key>
+    case("laguna", "<assistant></assistant><assistant></assistant>>>><｜end▁of▁sentence｜>><assistant><arg_key>"
+                   "<tool_call><arg_key><tool_call>", True, label="empty-name"),
+    case("glm47", "<tool_call><arg_key>city</arg_key><arg_value>Oslo</arg_value></tool_call>", label="empty-name"),
 ]
 
 
