@@ -26,8 +26,9 @@ test: $(VENV)/.dev-installed
 
 # The bounded coverage-guided fuzz step (docs/fuzzing.md): FUZZ_SECONDS over the three family groups.
 FUZZ_SECONDS ?= 20
+FUZZ_RUNS ?=
 fuzz: $(VENV)/.dev-installed
-	$(BIN)/python tests/fuzz/run_atheris.py --seconds $(FUZZ_SECONDS) --out fuzz-atheris-failures.jsonl
+	$(BIN)/python tests/fuzz/run_atheris.py --seconds $(FUZZ_SECONDS) $(if $(FUZZ_RUNS),--runs $(FUZZ_RUNS)) --out fuzz-atheris-failures.jsonl
 
 # vLLM and SGLang adapters against the engines' real classes, in their own venv (tests_engines/setup_venv.sh
 # lists what it installs); not part of `make test`, whose collection is tests/ only

@@ -437,6 +437,9 @@ class StreamParser:
         if self._names is not None and name not in self._names:
             call.status = "rejected"
             call.diag("unknown_tool", f"tool {name!r} is not among the declared tools", severity="error")
+        elif not name.strip() and not any(d.code == "empty_tool_name" for d in call.diagnostics):
+            call.status = "rejected"  # a call without a tool name is never proposed, tools declared or not
+            call.diag("empty_tool_name", "the call names no tool", severity="error")
         if source == "reasoning" and not self.promote_reasoning_calls:
             call.status = "rejected"
             call.diag("call_in_reasoning", "a tool call was written inside the reasoning block; it is reported, "

@@ -22,9 +22,11 @@ SEED = int(os.environ.get("TOOLWIRE_FUZZ_SEED", "1"))
 one, as for the long runs in docs/fuzzing.md)."""
 
 
-def run_group(group: str, seconds: int, out: Path, workdir: Path) -> tuple[int, int]:
-    """(executions, return code) of one group's child."""
-    cmd = [sys.executable, str(HERE / "atheris_target.py"), group, str(out), f"-max_total_time={seconds}",
+def run_group(group: str, seconds: int, out: Path, workdir: Path, runs: int | None = None) -> tuple[int, int]:
+    """(executions, return code) of one group's child: ``runs`` inputs when given (with the fixed seed, the same
+    inputs every time: what CI uses), else for ``seconds``."""
+    bound = f"-runs={runs}" if runs else f"-max_total_time={seconds}"
+    cmd = [sys.executable, str(HERE / "atheris_target.py"), group, str(out), bound,
            "-rss_limit_mb=3072", "-timeout=60", f"-artifact_prefix={workdir}/", f"-seed={SEED}"]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=workdir)
     runs = re.findall(r"Done (\d+) runs", proc.stderr)
@@ -38,6 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seconds", type=int, default=int(os.environ.get("TOOLWIRE_FUZZ_SECONDS", "20")))
     ap.add_argument("--groups", default=",".join(GROUPS))
     ap.add_argument("--out", default="fuzz-atheris-failures.jsonl")
+    ap.add_argument("--runs", type=int, default=None, help="inputs per group instead of a time budget")
     args = ap.parse_args(argv)
     groups = args.groups.split(",")
     out = Path(args.out).resolve()
@@ -46,9 +49,10 @@ def main(argv: list[str] | None = None) -> int:
     crashed = False
     share = max(1, args.seconds // len(groups))
     for group in groups:
-        runs, rc = run_group(group, share, out, workdir)
+        runs, rc = run_group(group, share, out, workdir, args.runs)
         crashed |= rc != 0
-        print(f"atheris {group}: {share} s, {runs} executions, exit {rc}", flush=True)
+        budget = f"{args.runs} runs" if args.runs else f"{share} s"
+        print(f"atheris {group}: {budget}, {runs} executions, exit {rc}", flush=True)
     lines = [line for line in out.read_text(encoding="utf-8").splitlines() if line.strip()]
     print(f"{len(lines)} invariant failures recorded in {out}")
     return 2 if crashed else (1 if lines else 0)
