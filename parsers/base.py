@@ -216,6 +216,9 @@ class PastLimitCall(CallBuilder):
 
 _TEXT, _IDS, _FLUSHED, _FINISHED = range(4)  # a stream's stage
 
+_FEED_CHUNK = 1 << 16
+"""Longest piece of text one ``_advance`` step reads (see :meth:`StreamParser._feed_long`)."""
+
 
 class TokenInput:
     """A stream's token-id input: the tokenizer, its :class:`~toolwire.tokenize.TokenDecoder` once ids arrive,
@@ -312,11 +315,21 @@ class StreamParser:
         fed while text is held back, raise ``ValueError``."""
         # ``ids`` is not keyword-only: a keyword-only default costs every text feed a dict lookup
         if ids is None and self._stage == _TEXT:
-            if delta:
+            if len(delta) > _FEED_CHUNK:
+                self._feed_long(delta)
+            elif delta:
                 self._buf += delta
                 self._advance(final=False)
             return self._drain()
         return self._feed_ids(delta, ids)
+
+    def _feed_long(self, delta: str) -> None:
+        """A very long delta (a whole output given to ``parse``) is read in :data:`_FEED_CHUNK` pieces: the
+        result is the same at every chunking, and the buffer each step slices stays short, so one-shot
+        parsing stays linear however many calls the output holds."""
+        for start in range(0, len(delta), _FEED_CHUNK):
+            self._buf += delta[start:start + _FEED_CHUNK]
+            self._advance(final=False)
 
     def flush(self) -> list[Event]:
         """End of output: release what was held back and close what is open; returns those events.

@@ -77,7 +77,11 @@ def _upper(value: Any) -> str:
 
 
 def _dictsort(mapping: dict) -> list[tuple[Any, Any]]:
-    """Jinja's ``dictsort``: by key, case-insensitively (stable)."""
+    """Jinja's ``dictsort``: by key, case-insensitively (stable). Only an object can be sorted so (the
+    template's ``dictsort`` fails on anything else, so toolwire refuses it)."""
+    if not isinstance(mapping, dict):
+        raise UnsupportedByFormat(f"a schema 'properties' / 'items' mapping must be an object, got "
+                                  f"{type(mapping).__name__}", field="tools")
     return sorted(mapping.items(), key=lambda kv: kv[0].lower() if isinstance(kv[0], str) else kv[0])
 
 
@@ -248,9 +252,13 @@ class Gemma4Format(Format):
             if has_system:
                 self._system_text(out, messages[0])
                 offset = 1
-            for tool in tools:
+            for n, tool in enumerate(tools):
                 out.special(M["tool_open"])
-                self._declaration(out, function_declaration(tool_to_dict(tool)))
+                try:
+                    declaration = function_declaration(tool_to_dict(tool))
+                except UnsupportedByFormat as exc:
+                    raise UnsupportedByFormat(exc.detail, field=f"tools[{n}].function.parameters") from None
+                self._declaration(out, declaration)
                 out.special(M["tool_close"])
                 prev_type = "tool"
             out.special(M["turn_close"], index).template("\n", index)
