@@ -30,6 +30,11 @@ def is_wrapped_tool_result(message: Message) -> bool:
     """A user message whose whole content is a tool-result wrapper (not a real user query)."""
     if message.role != "user":
         return False
+    content = message.content
+    if content.__class__ is str:  # most user messages: text that does not start with "<" after blanks
+        first = content[:1]
+        if first != "<" and not first.isspace():
+            return False
     text = message.text().strip()
     if not text.startswith(_OPENERS):  # most user messages: no wrapper to look for
         return False

@@ -9,7 +9,6 @@ the new modules are imported only when an old path is used. This module imports 
 from __future__ import annotations
 
 import importlib
-import importlib.abc
 import importlib.machinery
 import sys
 from types import ModuleType
@@ -26,7 +25,9 @@ MOVED = {
 }
 
 
-class _AliasLoader(importlib.abc.Loader):
+# The finder and loader follow the importlib protocols without subclassing importlib.abc (importing it costs
+# ~25 ms of ``import toolwire``: it pulls in importlib.resources and tempfile).
+class _AliasLoader:
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
         module = importlib.import_module(MOVED[spec.name])
         self._real_spec = module.__spec__  # the import system sets module.__spec__ to the alias spec next
@@ -36,7 +37,7 @@ class _AliasLoader(importlib.abc.Loader):
         module.__spec__ = self._real_spec  # already executed; keep its own spec (name, origin) intact
 
 
-class _AliasFinder(importlib.abc.MetaPathFinder):
+class _AliasFinder:
     def find_spec(self, name: str, path: object = None, target: object = None):
         if name in MOVED:
             return importlib.machinery.ModuleSpec(name, _AliasLoader())

@@ -6,7 +6,6 @@ stack can return a precise 400 to its client.
 
 from __future__ import annotations
 
-import difflib
 from typing import Iterable
 
 
@@ -26,6 +25,8 @@ class UnknownFormat(ToolwireError, KeyError):
     code = "unknown_format"
 
     def __init__(self, name: str, known: Iterable[str]):
+        import difflib  # only when a name is unknown: ``import toolwire`` stays light
+
         known = sorted(known)
         self.name = name
         self.closest = difflib.get_close_matches(name, known, n=3, cutoff=0.4)

@@ -6,18 +6,17 @@ and names its stream parser class; ``parse`` is always ``stream().feed(text)`` +
 
 from __future__ import annotations
 
-import inspect
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, ClassVar, Sequence
-
-from toolwire.context_policy.plan import plan as make_plan
+from typing import TYPE_CHECKING, Any, ClassVar, Sequence
 
 from .errors import InvalidOption, UnsupportedByFormat
-from .models import Message, Tool, check_message_text, normalize_messages, normalize_tools
-from .output import ParsedOutput
 from .prompt import PromptBuilder, RenderedPrompt
+
+if TYPE_CHECKING:
+    from .models import Message, Tool
+    from .output import ParsedOutput
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
@@ -104,6 +103,10 @@ class Format:
                                              or not isinstance(reasoning_effort, (str, int))):
             raise InvalidOption(f"reasoning_effort must be a string or an integer, got {reasoning_effort!r}",
                                 field="reasoning_effort")
+        from toolwire.context_policy.plan import plan as make_plan  # imported on first render, not with toolwire
+
+        from .models import check_message_text, normalize_messages, normalize_tools
+
         msgs = normalize_messages(messages)
         check_message_text(msgs)
         if self.content_parts == "refuse" and not join_content_parts:
@@ -305,6 +308,8 @@ def _tool_list(tools: Any) -> Any:
 @lru_cache(maxsize=None)
 def _parser_parameters(parser_class: type) -> frozenset[str]:
     """The keyword options a parser class names in its own ``__init__`` (or a base's)."""
+    import inspect
+
     names: set[str] = set()
     for klass in parser_class.__mro__:
         init = klass.__dict__.get("__init__")

@@ -113,6 +113,11 @@ def normalize_messages(messages: Any) -> list[Message]:
     """Validate ``messages`` (dicts or :class:`Message`) into models, naming index and field on error."""
     if not isinstance(messages, (list, tuple)):
         raise InvalidRequest("messages must be a list", field="messages")
+    for raw in messages:
+        if not isinstance(raw, Message):
+            break
+    else:
+        return list(messages)  # already models: what validation would return (pydantic does not revalidate them)
     if all(isinstance(raw, (dict, Message)) for raw in messages):
         try:  # the whole list in one pydantic call (models pass through as they are)
             return _MESSAGE_LIST.validate_python(messages)
@@ -151,7 +156,7 @@ def normalize_tools(tools: Any) -> list[Tool]:
         except ValidationError as exc:
             err = exc.errors()[0]
             raise InvalidRequest(err["msg"], field=f"tools[{index}]." + _field_path(err["loc"])) from None
-        tool._raw = raw
+        tool.__pydantic_private__["_raw"] = raw  # tool._raw = raw, without pydantic's __setattr__
         out.append(tool)
     for index, tool in enumerate(out):
         fn, field = tool.function, f"tools[{index}].function"
@@ -167,23 +172,45 @@ def check_message_text(messages: list[Message]) -> None:
     """Refuse message text no tokenizer can encode (a lone surrogate), naming the message and field. Call
     arguments are checked where they are decoded (:func:`call_arguments`)."""
     for index, m in enumerate(messages):
-        content = m.content
-        if isinstance(content, str):
-            check_text(content, message_index=index, field="content")
-        elif content:
-            for n, part in enumerate(content):
-                if part.text:
-                    check_text(part.text, message_index=index, field=f"content[{n}].text")
-        for name in ("reasoning_content", "name", "tool_call_id"):
-            value = getattr(m, name)
-            if value:
-                check_text(value, message_index=index, field=name)
-        for n, call in enumerate(m.tool_calls or ()):
-            check_text(call.function.name, message_index=index, field=f"tool_calls[{n}].function.name")
-            if call.id:
-                check_text(call.id, message_index=index, field=f"tool_calls[{n}].id")
-            if isinstance(call.function.arguments, str):
-                check_text(call.function.arguments, message_index=index, field=f"tool_calls[{n}].function.arguments")
+        if not _ascii_message(m):  # ASCII text holds no surrogate: most messages need no closer look
+            _check_message(index, m)
+
+
+def _ascii_message(m: Message) -> bool:
+    """Whether every text :func:`_check_message` looks at is ASCII (list content: not looked into here)."""
+    content, reasoning, name, call_id = m.content, m.reasoning_content, m.name, m.tool_call_id
+    if (content.__class__ is not str and content) or (content and not content.isascii()) \
+            or (reasoning and not reasoning.isascii()) or (name and not name.isascii()) \
+            or (call_id and not call_id.isascii()):
+        return False
+    for call in m.tool_calls or ():
+        function = call.function
+        arguments = function.arguments
+        if not function.name.isascii() or (call.id and not call.id.isascii()) \
+                or (arguments.__class__ is str and not arguments.isascii()):
+            return False
+    return True
+
+
+def _check_message(index: int, m: Message) -> None:
+    """The per-field check of one message (the first text holding a lone surrogate is refused)."""
+    content = m.content
+    if isinstance(content, str):
+        check_text(content, message_index=index, field="content")
+    elif content:
+        for n, part in enumerate(content):
+            if part.text:
+                check_text(part.text, message_index=index, field=f"content[{n}].text")
+    for name in ("reasoning_content", "name", "tool_call_id"):
+        value = getattr(m, name)
+        if value:
+            check_text(value, message_index=index, field=name)
+    for n, call in enumerate(m.tool_calls or ()):
+        check_text(call.function.name, message_index=index, field=f"tool_calls[{n}].function.name")
+        if call.id:
+            check_text(call.id, message_index=index, field=f"tool_calls[{n}].id")
+        if isinstance(call.function.arguments, str):
+            check_text(call.function.arguments, message_index=index, field=f"tool_calls[{n}].function.arguments")
 
 
 def tool_to_dict(tool: Tool) -> dict[str, Any]:
@@ -225,6 +252,8 @@ def check_json_value(value: Any, *, message_index: int | None = None, field: str
     a non-string key, nesting deeper than :data:`MAX_REQUEST_DEPTH` (a value that contains itself nests
     forever), an integer of more than 4300 digits, or text with a lone surrogate. Iterative: a value
     nested a million levels deep is refused, never a RecursionError."""
+    if _plain_json_value(value):
+        return
     stack: list[tuple[Any, int, str]] = [(value, 1, "")]
     while stack:
         item, depth, path = stack.pop()
@@ -252,6 +281,37 @@ def check_json_value(value: Any, *, message_index: int | None = None, field: str
         elif item is not None and not isinstance(item, (bool, float)):
             raise UnrepresentableValue(f"holds a {type(item).__name__}, which is not a JSON value",
                                        message_index=message_index, field=field + path)
+
+
+def _plain_json_value(value: Any) -> bool:
+    """Whether :func:`check_json_value` has nothing to refuse in ``value``: the same walk, without building the
+    field path of every item (the path is only needed to word a refusal, so a value that fails is walked again)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        item, depth = pop()
+        kind = type(item)
+        if kind is str:
+            if not item.isascii() and _LONE_SURROGATE.search(item) is not None:
+                return False
+        elif kind is dict:
+            if depth > MAX_REQUEST_DEPTH:
+                return False
+            for key, inner in item.items():
+                if type(key) is not str or (not key.isascii() and _LONE_SURROGATE.search(key) is not None):
+                    return False
+                push((inner, depth + 1))
+        elif kind is list or kind is tuple:
+            if depth > MAX_REQUEST_DEPTH:
+                return False
+            for inner in item:
+                push((inner, depth + 1))
+        elif kind is int:
+            if item.bit_length() > 14_000:
+                return False
+        elif item is not None and kind is not bool and kind is not float:
+            return False  # another type, or a subclass: the full walk decides
+    return True
 
 
 def _too_many_digits(number: int) -> bool:
@@ -283,8 +343,14 @@ def call_arguments(call: ToolCall, message_index: int, call_index: int) -> dict[
                                    field=field) from None
     if not isinstance(value, dict):
         raise InvalidRequest("arguments must be a JSON object", message_index=message_index, field=field)
-    check_json_value(value, message_index=message_index, field=field)
+    if not (len(args) <= _SHALLOW_TEXT and args.isascii() and "\\u" not in args):
+        check_json_value(value, message_index=message_index, field=field)
+    # else: decoded from short ASCII JSON text without escapes, so it holds JSON types only, no surrogate and no
+    # container deeper than MAX_REQUEST_DEPTH (that takes more than _SHALLOW_TEXT brackets): nothing to refuse
     return value
+
+
+_SHALLOW_TEXT = 2 * MAX_REQUEST_DEPTH
 
 
 Role = Literal["system", "developer", "user", "assistant", "tool"]

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Callable, Literal, Optional, Union
+from typing import Any, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from ._delegation import delegate as _delegate
 
 CandidateStatus = Literal["proposed", "repaired", "rejected", "truncated", "validated"]
 ErrorCode = Literal["unknown_tool", "missing_required", "unexpected_field", "type_mismatch", "enum_mismatch",
@@ -17,21 +19,8 @@ Severity = Literal["info", "warning", "error"]
 
 # The convenience methods below (validate, fingerprint, to_error_result, to_openai_message, finish_reason)
 # are thin delegations to toolwire.dispatch and toolwire.integrations.openai. Those packages import this
-# module, so core never imports them: toolwire/__init__.py binds their functions here (bind_delegates), and
-# it always runs before any toolwire.output import.
-_DELEGATES: dict[str, Callable[..., Any]] = {}
-
-
-def bind_delegates(**functions: Callable[..., Any]) -> None:
-    """Bind the functions the convenience methods delegate to (done once, by ``toolwire/__init__.py``)."""
-    _DELEGATES.update(functions)
-
-
-def _delegate(name: str) -> Callable[..., Any]:
-    try:
-        return _DELEGATES[name]
-    except KeyError:
-        raise RuntimeError(f"toolwire.output: {name} is not bound (import toolwire first)") from None
+# module, so core never imports them: toolwire/__init__.py registers a binder in toolwire._delegation (a
+# module that imports nothing), which imports them and binds their functions on the first call.
 
 
 class Diagnostic(BaseModel):
