@@ -39,16 +39,44 @@ TOOLS = [
                                           "q": {"type": "string"}, "limit": {"type": "integer"}},
                                           "required": ["q"]}}},
 ]
-PAIRS = [  # format, template file, bos/eos the template reads
+BOS_LLAMA = {"bos_token": "<|begin_of_text|>"}
+BOS_DEEPSEEK = {"bos_token": "<｜begin▁of▁sentence｜>"}
+PAIRS = [  # format, template file (under ../shared/real/templates), bos/eos the template reads
+    ("qwen25", "Qwen2.5-7B-Instruct.jinja", {}),
     ("qwen3", "Qwen3-8B.jinja", {}),
+    ("qwen3_instruct_2507", "Qwen3-4B-Instruct-2507.jinja", {}),
+    ("qwen3_thinking_2507", "Qwen3-4B-Thinking-2507.jinja", {}),
+    ("qwen3_coder", "Qwen3-Coder.jinja", {}),
     ("qwen35", "Qwen3.5-4B.jinja", {}),
+    ("qwen36", "Qwen3.6-35B-A3B.jinja", {}),
+    ("qwen38", "Qwen3.8-27B.jinja", {}),
+    ("glm45", "GLM-4.5.jinja", {}),
+    ("glm46", "GLM-4.6.jinja", {}),
     ("glm47", "GLM-4.7-Flash.jinja", {}),
-    ("llama31", "Llama-3.1-8B-Instruct.jinja", {"bos_token": "<|begin_of_text|>"}),
-    ("deepseek_v31", "DeepSeek-V3.1.jinja", {"bos_token": "<｜begin▁of▁sentence｜>"}),
+    ("llama31", "Llama-3.1-8B-Instruct.jinja", BOS_LLAMA),
+    ("llama32", "Llama-3.2-3B-Instruct.jinja", {**BOS_LLAMA, "eos_token": "<|eot_id|>"}),
+    ("llama4", "Llama-4-transformers-default.jinja", {**BOS_LLAMA, "eos_token": "<|eot|>"}),
+    ("hermes3", "Hermes-3-Llama-3.1-8B-tool_use.jinja", BOS_LLAMA),
+    ("deepseek_r1", "DeepSeek-R1.jinja", BOS_DEEPSEEK),
+    ("deepseek_v31", "DeepSeek-V3.1.jinja", BOS_DEEPSEEK),
     ("kimi_k2", "Kimi-K2-Instruct.jinja", {}),
+    ("kimi_k2_thinking", "Kimi-K2-Thinking.jinja", {}),
+    ("kimi_k3", "extra/Kimi-K3.jinja", {}),
     ("minimax_m2", "MiniMax-M2.jinja", {}),
+    ("minimax_m3", "extra/MiniMax-M3.jinja", {}),
+    ("mistral_small32", "Mistral-Small-3.2-24B-Instruct-2506.jinja", {"bos_token": "<s>", "eos_token": "</s>"}),
+    ("ministral3", "Ministral-3-14B-Reasoning-2512.jinja", {"bos_token": "<s>", "eos_token": "</s>"}),
     ("gpt_oss", "gpt-oss-20b.jinja", {}),
+    ("seed_oss", "Seed-OSS-36B-Instruct.jinja", {}),
+    ("granite4", "Granite-4.1.jinja", {}),
+    ("gemma4", "Gemma-4-E2B-it.jinja", {"bos_token": "<bos>"}),
+    ("nemotron3", "extra/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja", {}),
+    ("step35", "extra/StepFun3.5-Flash.jinja", {"bos_token": "<s>"}),
+    ("laguna", "extra/poolside-Laguna-S-2.1.jinja", {}),
+    ("hy3", "extra/tencent-Hy3.jinja", {}),
 ]
+"""Every format whose reference is a chat template in ../shared/real (DeepSeek V3.2 / V4 / V4.1 have none: their
+references are DeepSeek's Python encoders, table 2)."""
 
 
 def conversation(turns: int) -> list[dict]:
@@ -88,6 +116,17 @@ def _carrier_tokenizer():
     return AutoTokenizer.from_pretrained(str(folder)) if folder.is_dir() else None
 
 
+def _template_messages(messages: list[dict], render) -> list[dict]:
+    """The messages as the template reads them: arguments decoded to objects (as transformers users pass them), or
+    as JSON strings where the template concatenates them as text (DeepSeek-R1) and so refuses objects."""
+    decoded = decode_arguments(messages)
+    try:
+        render(decoded)
+    except Exception:  # noqa: BLE001 - the template's own refusal of object arguments
+        return messages
+    return decoded
+
+
 def template_table() -> None:
     """Print table 1 and record, per format, transformers / toolwire at 2 and 50 turns."""
     hf = _carrier_tokenizer()
@@ -105,7 +144,8 @@ def template_table() -> None:
         ours_us, theirs_us = [], []
         for turns in (2, 50):
             messages = conversation(turns)
-            template_messages = decode_arguments(messages)
+            template_messages = _template_messages(messages, lambda m: runner.render(  # noqa: B023
+                m, TOOLS, add_generation_prompt=True, **variables))
             native_opts = dict(options)
             if "strftime_now" in source:
                 native_opts["current_date"] = "2025-03-14"
@@ -124,8 +164,8 @@ def template_table() -> None:
                 theirs_us.append(t_hf)
             else:
                 hf_cell, ratio = "(transformers missing)", "-"
-            rows.append([fmt_name, template_file, turns, f"{t_native:,.0f}", f"{t_ours:,.0f}", hf_cell, ratio,
-                         "yes" if len(texts) == 1 else "NO"])
+            rows.append([fmt_name, template_file.rpartition("/")[2], turns, f"{t_native:,.0f}", f"{t_ours:,.0f}",
+                         hf_cell, ratio, "yes" if len(texts) == 1 else "NO"])
         if theirs_us:
             harness.record("render", f"{fmt_name} (2 / 50 turns), µs", " / ".join(f"{t:,.0f}" for t in ours_us),
                            "apply_chat_template", " / ".join(f"{t:,.0f}" for t in theirs_us),
