@@ -69,11 +69,16 @@ def find_boundaries(messages: Sequence[Message]) -> Boundaries:
     turns: list[int] = []
     steps: list[int] = []
     turn_of: list[int] = []
+    turn = -1
     for i, m in enumerate(messages):
         role = m.role
-        if role == "user" and not is_wrapped_tool_result(m):
-            turns.append(i)
+        if role == "user":
+            content = m.content
+            if content.__class__ is str and content[:1] != "<" and not content[:1].isspace() \
+                    or not is_wrapped_tool_result(m):  # (the first test: plain text, which is never a wrapper)
+                turns.append(i)
+                turn += 1
         elif role == "assistant":
             steps.append(i)
-        turn_of.append(len(turns) - 1)
+        turn_of.append(turn)
     return Boundaries(tuple(turns), tuple(steps), tuple(turn_of))

@@ -107,5 +107,22 @@ def plan(messages: Sequence[Any], format: Any, *, thinking: bool = False, policy
     rendered = msgs
     if dropped:
         rendered = [m.model_copy(update={"reasoning_content": None}) if i in dropped else m for i, m in enumerate(msgs)]
-    return ContextPlan(format=name, policy=policy or "family", turns=list(b.turns), steps=list(b.steps),
-                       messages=rendered, decisions=decisions, warnings=warnings)
+    result = _built_plan({"format": name, "policy": policy or "family", "turns": list(b.turns), "steps": list(b.steps),
+                          "messages": rendered, "decisions": decisions, "warnings": warnings})
+    result.__dict__["kept_indices"] = frozenset(d.message_index for d in decisions if d.action != "drop")
+    return result  # (the cached kept_indices, computed once here: every render asks for it)
+
+
+_FIELDS_SET = frozenset(ContextPlan.model_fields)
+
+
+def _built_plan(values: dict[str, Any]) -> ContextPlan:
+    """``ContextPlan(**values)`` for what :func:`plan` built itself: fresh lists of validated models, strings and
+    ints, which validation would only copy. Set as ``model_construct`` sets them (field order, every field set,
+    no extra, no private attributes), without its per-call bookkeeping."""
+    obj = object.__new__(ContextPlan)
+    object.__setattr__(obj, "__dict__", values)
+    object.__setattr__(obj, "__pydantic_fields_set__", set(_FIELDS_SET))
+    object.__setattr__(obj, "__pydantic_extra__", None)
+    object.__setattr__(obj, "__pydantic_private__", None)
+    return obj

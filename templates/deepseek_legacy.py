@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool, call_arguments
-from toolwire.parsers.base import json_dumps
+from toolwire.templates.json_text import tojson as json_dumps
 from toolwire.parsers.deepseek_legacy import (
     MARKERS, R1_FENCE_CLOSE, R1_FENCE_OPEN, DeepSeekR1Parser, DeepSeekV31Parser,
 )

@@ -21,7 +21,6 @@ by the next structural marker (``</arg_value><arg_key>``...) raises :class:`Unre
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +30,7 @@ from toolwire.models import Message, Tool, call_arguments, tool_to_dict
 from toolwire.parsers.glm import MARKERS, GlmParser, Glm47Parser
 from toolwire.parsers.xml_calls import early_close
 from toolwire.prompt import PromptBuilder
+from toolwire.templates.json_text import tojson
 
 from .jinja import REASONING_FIELDS
 
@@ -45,7 +45,7 @@ _TOOLS_OUTRO = "</tools>\n\nFor each function call, output the function name and
 
 def arg_text(value: Any) -> str:
     """An argument value as the HF templates write it: a string as is, anything else as ``tojson``."""
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return value if isinstance(value, str) else tojson(value)
 
 
 def message_reasoning(message: Message) -> Any:
@@ -145,7 +145,7 @@ class GlmFormat(Format):
     def _render_tools(self, tools: list[Tool], out: PromptBuilder) -> None:
         out.special(M["system"]).template(_TOOLS_INTRO)
         for tool in tools:
-            out.content(json.dumps(tool_to_dict(tool), ensure_ascii=False)).template("\n")
+            out.content(tojson(tool_to_dict(tool))).template("\n")
         out.template(_TOOLS_OUTRO)
         nl = "\n" if self.style.newlines else ""
         out.special(M["call_open"]).template("{function-name}" + nl)

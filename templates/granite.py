@@ -25,7 +25,7 @@ from typing import ClassVar
 from toolwire.errors import InvalidOption, UnsupportedByFormat
 from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool, call_arguments, tool_to_dict
-from toolwire.parsers.base import json_dumps as jinja_json
+from toolwire.templates.json_text import tojson as jinja_json
 from toolwire.parsers.hermes_json import MARKERS as _HERMES, HermesJsonParser
 from toolwire.prompt import PromptBuilder, special_pattern
 

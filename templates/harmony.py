@@ -12,7 +12,6 @@ token ids to the stream parser.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import threading
@@ -27,6 +26,7 @@ from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool, call_arguments, function_to_dict
 from toolwire.parsers.harmony import MARKERS, HarmonyStreamParser
 from toolwire.prompt import PromptBuilder
+from toolwire.templates.json_text import tojson
 
 from .harmony_schema import harmony_namespace, hf_namespace
 
@@ -229,7 +229,7 @@ class HarmonyFormat(Format):
                                               "with a tool call!", message_index=i, field="role")
                 body = m.text()
                 out.append(_Msg(i, f"functions.{name}", "commentary",
-                                json.dumps(body, ensure_ascii=False) if opts.quote_tool_results else body,
+                                tojson(body) if opts.quote_tool_results else body,
                                 MARKERS["end"], recipient="assistant", kind="tool"))
             elif m.role == "user":
                 out.append(_Msg(i, "user", None, m.text(), MARKERS["end"]))
@@ -263,7 +263,7 @@ class HarmonyFormat(Format):
             if content:
                 out.append(_Msg(i, "assistant", "commentary", content, MARKERS["end"], kind="preamble"))
         for n, call in enumerate(calls if opts.all_tool_calls else calls[:1]):
-            args = json.dumps(call_arguments(call, i, n), ensure_ascii=False)
+            args = tojson(call_arguments(call, i, n))
             if opts.escape_markers_in_arguments:
                 args = _MARKER_IN_JSON.sub(r"\\u003c", args)
             ctype = (call.function.model_extra or {}).get("content_type")

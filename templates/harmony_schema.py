@@ -18,6 +18,7 @@ import json
 from typing import Any
 
 from toolwire.errors import UnsupportedByFormat
+from toolwire.templates.json_text import tojson
 
 _UNDEF = object()
 """A key the schema does not have (Jinja's ``Undefined``; serde_json's ``get() == None``)."""
@@ -45,7 +46,7 @@ def _cat(*parts: Any) -> str:
 
 
 def _tojson(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
+    return tojson(value)
 
 
 def _not_in(name: Any, required: Any) -> bool:

@@ -30,7 +30,7 @@ from typing import Any
 from toolwire.errors import InvalidToolDefinition, UnsupportedByFormat
 from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool, call_arguments, function_to_dict
-from toolwire.parsers.base import json_dumps as jinja_json
+from toolwire.templates.json_text import tojson as jinja_json
 from toolwire.parsers.hermes_json import MARKERS as _CHATML, HermesJsonParser
 from toolwire.prompt import PromptBuilder, special_pattern
 

@@ -31,7 +31,7 @@ from typing import ClassVar
 from toolwire.errors import UnrepresentableValue, UnsupportedByFormat
 from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool, call_arguments, tool_to_dict
-from toolwire.parsers.base import json_dumps as jinja_json  # transformers' tojson: non-ASCII kept, ", " / ": "
+from toolwire.templates.json_text import tojson as jinja_json  # transformers' tojson: non-ASCII kept, ", " / ": "
 from toolwire.parsers.hermes_json import MARKERS, HermesJsonParser, Qwen3Parser, Qwen3ThinkingParser
 from toolwire.prompt import PromptBuilder, special_pattern
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool, call_arguments, tool_to_dict
-from toolwire.parsers.base import json_dumps
+from toolwire.templates.json_text import tojson as json_dumps
 from toolwire.parsers.kimi import CALL_ID_PREFIX, MARKERS, KimiParser, KimiThinkingParser
 from toolwire.prompt import PromptBuilder
 

@@ -24,13 +24,12 @@ tell where they end).
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from toolwire.errors import InvalidOption, UnrepresentableValue, UnsupportedByFormat
 from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool, call_arguments, tool_to_dict
-from toolwire.parsers.base import json_dumps
+from toolwire.templates.json_text import tojson
 from toolwire.parsers.kimi_k3 import MARKERS, STRUCTURE, KimiK3Parser
 from toolwire.prompt import PromptBuilder
 
@@ -62,10 +61,10 @@ def json_sorted(value: Any) -> str:
     """The template's ``json_sorted``: compact JSON, each object's keys in ``dictsort`` order."""
     if isinstance(value, dict):
         items = sorted(value.items(), key=lambda kv: kv[0].lower() if isinstance(kv[0], str) else kv[0])
-        return "{" + ",".join(json.dumps(k, ensure_ascii=False) + ":" + json_sorted(v) for k, v in items) + "}"
+        return "{" + ",".join(tojson(k) + ":" + json_sorted(v) for k, v in items) + "}"
     if isinstance(value, (list, tuple)):
         return "[" + ",".join(json_sorted(v) for v in value) + "]"
-    return json.dumps(value, ensure_ascii=False)
+    return tojson(value)
 
 
 def xtml_type(value: Any) -> str:
@@ -81,7 +80,7 @@ def xtml_type(value: Any) -> str:
 
 
 def xtml_value(value: Any) -> str:
-    return value if isinstance(value, str) else json_dumps(value)
+    return value if isinstance(value, str) else tojson(value)
 
 
 class KimiK3Format(Format):

@@ -20,7 +20,6 @@ The template's switch ``enable_thinking`` is accepted as an alias of ``thinking`
 
 from __future__ import annotations
 
-import json
 
 from toolwire.errors import UnsupportedByFormat
 from toolwire.format import Format, RenderOptions
@@ -28,6 +27,7 @@ from toolwire.models import Message, Tool, tool_to_dict
 from toolwire.parsers.glm import MARKERS as GLM_MARKERS
 from toolwire.parsers.laguna import LagunaParser
 from toolwire.prompt import PromptBuilder
+from toolwire.templates.json_text import tojson
 
 from .glm import GlmFormat, GlmStyle
 
@@ -99,7 +99,7 @@ class Laguna(GlmFormat):
             if tools:
                 out.template(_TOOLS_INTRO, sys_index)
                 for tool in tools:
-                    out.content(json.dumps(tool_to_dict(tool), ensure_ascii=False), sys_index)
+                    out.content(tojson(tool_to_dict(tool)), sys_index)
                     out.template("\n", sys_index)
                 out.template("</available_tools>", sys_index)
             out.special(M["system_close"], sys_index).template("\n", sys_index)

@@ -18,17 +18,14 @@ built-in tools, dated today (``strftime_now``) unless ``current_date`` is given:
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 from datetime import date
 
 from toolwire.errors import InvalidOption, UnsupportedByFormat
 from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool, call_arguments, tool_to_dict
-from toolwire.parsers.base import json_dumps
 from toolwire.parsers.llama import MARKERS, LlamaParser
 from toolwire.prompt import PromptBuilder
+from toolwire.templates.json_text import tojson as json_dumps, tojson_indented
 
 M = MARKERS
 
@@ -60,12 +57,7 @@ def _header(out: PromptBuilder, role: str, index: int | None, *, role_kind: str 
 def _tool_list(tools: list[Tool], out: PromptBuilder) -> None:
     out.template(CALL_FORMAT + "Do not use variables.\n\n")
     for tool in tools:
-        out.content(json_dumps_indented(tool_to_dict(tool))).template("\n\n")
-
-
-def json_dumps_indented(value: Any) -> str:
-    """``tojson(indent=4)`` as transformers prints it (non-ASCII kept)."""
-    return json.dumps(value, ensure_ascii=False, indent=4)
+        out.content(tojson_indented(tool_to_dict(tool))).template("\n\n")  # tojson(indent=4)
 
 
 def _builtin_call(out: PromptBuilder, index: int, name: str, args: dict, call_index: int) -> None:

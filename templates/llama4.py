@@ -19,13 +19,12 @@ could not carry.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from toolwire.errors import UnsupportedByFormat
 from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool, call_arguments, tool_to_dict
-from toolwire.parsers.base import json_dumps
+from toolwire.templates.json_text import tojson as json_dumps, tojson_indented
 from toolwire.parsers.llama4 import MARKERS, Llama4Parser
 from toolwire.prompt import PromptBuilder
 
@@ -47,7 +46,7 @@ def _header(out: PromptBuilder, role: str, index: int | None, *, role_kind: str 
 def _tool_list(tools: list[Tool], out: PromptBuilder, index: int | None) -> None:
     out.template(CALL_FORMAT + "Do not use variables.\n\n", index)
     for tool in tools:
-        out.content(json.dumps(tool_to_dict(tool), ensure_ascii=False, indent=4), index).template("\n\n", index)
+        out.content(tojson_indented(tool_to_dict(tool)), index).template("\n\n", index)
 
 
 def _parts(out: PromptBuilder, message: Message, index: int) -> None:

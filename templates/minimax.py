@@ -18,7 +18,6 @@ Argument values: strings as they are, every other value as JSON. MiniMax has no 
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from toolwire.errors import InvalidRequest, UnrepresentableValue, UnsupportedByFormat
@@ -26,6 +25,7 @@ from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool, call_arguments, function_to_dict
 from toolwire.parsers.minimax import MARKERS, MiniMaxParser
 from toolwire.prompt import PromptBuilder
+from toolwire.templates.json_text import tojson
 
 from .glm import arg_text, check_representable, jinja_str, part_dict, split_reasoning
 
@@ -104,7 +104,7 @@ class MiniMaxFormat(Format):
         if tools:
             out.template(_TOOLS_INTRO)
             for tool in tools:
-                out.template("<tool>").content(json.dumps(function_to_dict(tool), ensure_ascii=False))
+                out.template("<tool>").content(tojson(function_to_dict(tool)))
                 out.template("</tool>\n")
             out.template(_TOOLS_OUTRO).special(M["block_open"]).template(_EXAMPLE).special(M["block_close"])
         out.special(M["eos"]).template("\n")

@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 from toolwire.errors import InvalidOption, UnrepresentableValue, UnsupportedByFormat
 from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool, call_arguments, tool_to_dict
-from toolwire.parsers.base import json_dumps
+from toolwire.templates.json_text import tojson as json_dumps
 from toolwire.parsers.minimax_m3 import MARKERS, NS, MiniMaxM3Parser
 from toolwire.prompt import PromptBuilder
 

@@ -26,7 +26,7 @@ from functools import lru_cache
 from toolwire.errors import UnsupportedByFormat
 from toolwire.format import Format, RenderOptions
 from toolwire.models import ContentPart, Message, Tool, call_arguments, tool_to_dict
-from toolwire.parsers.base import json_dumps
+from toolwire.templates.json_text import tojson as json_dumps
 from toolwire.parsers.ministral import MARKERS, MinistralParser
 from toolwire.prompt import PromptBuilder, special_pattern
 

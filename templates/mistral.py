@@ -19,7 +19,7 @@ from datetime import date
 from toolwire.errors import InvalidRequest, UnsupportedByFormat
 from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool, call_arguments, tool_to_dict
-from toolwire.parsers.base import json_dumps
+from toolwire.templates.json_text import tojson as json_dumps
 from toolwire.parsers.mistral import CALL_ID_LENGTH, MARKERS, MistralParser, is_call_id
 from toolwire.prompt import PromptBuilder
 

@@ -34,6 +34,7 @@ from toolwire.parsers.base import tool_schemas
 from toolwire.parsers.qwen_xml import QWEN_GRAMMAR, Qwen3CoderParser, Qwen35Parser, XmlGrammar
 from toolwire.parsers.schema_coerce import declared_parameter
 from toolwire.prompt import PromptBuilder, special_pattern
+from toolwire.templates.json_text import tojson
 
 # One marker table shared by the renderer and the parser (toolwire.parsers.qwen_xml).
 MARKERS = {
@@ -73,7 +74,7 @@ def jinja_str(value: Any) -> str:
 
 def jinja_json(value: Any) -> str:
     """transformers' ``tojson``: ``json.dumps`` keeping non-ASCII, default separators."""
-    return json.dumps(value, ensure_ascii=False)
+    return tojson(value)
 
 
 def coder_value(value: Any) -> str:

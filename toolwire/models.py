@@ -107,18 +107,23 @@ def _field_path(loc: tuple) -> str:
 
 
 _MESSAGE_LIST = TypeAdapter(list[Message])
+_TOOL_LIST = TypeAdapter(list[Tool])
 
 
 def normalize_messages(messages: Any) -> list[Message]:
     """Validate ``messages`` (dicts or :class:`Message`) into models, naming index and field on error."""
     if not isinstance(messages, (list, tuple)):
         raise InvalidRequest("messages must be a list", field="messages")
+    models = objects = True
     for raw in messages:
         if not isinstance(raw, Message):
-            break
-    else:
+            models = False
+            if not isinstance(raw, dict):
+                objects = False
+                break
+    if models:
         return list(messages)  # already models: what validation would return (pydantic does not revalidate them)
-    if all(isinstance(raw, (dict, Message)) for raw in messages):
+    if objects:
         try:  # the whole list in one pydantic call (models pass through as they are)
             return _MESSAGE_LIST.validate_python(messages)
         except ValidationError:
@@ -145,7 +150,14 @@ def normalize_tools(tools: Any) -> list[Tool]:
     if not isinstance(tools, (list, tuple)):
         raise InvalidRequest("tools must be a list", field="tools")
     out: list[Tool] = []
-    for index, raw in enumerate(tools):
+    if all(type(raw) is dict and "function" in raw for raw in tools):  # the usual shape: one pydantic call
+        try:
+            out = _TOOL_LIST.validate_python(tools)
+        except ValidationError:
+            out = []  # the loop below names the bad tool and field
+        for tool, raw in zip(out, tools):
+            tool.__pydantic_private__["_raw"] = raw  # tool._raw = raw, without pydantic's __setattr__
+    for index, raw in enumerate(tools if not out else ()):
         if isinstance(raw, Tool):
             out.append(raw)
             continue
