@@ -269,7 +269,7 @@ def _turns(version: DsmlVersion, messages: list[Message], tools: list[Tool]) -> 
             raise UnsupportedByFormat(f"role {role!r} is not supported by {version.name}", message_index=i,
                                       field="role")
         task, wo_eos = None, False
-        extra = msg.model_extra
+        extra = msg.__pydantic_extra__  # msg.model_extra, without the property call
         if extra:  # quick-instruction switches come as extra message fields
             task, wo_eos = extra.get("task"), extra.get("wo_eos", False)
             if (task is not None or "wo_eos" in extra) and not version.quick_instructions:
@@ -283,7 +283,9 @@ def _turns(version: DsmlVersion, messages: list[Message], tools: list[Tool]) -> 
         calls = msg.tool_calls
         if calls and role != "assistant":
             raise InvalidRequest("only assistant messages carry tool_calls", message_index=i, field="tool_calls")
-        text = msg.text()
+        text = msg.content
+        if text.__class__ is not str:
+            text = msg.text()
         if role == "developer" and not text:
             raise UnsupportedByFormat("developer messages need content", message_index=i, field="content")
         if calls:
@@ -427,11 +429,13 @@ def _write_calls(version: DsmlVersion, out: PromptBuilder, turn: _Turn) -> None:
     """The ``\\n\\n<｜DSML｜tool_calls>`` block of an assistant turn."""
     m, i = version.markers, turn.index
     special, template, content = out.special, out.template, out.content
+    breaks_tag, close = _NAME_BREAKERS.search, m["parameter_close"]
     template("\n\n", i)
     special(m["tool_calls_open"], i)
     template("\n", i)
     for n, (ci, name, arguments, _) in enumerate(turn.calls):
-        _check_name(name, i, ci)
+        if breaks_tag(name):
+            _check_name(name, i, ci)
         if n:
             template("\n", i)
         special(m["invoke_open"], i)
@@ -439,11 +443,15 @@ def _write_calls(version: DsmlVersion, out: PromptBuilder, turn: _Turn) -> None:
         special('">', i)
         template("\n", i)
         for k, (key, value) in enumerate(arguments.items()):
-            _check_name(key, i, ci, key)
-            try:
-                is_string, text = parameter_value(version, value)
-            except UnrepresentableValue as exc:
-                raise UnrepresentableValue(exc.detail, message_index=i, field=_call_field(ci, key)) from None
+            if breaks_tag(key):
+                _check_name(key, i, ci, key)
+            if value.__class__ is str and close not in value:  # parameter_value's first case, without the call
+                is_string, text = True, value
+            else:
+                try:
+                    is_string, text = parameter_value(version, value)
+                except UnrepresentableValue as exc:
+                    raise UnrepresentableValue(exc.detail, message_index=i, field=_call_field(ci, key)) from None
             if k:
                 template("\n", i)
             special(m["parameter_open"], i)

@@ -12,12 +12,24 @@ import re
 from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr, TypeAdapter, ValidationError, model_validator
+from pydantic_core import SchemaValidator, core_schema
 
 from .errors import InvalidRequest, UnrepresentableValue
 
 
 REASONING_ALIASES = ("thinking", "reasoning")
 """Other names a message's reasoning may come under (after ``reasoning_content``), as in transformers."""
+
+
+def alias_reasoning(data: Any) -> Any:
+    """What :class:`Message` validates for ``data``: when ``reasoning_content`` is missing or None, the first string
+    among the :data:`REASONING_ALIASES` fields becomes it (the alias field stays, as an extra field)."""
+    if isinstance(data, dict) and data.get("reasoning_content") is None:
+        for key in REASONING_ALIASES:
+            alias = data.get(key)
+            if isinstance(alias, str):
+                return {**data, "reasoning_content": alias}
+    return data
 
 
 class _Model(BaseModel):
@@ -61,12 +73,7 @@ class Message(_Model):
     def _alias_reasoning(cls, data: Any) -> Any:
         """Reasoning may come as ``reasoning_content`` or, as transformers also accepts, ``thinking`` or
         ``reasoning``; the first string found becomes ``reasoning_content``, so renderers read one field."""
-        if isinstance(data, dict) and data.get("reasoning_content") is None:
-            for key in REASONING_ALIASES:
-                alias = data.get(key)
-                if isinstance(alias, str):
-                    return {**data, "reasoning_content": alias}
-        return data
+        return alias_reasoning(data)
 
     def text(self, joiner: str = "\n\n") -> str:
         """The content as one string: ``None`` is empty, text parts are joined by ``joiner``."""
@@ -110,6 +117,49 @@ _MESSAGE_LIST = TypeAdapter(list[Message])
 _TOOL_LIST = TypeAdapter(list[Tool])
 
 
+def _plain_message_list() -> SchemaValidator | None:
+    """A validator of ``list[Message]`` without Message's Python ``before`` step (:func:`alias_reasoning`), which
+    costs about as much as the rest of a message's validation: :func:`normalize_messages` applies that step first,
+    in Python, to the few dicts that carry an alias field. It is Message's own model schema with the step taken
+    out, so it builds the very same models. (pydantic reuses a complete model's validator wherever its schema
+    appears, so the class is marked incomplete while this one is built.) None, and the plain adapter is used, if
+    pydantic lays the schema out otherwise or the two disagree on a probe request."""
+    schema = dict(Message.__pydantic_core_schema__)
+    inner = schema.get("schema") or {}
+    if schema.get("type") != "model" or inner.get("type") != "function-before" or not Message.__pydantic_complete__:
+        return None
+    schema["schema"] = inner["schema"]
+    Message.__pydantic_complete__ = False
+    try:
+        validator = SchemaValidator(core_schema.list_schema(schema))
+    finally:
+        Message.__pydantic_complete__ = True
+    probe = [{"role": "system", "content": "s", "x": [1]}, {"role": "user", "content": [{"type": "text", "text": "t"}]},
+             {"role": "assistant", "content": None, "thinking": "r", "tool_calls": [
+                 {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}, "index": 0},
+                 {"function": {"name": "g", "arguments": {"a": 1}}}]},
+             {"role": "tool", "tool_call_id": "c", "content": "r", "reasoning_content": None, "reasoning": "x"}]
+    probe.append(_MESSAGE_LIST.validate_python([probe[0]])[0])
+    expected = _MESSAGE_LIST.validate_python(probe)
+    got = validator.validate_python([alias_reasoning(raw) for raw in probe])
+    return validator if _same_state(got, expected) and got[-1] is probe[-1] else None
+
+
+def _same_state(a: Any, b: Any) -> bool:
+    """Whether two values hold the same models: type, field values in order, fields set, extras, privates."""
+    if isinstance(a, list):
+        return type(b) is list and len(a) == len(b) and all(map(_same_state, a, b))
+    if isinstance(a, BaseModel):
+        return (type(a) is type(b) and list(a.__dict__) == list(b.__dict__)
+                and all(_same_state(a.__dict__[k], b.__dict__[k]) for k in a.__dict__)
+                and a.__pydantic_fields_set__ == b.__pydantic_fields_set__
+                and a.__pydantic_extra__ == b.__pydantic_extra__ and a.__pydantic_private__ == b.__pydantic_private__)
+    return type(a) is type(b) and a == b
+
+
+_PLAIN_MESSAGES = _plain_message_list()
+
+
 def normalize_messages(messages: Any) -> list[Message]:
     """Validate ``messages`` (dicts or :class:`Message`) into models, naming index and field on error."""
     if not isinstance(messages, (list, tuple)):
@@ -125,7 +175,10 @@ def normalize_messages(messages: Any) -> list[Message]:
         return list(messages)  # already models: what validation would return (pydantic does not revalidate them)
     if objects:
         try:  # the whole list in one pydantic call (models pass through as they are)
-            return _MESSAGE_LIST.validate_python(messages)
+            if _PLAIN_MESSAGES is None:
+                return _MESSAGE_LIST.validate_python(messages)
+            return _PLAIN_MESSAGES.validate_python([alias_reasoning(raw) if isinstance(raw, dict) and (
+                "thinking" in raw or "reasoning" in raw) else raw for raw in messages])
         except ValidationError:
             pass  # the loop below finds the first bad message and names it
     out: list[Message] = []

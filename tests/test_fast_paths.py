@@ -1,0 +1,154 @@
+"""The speed paths of rendering and start-up give exactly what the plain paths give (issue 18).
+
+* ``normalize_messages`` validates plain dicts with Message's schema minus its Python alias step, which it
+  applies itself: the models must equal ``Message.model_validate`` of each dict, field by field, with the same
+  fields set and extras, and models passed in come back as the same objects;
+* call arguments decoded from short ASCII text skip the JSON-value walk: what the walk refuses must still be
+  refused, naming the field;
+* ``tojson_indented`` equals ``json.dumps(indent=4)``, also for a one-line text seen before;
+* the context plan is assembled without validation: it equals a validated ``ContextPlan`` of the same fields;
+* ``import toolwire`` builds no pydantic model, and the lazily loaded names are the usual classes.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+import toolwire
+from toolwire.context_policy.plan import ContextPlan, plan
+from toolwire.errors import InvalidRequest, UnrepresentableValue
+from toolwire.models import Message, call_arguments, normalize_messages
+from toolwire.templates.json_text import tojson, tojson_indented
+
+CALL = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": '{"a": 1}'}}
+MESSAGES = [
+    {"role": "system", "content": "s", "x-extra": [1, 2]},
+    {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "image_url", "image_url": {"url": "u"}}]},
+    {"role": "assistant", "content": None, "thinking": "t", "tool_calls": [CALL, {"function": {"name": "g"}}]},
+    {"role": "assistant", "content": "", "reasoning": "r", "reasoning_content": None},
+    {"role": "assistant", "content": "x", "reasoning_content": "kept", "thinking": "ignored"},
+    {"role": "assistant", "thinking": 3, "reasoning": "second alias"},
+    {"role": "tool", "tool_call_id": "c1", "content": "out", "name": "f"},
+    {"role": "assistant", "tool_calls": [{"id": None, "function": {"name": "h", "arguments": {"k": [1, {"z": None}]}},
+                                          "index": 3}]},
+    {"role": "user", "content": "Zürich", "wo_eos": True, "task": "action"},
+]
+
+
+def state(model):
+    """Everything a model holds, recursively, as plain data (type name, fields in order, fields set, extras)."""
+    if isinstance(model, list):
+        return [state(m) for m in model]
+    if not hasattr(model, "__pydantic_fields_set__"):
+        return model
+    return (type(model).__name__, [(k, state(v)) for k, v in model.__dict__.items()],
+            sorted(model.__pydantic_fields_set__), model.__pydantic_extra__, model.__pydantic_private__)
+
+
+def test_plain_dicts_become_the_models_pydantic_builds():
+    expected = [Message.model_validate(m) for m in MESSAGES]
+    got = normalize_messages(MESSAGES)
+    assert state(got) == state(expected)
+    assert [m.model_dump() for m in got] == [m.model_dump() for m in expected]
+    assert got[2].reasoning_content == "t" and got[2].model_extra == {"thinking": "t"}
+    assert got[3].reasoning_content == "r" and got[4].reasoning_content == "kept"
+    assert got[5].reasoning_content == "second alias"  # the first *string* alias
+
+
+def test_models_pass_through_and_mixed_lists_validate_the_dicts():
+    models = normalize_messages(MESSAGES[:3])
+    again = normalize_messages(models)
+    assert again == models and all(a is b for a, b in zip(again, models)) and again is not models
+    mixed = normalize_messages([models[0], MESSAGES[2]])
+    assert mixed[0] is models[0] and state(mixed[1]) == state(Message.model_validate(MESSAGES[2]))
+
+
+@pytest.mark.parametrize("bad, index, field, words", [
+    ([{"role": "user", "content": "ok"}, {"content": "no role"}], 1, "role", "Field required"),
+    ([{"role": "user", "content": 5}], 0, "content", "Input should be a valid"),
+    ([{"role": "assistant", "tool_calls": [{"function": {"arguments": "{}"}}]}], 0, "tool_calls[0].function.name",
+     "Field required"),
+])
+def test_a_bad_message_is_still_named(bad, index, field, words):
+    with pytest.raises(InvalidRequest) as err:
+        normalize_messages(bad)
+    assert err.value.message_index == index and err.value.field == field and words in str(err.value)
+
+
+def _call(arguments: str) -> toolwire.ToolCall:
+    return normalize_messages([{"role": "assistant", "tool_calls": [
+        {"id": "c", "type": "function", "function": {"name": "f", "arguments": arguments}}]}])[0].tool_calls[0]
+
+
+def test_short_ascii_arguments_are_still_refused_where_the_walk_refuses():
+    with pytest.raises(UnrepresentableValue) as err:
+        call_arguments(_call('{"q": "a\\ud800b"}'), 2, 0)  # an escape that decodes to a lone surrogate
+    assert "lone surrogate" in str(err.value) and err.value.field == "tool_calls[0].function.arguments.q"
+    deep = '{"a": ' + "[" * 256 + "]" * 256 + "}"  # 257 levels: 514 characters, past the shortcut
+    with pytest.raises(UnrepresentableValue, match="nests deeper than 256"):
+        call_arguments(_call(deep), 0, 0)
+    shallow = '{"a": ' + "[" * 255 + "]" * 255 + "}"  # 256 levels: allowed
+    assert call_arguments(_call(shallow), 0, 0)["a"] == json.loads(shallow)["a"]
+    assert call_arguments(_call('{"n": 1.5, "s": "x", "l": [true, null]}'), 0, 0) == {
+        "n": 1.5, "s": "x", "l": [True, None]}
+
+
+@pytest.mark.parametrize("value", [
+    {"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}},
+    {"a": [], "b": {}, "c": [1, [2, {"d": "é"}]], "e": None, "f": 1.0, "g": float("inf")},
+    {1: "int key", "1": "str key"},  # two keys written alike
+    [("tuple", 1), ["list", 1]],
+    "plain string", 3, [],
+])
+def test_indented_json_is_json_dumps_indent_4(value):
+    expected = json.dumps(value, ensure_ascii=False, indent=4)
+    assert tojson_indented(value) == expected
+    assert tojson_indented(value) == expected  # the second time from the cache
+    assert tojson(value) == json.dumps(value, ensure_ascii=False)
+
+
+def test_indented_json_refuses_what_json_dumps_refuses():
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        tojson_indented({"a": {1, 2}})
+
+
+@pytest.mark.parametrize("fmt", ["deepseek_v4", "qwen3", "gpt_oss", "kimi_k2", "glm47"])
+@pytest.mark.parametrize("thinking", [False, True])
+def test_the_plan_equals_a_validated_plan(fmt, thinking):
+    messages = [{"role": "user", "content": "q"},
+                {"role": "assistant", "reasoning_content": "r1", "tool_calls": [CALL]},
+                {"role": "tool", "tool_call_id": "c1", "content": "out"},
+                {"role": "assistant", "reasoning_content": "r2", "content": "a"},
+                {"role": "user", "content": "q2"}]
+    built = plan(messages, fmt, thinking=thinking, tools=[{"type": "function", "function": {"name": "f"}}])
+    validated = ContextPlan(**{name: getattr(built, name) for name in ContextPlan.model_fields})
+    validated.kept_indices  # a cached property, which plan() fills in as it builds the plan
+    assert built == validated and state(built) == state(validated)
+    assert built.model_dump() == validated.model_dump() and repr(built) == repr(validated)
+    assert built.kept_indices == frozenset(d.message_index for d in built.decisions if d.kept)
+
+
+def test_import_builds_no_pydantic_model_and_names_load_on_use():
+    code = ("import sys, toolwire; assert 'pydantic' not in sys.modules, 'pydantic at import';"
+            "assert 'toolwire.models' not in sys.modules;"
+            "from toolwire import Message, ParsedOutput;"
+            "import toolwire.models, toolwire.output;"
+            "assert Message is toolwire.models.Message and ParsedOutput is toolwire.output.ParsedOutput;"
+            "assert toolwire.ToolSet is toolwire.dispatch.validation.ToolSet;"
+            "print(sorted(set(toolwire.__all__) - set(dir(toolwire))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_output_helpers_bind_when_output_is_imported_first():
+    code = ("from toolwire.output import ParsedOutput, ToolCallCandidate;"
+            "c = ToolCallCandidate(index=0, id='c0', name='f', arguments={'a': 1}, raw_arguments='{\"a\": 1}');"
+            "p = ParsedOutput(content='', tool_calls=[c]);"
+            "v = p.validate([{'type': 'function', 'function': {'name': 'f', 'parameters': {'type': 'object'}}}]);"
+            "print(p.finish_reason(), v.tool_calls[0].status, len(v.tool_calls[0].fingerprint()) > 8)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["tool_calls", "validated", "True"]
