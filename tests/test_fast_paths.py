@@ -152,3 +152,50 @@ def test_output_helpers_bind_when_output_is_imported_first():
             "print(p.finish_reason(), v.tool_calls[0].status, len(v.tool_calls[0].fingerprint()) > 8)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["tool_calls", "validated", "True"]
+
+
+TOOL_DICTS = [
+    {"type": "function", "function": {"name": "f", "description": "d", "parameters": {
+        "type": "object", "properties": {"a": {"type": "string", "enum": ["x", "é"]}}, "required": ["a"]}}, "x": 1},
+    {"type": "function", "function": {"name": "g"}},
+]
+
+
+def test_tool_dicts_become_the_models_pydantic_builds():
+    from toolwire.models import Tool, normalize_tools, tool_to_dict
+
+    expected = [Tool.model_validate(raw) for raw in TOOL_DICTS]
+    for tool, raw in zip(expected, TOOL_DICTS):
+        tool._raw = raw
+    got = normalize_tools(TOOL_DICTS)
+    assert state(got) == state(expected) and got == expected
+    assert [tool_to_dict(t) for t in got] == TOOL_DICTS and tool_to_dict(got[0]) is TOOL_DICTS[0]
+
+
+def _nested(depth: int) -> dict:
+    value: dict = {"type": "string"}
+    for _ in range(depth - 1):
+        value = {"items": value}
+    return value
+
+
+@pytest.mark.parametrize("parameters, refusal", [
+    (_nested(256), None),
+    (_nested(257), "nests deeper than 256"),
+    ({"type": "object", 1: "int key"}, "Input should be a valid string"),  # pydantic's dict[str, Any]
+    ({"type": "object", "enum": {1, 2}}, "holds a set"),
+    ({"type": "object", "default": "a\ud800"}, "lone surrogate"),
+    ({"type": "object", "x\udfff": 1}, "lone surrogate"),
+    ({"type": "object", "default": 10 ** 5000}, "more than 4300 digits"),
+    ({"type": "object", "default": [1.5, True, None, "é", (1, 2)]}, None),
+])
+def test_tool_parameters_are_refused_exactly_where_the_full_walk_refuses(parameters, refusal):
+    from toolwire.models import normalize_tools
+
+    tool = {"type": "function", "function": {"name": "f", "parameters": parameters}}
+    if refusal is None:
+        assert normalize_tools([tool])[0].function.parameters == parameters
+        return
+    with pytest.raises(InvalidRequest, match=refusal) as err:
+        normalize_tools([tool])
+    assert err.value.field.startswith("tools[0].function.parameters")

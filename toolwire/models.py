@@ -159,6 +159,35 @@ def _same_state(a: Any, b: Any) -> bool:
 
 _PLAIN_MESSAGES = _plain_message_list()
 
+_set_slot = object.__setattr__
+
+
+def _plain_tool_list() -> SchemaValidator | None:
+    """A validator of ``list[Tool]`` without Tool's Python ``model_post_init`` (which only sets the private
+    ``_raw`` to None, and costs about as much as validating the tool): :func:`normalize_tools` sets the private
+    attributes itself, to the dict given. Checked on a probe as :func:`_plain_message_list` is."""
+    schema = dict(Tool.__pydantic_core_schema__)
+    if schema.get("type") != "model" or schema.get("post_init") != "model_post_init" or not Tool.__pydantic_complete__:
+        return None
+    del schema["post_init"]
+    Tool.__pydantic_complete__ = False
+    try:
+        validator = SchemaValidator(core_schema.list_schema(schema))
+    finally:
+        Tool.__pydantic_complete__ = True
+    probe = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}, "x": 1},
+             {"function": {"name": "g", "description": "d"}}]
+    expected = _TOOL_LIST.validate_python(probe)
+    for tool, raw in zip(expected, probe):
+        tool._raw = raw
+    got = validator.validate_python(probe)
+    for tool, raw in zip(got, probe):
+        _set_slot(tool, "__pydantic_private__", {"_raw": raw})
+    return validator if _same_state(got, expected) else None
+
+
+_PLAIN_TOOLS = _plain_tool_list()
+
 
 def normalize_messages(messages: Any) -> list[Message]:
     """Validate ``messages`` (dicts or :class:`Message`) into models, naming index and field on error."""
@@ -203,13 +232,13 @@ def normalize_tools(tools: Any) -> list[Tool]:
     if not isinstance(tools, (list, tuple)):
         raise InvalidRequest("tools must be a list", field="tools")
     out: list[Tool] = []
-    if all(type(raw) is dict and "function" in raw for raw in tools):  # the usual shape: one pydantic call
+    if _PLAIN_TOOLS is not None and all(type(raw) is dict and "function" in raw for raw in tools):  # the usual shape
         try:
-            out = _TOOL_LIST.validate_python(tools)
+            out = _PLAIN_TOOLS.validate_python(tools)
         except ValidationError:
             out = []  # the loop below names the bad tool and field
         for tool, raw in zip(out, tools):
-            tool.__pydantic_private__["_raw"] = raw  # tool._raw = raw, without pydantic's __setattr__
+            _set_slot(tool, "__pydantic_private__", {"_raw": raw})  # what model_post_init + tool._raw = raw leave
     for index, raw in enumerate(tools if not out else ()):
         if isinstance(raw, Tool):
             out.append(raw)
@@ -348,35 +377,42 @@ def check_json_value(value: Any, *, message_index: int | None = None, field: str
                                        message_index=message_index, field=field + path)
 
 
-def _plain_json_value(value: Any) -> bool:
-    """Whether :func:`check_json_value` has nothing to refuse in ``value``: the same walk, without building the
-    field path of every item (the path is only needed to word a refusal, so a value that fails is walked again)."""
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    pop, push = stack.pop, stack.append
-    while stack:
-        item, depth = pop()
-        kind = type(item)
-        if kind is str:
-            if not item.isascii() and _LONE_SURROGATE.search(item) is not None:
+def _plain_json_value(item: Any, depth: int = 1) -> bool:
+    """Whether :func:`check_json_value` has nothing to refuse in ``item`` (at nesting ``depth``): the same rules,
+    without building the field path of every item (the path is only needed to word a refusal, so a value that
+    fails is walked again). Recursive, but never past MAX_REQUEST_DEPTH + 1 levels."""
+    kind = type(item)
+    if kind is str:
+        return item.isascii() or _LONE_SURROGATE.search(item) is None
+    if kind is dict:
+        if depth > MAX_REQUEST_DEPTH:
+            return False
+        for key, inner in item.items():
+            if type(key) is not str or not (key.isascii() or _LONE_SURROGATE.search(key) is None):
                 return False
-        elif kind is dict:
-            if depth > MAX_REQUEST_DEPTH:
-                return False
-            for key, inner in item.items():
-                if type(key) is not str or (not key.isascii() and _LONE_SURROGATE.search(key) is not None):
+            inner_kind = type(inner)
+            if inner_kind is str:
+                if not inner.isascii() and _LONE_SURROGATE.search(inner) is not None:
                     return False
-                push((inner, depth + 1))
-        elif kind is list or kind is tuple:
-            if depth > MAX_REQUEST_DEPTH:
+            elif not (inner is None or inner_kind is bool or inner_kind is float) and not _plain_json_value(
+                    inner, depth + 1):
                 return False
-            for inner in item:
-                push((inner, depth + 1))
-        elif kind is int:
-            if item.bit_length() > 14_000:
+        return True
+    if kind is list or kind is tuple:
+        if depth > MAX_REQUEST_DEPTH:
+            return False
+        for inner in item:
+            inner_kind = type(inner)
+            if inner_kind is str:
+                if not inner.isascii() and _LONE_SURROGATE.search(inner) is not None:
+                    return False
+            elif not (inner is None or inner_kind is bool or inner_kind is float) and not _plain_json_value(
+                    inner, depth + 1):
                 return False
-        elif item is not None and kind is not bool and kind is not float:
-            return False  # another type, or a subclass: the full walk decides
-    return True
+        return True
+    if kind is int:
+        return item.bit_length() <= 14_000
+    return item is None or kind is bool or kind is float  # another type, or a subclass: the full walk decides
 
 
 def _too_many_digits(number: int) -> bool:
