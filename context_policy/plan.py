@@ -76,6 +76,8 @@ def plan(messages: Sequence[Any], format: Any, *, thinking: bool = False, policy
     required = frozenset(fam.passback.turns(ctx)) if fam.passback else frozenset()
 
     rows: list[dict[str, Any]] = []  # the decisions, validated together below
+    kept: list[int] = []  # steps whose reasoning is rendered
+    dropped: set[int] = set()  # steps whose reasoning is dropped although they have some
     warnings: list[PlanWarning] = []
     for i in b.steps:
         action, reason = rule(ctx, i)
@@ -90,7 +92,10 @@ def plan(messages: Sequence[Any], format: Any, *, thinking: bool = False, policy
             action, reason = "required", f"{reason}; {fam.passback.provider} requires it passed back"
         has = bool(msgs[i].reasoning_content)
         rows.append({"message_index": i, "action": action, "reason": reason, "has_reasoning": has})
-        if action == "drop" and has:
+        if action != "drop":
+            kept.append(i)
+        elif has:
+            dropped.add(i)
             warnings.append(PlanWarning(code="reasoning_dropped", message_index=i,
                                         message=f"the reasoning of message {i} is not rendered: {reason}"))
     decisions = _DECISIONS.validate_python(rows)
@@ -103,13 +108,12 @@ def plan(messages: Sequence[Any], format: Any, *, thinking: bool = False, policy
         warnings += W.reasoning_in_content(msgs, fam.think_in_content_note)
         warnings += W.tool_result_pairing(msgs, b)
 
-    dropped = {d.message_index for d in decisions if d.action == "drop" and d.has_reasoning}
     rendered = msgs
     if dropped:
         rendered = [m.model_copy(update={"reasoning_content": None}) if i in dropped else m for i, m in enumerate(msgs)]
     result = _built_plan({"format": name, "policy": policy or "family", "turns": list(b.turns), "steps": list(b.steps),
                           "messages": rendered, "decisions": decisions, "warnings": warnings})
-    result.__dict__["kept_indices"] = frozenset(d.message_index for d in decisions if d.action != "drop")
+    result.__dict__["kept_indices"] = frozenset(kept)
     return result  # (the cached kept_indices, computed once here: every render asks for it)
 
 

@@ -51,7 +51,10 @@ def arg_text(value: Any) -> str:
 def message_reasoning(message: Message) -> Any:
     """The message's reasoning as transformers passes it to templates: the first of
     :data:`~toolwire.templates.jinja.REASONING_FIELDS` that is not None."""
-    fields = {"reasoning_content": message.reasoning_content, **(message.model_extra or {})}
+    extra = message.__pydantic_extra__
+    if not extra:  # the usual case: reasoning_content is the only field there is
+        return message.reasoning_content
+    fields = {"reasoning_content": message.reasoning_content, **extra}
     return next((fields[k] for k in REASONING_FIELDS if fields.get(k) is not None), None)
 
 
@@ -173,13 +176,13 @@ class GlmFormat(Format):
         nl = "\n" if self.style.newlines else ""
         where = f"tool_calls[{call_index}].function"
         name = call.function.name
-        if any(m in name for m in ("\n", M["key_open"], M["call_close"])):
+        if "\n" in name or M["key_open"] in name or M["call_close"] in name:
             raise UnrepresentableValue("a GLM call name cannot hold a newline, <arg_key> or </tool_call>",
                                        message_index=index, field=f"{where}.name")
         out.template(nl, index).special(M["call_open"], index).content(name, index).template(nl, index)
         for key, value in call_arguments(call, index, call_index).items():
             field = f"{where}.arguments.{key}"
-            if any(m in key for m in (M["key_close"], M["value_open"], M["call_close"])):
+            if M["key_close"] in key or M["value_open"] in key or M["call_close"] in key:
                 raise UnrepresentableValue("a GLM argument name cannot hold </arg_key>, <arg_value> or </tool_call>",
                                            message_index=index, field=field)
             text = arg_text(value)
