@@ -199,3 +199,14 @@ def test_tool_parameters_are_refused_exactly_where_the_full_walk_refuses(paramet
     with pytest.raises(InvalidRequest, match=refusal) as err:
         normalize_tools([tool])
     assert err.value.field.startswith("tools[0].function.parameters")
+
+
+def test_the_plain_adapter_fallback_gives_the_same_models(monkeypatch):
+    import toolwire.models as models
+
+    assert models._PLAIN_MESSAGES is not None and models._PLAIN_TOOLS is not None  # the shortcuts are in use here
+    fast = (normalize_messages(MESSAGES), models.normalize_tools(TOOL_DICTS))
+    monkeypatch.setattr(models, "_PLAIN_MESSAGES", None)
+    monkeypatch.setattr(models, "_PLAIN_TOOLS", None)
+    plain = (normalize_messages(MESSAGES), models.normalize_tools(TOOL_DICTS))
+    assert state(fast[0]) == state(plain[0]) and state(fast[1]) == state(plain[1])

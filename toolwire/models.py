@@ -124,7 +124,10 @@ def _plain_message_list() -> SchemaValidator | None:
     out, so it builds the very same models. (pydantic reuses a complete model's validator wherever its schema
     appears, so the class is marked incomplete while this one is built.) None, and the plain adapter is used, if
     pydantic lays the schema out otherwise or the two disagree on a probe request."""
-    schema = dict(Message.__pydantic_core_schema__)
+    try:
+        schema = dict(Message.__pydantic_core_schema__)
+    except (TypeError, ValueError):  # not a built schema (a pydantic that builds it later)
+        return None
     inner = schema.get("schema") or {}
     if schema.get("type") != "model" or inner.get("type") != "function-before" or not Message.__pydantic_complete__:
         return None
@@ -132,6 +135,8 @@ def _plain_message_list() -> SchemaValidator | None:
     Message.__pydantic_complete__ = False
     try:
         validator = SchemaValidator(core_schema.list_schema(schema))
+    except Exception:  # noqa: BLE001 - a pydantic whose schemas this does not fit: the plain adapter it is
+        return None
     finally:
         Message.__pydantic_complete__ = True
     probe = [{"role": "system", "content": "s", "x": [1]}, {"role": "user", "content": [{"type": "text", "text": "t"}]},
@@ -141,7 +146,10 @@ def _plain_message_list() -> SchemaValidator | None:
              {"role": "tool", "tool_call_id": "c", "content": "r", "reasoning_content": None, "reasoning": "x"}]
     probe.append(_MESSAGE_LIST.validate_python([probe[0]])[0])
     expected = _MESSAGE_LIST.validate_python(probe)
-    got = validator.validate_python([alias_reasoning(raw) for raw in probe])
+    try:
+        got = validator.validate_python([alias_reasoning(raw) for raw in probe])
+    except ValidationError:
+        return None
     return validator if _same_state(got, expected) and got[-1] is probe[-1] else None
 
 
@@ -166,13 +174,18 @@ def _plain_tool_list() -> SchemaValidator | None:
     """A validator of ``list[Tool]`` without Tool's Python ``model_post_init`` (which only sets the private
     ``_raw`` to None, and costs about as much as validating the tool): :func:`normalize_tools` sets the private
     attributes itself, to the dict given. Checked on a probe as :func:`_plain_message_list` is."""
-    schema = dict(Tool.__pydantic_core_schema__)
+    try:
+        schema = dict(Tool.__pydantic_core_schema__)
+    except (TypeError, ValueError):  # not a built schema (a pydantic that builds it later)
+        return None
     if schema.get("type") != "model" or schema.get("post_init") != "model_post_init" or not Tool.__pydantic_complete__:
         return None
     del schema["post_init"]
     Tool.__pydantic_complete__ = False
     try:
         validator = SchemaValidator(core_schema.list_schema(schema))
+    except Exception:  # noqa: BLE001 - as in _plain_message_list
+        return None
     finally:
         Tool.__pydantic_complete__ = True
     probe = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}, "x": 1},
@@ -180,7 +193,10 @@ def _plain_tool_list() -> SchemaValidator | None:
     expected = _TOOL_LIST.validate_python(probe)
     for tool, raw in zip(expected, probe):
         tool._raw = raw
-    got = validator.validate_python(probe)
+    try:
+        got = validator.validate_python(probe)
+    except ValidationError:
+        return None
     for tool, raw in zip(got, probe):
         _set_slot(tool, "__pydantic_private__", {"_raw": raw})
     return validator if _same_state(got, expected) else None
