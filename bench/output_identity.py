@@ -19,6 +19,9 @@ For every format it records a digest of:
 * ``soup``: a seeded random corpus (400 per format) of the format's markers, other families' markers, stop
   tokens, JSON/XML punctuation, escapes and text, parsed one-shot and in random chunks.
 
+Renders are dated 2026-12-01 (the date the baseline of this round was recorded): the ``date`` and
+``datetime`` the templates read are frozen, so a digest does not change with the day.
+
 Digests are per item (so ``--check`` names the first item that differs) and per section. Not a benchmark:
 a tool for the "every output byte-identical" rule of speed work (bench/README.md).
 """
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import datetime
 import hashlib
 import json
 import random
@@ -170,8 +174,45 @@ def _soup(fmt, rng: random.Random, others: list[str]) -> str:
     return "".join(pieces)
 
 
+FROZEN_DAY = datetime.date(2026, 12, 1)
+
+
+class _FrozenDate(datetime.date):
+    @classmethod
+    def today(cls):
+        return cls(FROZEN_DAY.year, FROZEN_DAY.month, FROZEN_DAY.day)
+
+
+class _FrozenDateTime(datetime.datetime):
+    @classmethod
+    def now(cls, tz=None):
+        return cls(FROZEN_DAY.year, FROZEN_DAY.month, FROZEN_DAY.day, 12, 0, 0, tzinfo=tz)
+
+    @classmethod
+    def today(cls):
+        return cls.now()
+
+
+def _freeze_clock() -> None:
+    """Load every format's renderer, then point the ``date`` / ``datetime`` names of the template modules at
+    classes whose today/now is :data:`FROZEN_DAY`."""
+    for name in toolwire.formats():
+        try:
+            toolwire.get_format(name).render([{"role": "user", "content": "hi"}])
+        except Exception:  # only loading the modules matters here
+            pass
+    for module_name, module in list(sys.modules.items()):
+        if not module_name.startswith(("toolwire.templates", "templates")) or module is None:
+            continue
+        if getattr(module, "date", None) is datetime.date:
+            module.date = _FrozenDate
+        if getattr(module, "datetime", None) is datetime.datetime:
+            module.datetime = _FrozenDateTime
+
+
 def digest(names: list[str] | None = None, progress: bool = True) -> dict:
     """Per format and section: the per-item digests and their count."""
+    _freeze_clock()
     render_rows, parse_rows = _rows("render"), _rows("parse")
     all_markers = sorted({m for n in toolwire.formats() for m in toolwire.get_format(n).markers.values() if m})
     out: dict = {}
