@@ -7,7 +7,7 @@
   (best of 3; toolwire only: for a quadratic parser it is a slower way to see the same growth). Every run's
   final arguments are checked; a peer that returns wrong ones is reported, not timed.
 * **Calls** (:func:`per_call_us`): CPU time per call, median of 5 batches.
-* **Peers** (:func:`sglang_parser`, :func:`optional_import`): a peer that does not import here is reported
+* **Peers** (:func:`sglang_parser`, :func:`vllm_parser`, :func:`optional_import`): a peer that does not import here is reported
   as missing; the heavy ones live in ``.bench-venv`` (``bench/setup_peers.sh``).
 * **Output**: markdown tables (:func:`print_table`), the machine and versions (:func:`environment`), and a
   summary of toolwire against each peer (:func:`record`, :func:`summary_table`) that ``python -m bench``
@@ -27,6 +27,7 @@ import platform
 import statistics
 import time
 from importlib import metadata
+from pathlib import Path
 from typing import Any, Callable
 
 import toolwire
@@ -170,6 +171,73 @@ def sglang_parser(detector: str, tools: list[dict]) -> Make | str:
     return make
 
 
+TOKENIZERS = Path(__file__).resolve().parents[2] / "shared" / "real" / "tokenizers"
+"""The real tokenizers in ``../shared`` (vLLM's parsers look their markers up in a tokenizer's vocabulary)."""
+
+
+def vllm_tokenizer(name: str, markers: tuple[str, ...] = ()):
+    """A transformers tokenizer from ``../shared/real/tokenizers/<name>`` (offline), with ``markers`` added as
+    special tokens: for a family whose own tokenizer is not there, its markers on another tokenizer are what
+    vLLM's parser needs (it looks them up by id and reads the text)."""
+    import gzip
+
+    import tokenizers
+    from transformers import AutoTokenizer, PreTrainedTokenizerFast
+
+    folder = TOKENIZERS / name
+    if (folder / "tokenizer.json.gz").exists():
+        text = gzip.decompress((folder / "tokenizer.json.gz").read_bytes()).decode("utf-8")
+        tokenizer = PreTrainedTokenizerFast(tokenizer_object=tokenizers.Tokenizer.from_str(text))
+    else:
+        tokenizer = AutoTokenizer.from_pretrained(str(folder))
+    if markers:
+        tokenizer.add_special_tokens({"additional_special_tokens": list(markers)})
+    return tokenizer
+
+
+def vllm_parser(tool_parser: str, tools: list[dict], tokenizer: str, markers: tuple[str, ...] = ()) -> Make | str:
+    """vLLM's serving parser for ``--tool-call-parser tool_parser`` (no reasoning parser), composed by
+    ``ParserManager.get_parser`` and fed through ``parse_delta`` as vLLM's ``ChatStreamProcessor`` drives it:
+    each delta's text with its token ids (encoded once per distinct delta, outside the timed runs after the
+    first); its calls' argument deltas joined and decoded at the end. :data:`MISSING` when vLLM does not
+    import here or the tokenizer is not in ``../shared``."""
+    if optional_import("vllm.parser") is None or not (TOKENIZERS / tokenizer).exists():
+        return MISSING
+    from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
+    from vllm.parser import ParserManager
+
+    tok = vllm_tokenizer(tokenizer, markers)
+    parser_class = ParserManager.get_parser(tool_parser_name=tool_parser, reasoning_parser_name=None,
+                                            enable_auto_tools=True)
+    request = ChatCompletionRequest(model="m", messages=[{"role": "user", "content": "q"}], tools=tools, stream=True)
+    ids_of: dict[str, list[int]] = {}
+
+    def make() -> tuple[Feed, Finish]:
+        parser = parser_class(tok, request.tools, chat_template_kwargs={}, model_config=None)
+        args: list[str] = []
+
+        def take(message) -> None:
+            if message is not None:
+                args.extend(c.function.arguments for c in message.tool_calls or () if c.function and c.function.arguments)
+
+        def feed(delta: str) -> None:
+            ids = ids_of.get(delta)
+            if ids is None:
+                ids = ids_of[delta] = tok.encode(delta, add_special_tokens=False)
+            take(parser.parse_delta(delta, ids, request, [], finished=False))
+
+        def finish() -> dict:
+            take(parser.parse_delta("", [], request, [], finished=True))
+            try:
+                return json.loads("".join(args))
+            except ValueError:
+                return {}
+
+        return feed, finish
+
+    return make
+
+
 # ---------------------------------------------------------------- streaming tables
 
 def stream_table(title: str, output: Callable[[int], tuple[str, dict, int]], family: str, tools: list[dict],
@@ -261,7 +329,7 @@ def summary_table() -> None:
                     align="llrlrr")
 
 
-PACKAGES = ("toolwire", "sglang", "deepseek-recipe", "torch", "transformers", "jinja2", "jsonschema")
+PACKAGES = ("toolwire", "sglang", "vllm", "openai-harmony", "deepseek-recipe", "torch", "transformers", "jinja2", "jsonschema")
 
 
 def version(dist: str) -> str:
