@@ -43,7 +43,7 @@ call, and that frame cost more than the search of a short delta)."""
 class MarkerScanner:
     """Finds the earliest of a fixed set of literal markers (longest wins at the same position)."""
 
-    __slots__ = ("markers", "_pattern", "_search", "max_len", "_extendable", "_prefixes", "_first")
+    __slots__ = ("markers", "_pattern", "_search", "max_len", "_extendable", "_tail")
 
     def __init__(self, markers: Iterable[str]):
         self.markers = tuple(sorted(set(markers), key=len, reverse=True))
@@ -54,11 +54,8 @@ class MarkerScanner:
         self._search = self._pattern.search
         # markers that are a proper prefix of another marker: a match at the very end may still grow
         self._extendable = frozenset(a for a in self.markers for b in self.markers if a != b and b.startswith(a))
-        # what the end of the text may hold back: every proper prefix of a marker, found from its first character
-        self._prefixes = frozenset(m[:k] for m in self.markers for k in range(1, len(m)))
-        firsts = sorted({m[0] for m in self.markers if len(m) > 1})
-        self._first = firsts[0] if len(firsts) == 1 else \
-            re.compile("[" + "".join(re.escape(c) for c in firsts) + "]").search if firsts else None
+        # what the end of the text may hold back: a proper prefix of a marker that reaches the end of the text
+        self._tail = re.compile(_trie_pattern(self.markers, at_end=True)).search
 
     def scan(self, text: str, pos: int = 0, *, final: bool = False, literal: LiteralCheck | None = None) -> Hit:
         """Scan ``text[pos:]``. With ``final`` no prefix is held back (the output has ended).
@@ -68,7 +65,13 @@ class MarkerScanner:
         is true is text, and the scan goes on past it."""
         m = self._search(text, pos)
         if m is None:
-            return _hit((len(text) if final else self._held_back(text, pos), None))
+            if final:
+                return _hit((len(text), None))
+            # held back: the earliest tail that is a proper prefix of a marker (only the last max_len - 1
+            # characters can hold one)
+            lo = len(text) - self.max_len + 1
+            tail = self._tail(text, lo if lo > pos else pos)
+            return _hit((len(text) if tail is None else tail.start(), None))
         marker = m.group()
         start = m.start()
         if not final and marker in self._extendable:
@@ -78,32 +81,6 @@ class MarkerScanner:
         if literal is not None and literal(text, start, marker):
             return self._past_literal(text, _hit((start, marker)), final, literal)
         return _hit((start, marker))
-
-    def _held_back(self, text: str, pos: int) -> int:
-        """Where the text that may still become a marker starts: the earliest suffix of ``text[pos:]`` that is
-        a proper prefix of a marker (``len(text)`` when there is none). Only the last ``max_len - 1``
-        characters can hold one, and only from a marker's first character on."""
-        n = len(text)
-        lo = n - self.max_len + 1
-        if lo < pos:
-            lo = pos
-        first, prefixes = self._first, self._prefixes
-        if first is None:
-            return n
-        if type(first) is str:
-            at = text.find(first, lo)
-            while at >= 0:
-                if text[at:] in prefixes:
-                    return at
-                at = text.find(first, at + 1)
-            return n
-        found = first(text, lo)
-        while found is not None:
-            at = found.start()
-            if text[at:] in prefixes:
-                return at
-            found = first(text, at + 1)
-        return n
 
     def _past_literal(self, text: str, hit: Hit, final: bool, literal: LiteralCheck) -> Hit:
         """The first genuine hit from a literal one on: a shorter marker at the same place, or a later hit."""
@@ -117,9 +94,10 @@ class MarkerScanner:
                 return hit
 
 
-def _trie_pattern(markers: Iterable[str]) -> str:
+def _trie_pattern(markers: Iterable[str], *, at_end: bool = False) -> str:
     """A pattern matching any of ``markers``, written as a trie: the longest marker wins at a position (a
-    branch that ends a marker is tried after the branches that continue it)."""
+    branch that ends a marker is tried after the branches that continue it). With ``at_end``: matching a
+    proper prefix of a marker that ends the text instead (``\\Z`` wherever a marker continues)."""
     trie: dict = {}
     for marker in markers:
         node = trie
@@ -127,15 +105,20 @@ def _trie_pattern(markers: Iterable[str]) -> str:
             node = node.setdefault(char, {})
         node[""] = {}
 
-    def branch(node: dict) -> str:
+    def branch(node: dict, root: bool = False) -> str:
         alternatives = [re.escape(char) + branch(child) for char, child in node.items() if char]
-        if not alternatives:
-            return ""
-        if len(alternatives) == 1 and "" not in node:
+        if at_end:
+            if not alternatives:
+                return "(?!)"  # a whole marker: not a held-back prefix
+            if not root:
+                alternatives.append(r"\Z")
+        elif "" in node:
+            alternatives.append("")
+        if len(alternatives) == 1:
             return alternatives[0]
-        return "(?:" + "|".join(alternatives) + ("|)" if "" in node else ")")
+        return "(?:" + "|".join(alternatives) + ")"
 
-    return branch(trie)
+    return branch(trie, root=True)
 
 
 def held_back_prefix(text: str, marker: str) -> int:

@@ -339,7 +339,7 @@ class JsonCallParser(TrailingStopToken, StreamParser):
         """Raw JSON arguments; the scanner finds their end. Markers inside a JSON string are text."""
         call = self._call
         hit = self._scan("body", buf, pos, final)
-        end = call.feed(buf[pos:hit.start])
+        end = call.stream.feed(buf[pos:hit.start])
         if end >= 0:
             self._end_body(truncated=False)
             return pos + end
