@@ -338,7 +338,8 @@ class JsonCallParser(TrailingStopToken, StreamParser):
     def _body(self, buf: str, pos: int, final: bool) -> int | None:
         """Raw JSON arguments; the scanner finds their end. Markers inside a JSON string are text."""
         call = self._call
-        hit = self._scan("body", buf, pos, final)
+        hit = self._scanners["body_r" if self._source == "reasoning" else "body"].scan(  # self._scan, inlined
+            buf, pos, final=final, literal=self._tokens)
         end = call.stream.feed(buf[pos:hit.start])
         if end >= 0:
             self._end_body(truncated=False)
