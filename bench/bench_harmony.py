@@ -6,7 +6,8 @@ The output continues the generation prompt ``<|start|>assistant``:
 (``bench_qwen``'s plain arguments), encoded with o200k_harmony (``../shared/real/tokenizers/o200k_base``, built
 offline by ``toolwire.templates.harmony.load_o200k_harmony``) and fed one token id per step: "at N" is the CPU
 µs per id of :data:`bench.harness.TIMED_DELTAS` ids fed once the value is already ~N characters long (the ids
-before are fed untimed in one call, the rest after; best of 3), "mean" the µs per id over the whole output.
+before are fed untimed in one call, the rest after; best of :data:`bench.harness.RUNS`), "mean" the µs per id
+over the whole output.
 Peer, when importable (``.bench-venv``, see ``bench/setup_peers.sh``): openai-harmony's ``StreamableParser``
 (Rust; ``process(id)`` then ``last_content_delta``, what a server streams), its vocabulary read from the same
 local file through ``TIKTOKEN_ENCODINGS_BASE`` (nothing is downloaded). Both runs' final arguments are checked.
@@ -49,11 +50,11 @@ def output(enc, size: int) -> tuple[list[int], dict, int]:
 
 
 def per_id_at(make: IdMake, ids: list[int], at: int, *, check: dict) -> float:
-    """µs per id for TIMED_DELTAS ids ending at ``ids[at]``; best of 3. Asserts ``finish()`` returns ``check``."""
+    """µs per id for TIMED_DELTAS ids ending at ``ids[at]``; best of RUNS. Asserts ``finish()`` returns ``check``."""
     span = harness.TIMED_DELTAS
     start = max(0, min(at - span, len(ids) - span))
     best = float("inf")
-    for _ in range(3):
+    for _ in range(harness.RUNS):
         feed, feed_many, finish = make()
         feed_many(ids[:start])
         timed = ids[start:start + span]

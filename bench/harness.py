@@ -3,12 +3,12 @@
 * **Streaming** (:func:`stream_table`): a model output whose one string value grows along :data:`SIZES` is fed
   in :data:`DELTA`-character deltas. Per size, "at N" is the CPU time per delta of :data:`TIMED_DELTAS`
   deltas fed once the value is already ~N characters long (the text before is fed untimed in one piece, the
-  rest after; best of 3), and "mean" the CPU time per delta over the whole stream from the first character
+  rest after; best of :data:`RUNS`), and "mean" the CPU time per delta over the whole stream from the first character
   (best of 3; toolwire only: for a quadratic parser it is a slower way to see the same growth). Every run's
   final arguments are checked; a peer that returns wrong ones is reported, not timed.
 * **Calls** (:func:`per_call_us`): CPU time per call, median of 5 batches.
-* **Peers** (:func:`sglang_parser`, :func:`vllm_parser`, :func:`optional_import`): a peer that does not import here is reported
-  as missing; the heavy ones live in ``.bench-venv`` (``bench/setup_peers.sh``).
+* **Peers** (:func:`sglang_parser`, :func:`vllm_parser`, :func:`optional_import`): a peer that does not import
+  here is reported as missing; the heavy ones live in ``.bench-venv`` (``bench/setup_peers.sh``).
 * **Output**: markdown tables (:func:`print_table`), the machine and versions (:func:`environment`), and a
   summary of toolwire against each peer (:func:`record`, :func:`summary_table`) that ``python -m bench``
   prints last.
@@ -43,6 +43,9 @@ DELTA = 4
 """Characters per streamed delta."""
 TIMED_DELTAS = 256
 """Deltas timed "at N"."""
+RUNS = 5
+"""Runs "at N" takes the best of (each a fresh parser): a 256-delta run lasts about a millisecond, and on a
+shared machine one run in three is often slowed by another process (the first size of a table most)."""
 
 clock = time.thread_time
 """CPU time of this thread (every peer runs in this thread too)."""
@@ -60,11 +63,11 @@ WRONG = "n/a (wrong arguments for this output)"
 
 def per_delta_at(make: Make, text: str, value_start: int, size: int, *, check: dict) -> float:
     """µs per delta for TIMED_DELTAS deltas once ~``size`` characters of the value (starting at
-    ``value_start`` in ``text``) were fed; best of 3. Asserts ``finish()`` returns ``check``."""
+    ``value_start`` in ``text``) were fed; best of RUNS. Asserts ``finish()`` returns ``check``."""
     span = DELTA * TIMED_DELTAS
     start_at = max(0, min(value_start + size - span, len(text) - span))
     best = float("inf")
-    for _ in range(3):
+    for _ in range(RUNS):
         feed, finish = make()
         feed(text[:start_at])
         timed = [text[i:i + DELTA] for i in range(start_at, start_at + span, DELTA)]

@@ -7,7 +7,8 @@ marker is skipped by ``re``'s first-character scan); when none is found and the 
 still become a marker, only that tail is held back (the same answer as the ``regex`` module's partial
 matching, without its per-search cost), so text streams out as soon as it cannot be part of a marker.
 Each character is scanned a bounded number of times (once, plus at most the longest marker's length
-while held back), which keeps streaming linear in the output size. Literal alternations cannot backtrack catastrophically.
+while held back), which keeps streaming linear in the output size. Literal alternations cannot backtrack
+catastrophically.
 
 With token-id input a marker counts only where the model wrote it with its control-token ids; the scan's
 ``literal`` callback (built by the parser) skips marker text that came from ordinary tokens.
