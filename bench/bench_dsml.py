@@ -3,7 +3,7 @@
 The ``content`` value (code-like lines with quotes, backslashes, ``</tag>`` near-miss closing tags and
 non-ASCII) is fed in 4-character deltas (timing: :mod:`bench.harness`). Peers, in this same process when
 importable (``.bench-venv``, see ``bench/setup_peers.sh``): SGLang's ``DeepSeekV4Detector``
-(``parse_streaming_increment``) and DeepSeek's ``deepseek-recipe`` ``StreamProcessor`` (Rust, Chat Completions
+(``parse_streaming_increment``), vLLM's ``deepseek_v4`` parser and DeepSeek's ``deepseek-recipe`` ``StreamProcessor`` (Rust, Chat Completions
 chunks). Targets: toolwire's per-delta cost at 64k at most 2x its cost at 1k; at least 20x faster than SGLang
 at 64k.
 """
@@ -69,6 +69,7 @@ def recipe_parser() -> harness.Make | str:
 def main() -> None:
     """Print the table."""
     peers = {"SGLang DeepSeekV4Detector": harness.sglang_parser("deepseekv4_detector.DeepSeekV4Detector", TOOLS),
+             "vLLM deepseek_v4": harness.vllm_parser("deepseek_v4", TOOLS, "DeepSeek-V4"),
              "deepseek-recipe StreamProcessor": recipe_parser()}
     harness.stream_table("deepseek_v4, one DSML string parameter", output, "deepseek_v4", TOOLS, peers, sizes=SIZES,
                          speedup_targets={"SGLang DeepSeekV4Detector": 20})

@@ -3,7 +3,8 @@
 The output ``<tool_call>\\n{"name": "search", "arguments": {"q": "<N chars>", "limit": 3}}\\n</tool_call>`` is fed
 in 4-character deltas, once with plain words and once with text full of JSON escapes, brackets and a spelled-out
 ``</tool_call>`` (timing: :mod:`bench.harness`). Peer, when importable (``.bench-venv``, see
-``bench/setup_peers.sh``): SGLang's ``Qwen25Detector``. Targets: toolwire's 64k cost at most 2x its 1k cost;
+``bench/setup_peers.sh``): SGLang's ``Qwen25Detector`` and vLLM's ``hermes`` parser (what it serves Qwen2.5 /
+Qwen3 with; :func:`bench.harness.vllm_parser`). Targets: toolwire's 64k cost at most 2x its 1k cost;
 at least 100x faster than SGLang at 64k.
 """
 
@@ -39,7 +40,8 @@ def output(size: int, kind: str = "plain") -> tuple[str, dict, int]:
 def main() -> None:
     """One table per kind of argument text."""
     peer = "SGLang Qwen25Detector"
-    peers = {peer: harness.sglang_parser("qwen25_detector.Qwen25Detector", TOOLS)}
+    peers = {peer: harness.sglang_parser("qwen25_detector.Qwen25Detector", TOOLS),
+             "vLLM hermes": harness.vllm_parser("hermes", TOOLS, "Qwen3")}
     for kind in FILLERS:
         harness.stream_table(f"qwen25, {kind} argument text", lambda size, kind=kind: output(size, kind), "qwen25",
                              TOOLS, peers, speedup_targets={peer: 100})

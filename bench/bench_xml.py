@@ -6,7 +6,7 @@ near-miss closing tags such as ``</par`` and ``</parameter x``) is N characters 
     <tool_call>\\n<function=write_file>\\n<parameter=path>\\na.py\\n</parameter>\\n<parameter=content>\\n...N...
 
 fed in 4-character deltas (timing: :mod:`bench.harness`). Peer, when importable (``.bench-venv``, see
-``bench/setup_peers.sh``): SGLang's ``Qwen3CoderDetector``. Target: toolwire's per-delta cost at 64k is at
+``bench/setup_peers.sh``): SGLang's ``Qwen3CoderDetector`` and vLLM's ``qwen3_coder`` parser. Target: toolwire's per-delta cost at 64k is at
 most 2x its cost at 1k.
 """
 
@@ -30,7 +30,8 @@ def output(size: int) -> tuple[str, dict, int]:
 
 def main() -> None:
     """Print the table."""
-    peers = {"SGLang Qwen3CoderDetector": harness.sglang_parser("qwen3_coder_detector.Qwen3CoderDetector", TOOLS)}
+    peers = {"SGLang Qwen3CoderDetector": harness.sglang_parser("qwen3_coder_detector.Qwen3CoderDetector", TOOLS),
+             "vLLM qwen3_coder": harness.vllm_parser("qwen3_coder", TOOLS, "Qwen3")}
     harness.stream_table("qwen3_coder, one <parameter=content> string value", output, "qwen3_coder", TOOLS, peers)
 
 

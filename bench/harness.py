@@ -3,12 +3,12 @@
 * **Streaming** (:func:`stream_table`): a model output whose one string value grows along :data:`SIZES` is fed
   in :data:`DELTA`-character deltas. Per size, "at N" is the CPU time per delta of :data:`TIMED_DELTAS`
   deltas fed once the value is already ~N characters long (the text before is fed untimed in one piece, the
-  rest after; best of 3), and "mean" the CPU time per delta over the whole stream from the first character
+  rest after; best of :data:`RUNS`), and "mean" the CPU time per delta over the whole stream from the first character
   (best of 3; toolwire only: for a quadratic parser it is a slower way to see the same growth). Every run's
   final arguments are checked; a peer that returns wrong ones is reported, not timed.
 * **Calls** (:func:`per_call_us`): CPU time per call, median of 5 batches.
-* **Peers** (:func:`sglang_parser`, :func:`optional_import`): a peer that does not import here is reported
-  as missing; the heavy ones live in ``.bench-venv`` (``bench/setup_peers.sh``).
+* **Peers** (:func:`sglang_parser`, :func:`vllm_parser`, :func:`optional_import`): a peer that does not import
+  here is reported as missing; the heavy ones live in ``.bench-venv`` (``bench/setup_peers.sh``).
 * **Output**: markdown tables (:func:`print_table`), the machine and versions (:func:`environment`), and a
   summary of toolwire against each peer (:func:`record`, :func:`summary_table`) that ``python -m bench``
   prints last.
@@ -27,6 +27,7 @@ import platform
 import statistics
 import time
 from importlib import metadata
+from pathlib import Path
 from typing import Any, Callable
 
 import toolwire
@@ -42,6 +43,9 @@ DELTA = 4
 """Characters per streamed delta."""
 TIMED_DELTAS = 256
 """Deltas timed "at N"."""
+RUNS = 5
+"""Runs "at N" takes the best of (each a fresh parser): a 256-delta run lasts about a millisecond, and on a
+shared machine one run in three is often slowed by another process (the first size of a table most)."""
 
 clock = time.thread_time
 """CPU time of this thread (every peer runs in this thread too)."""
@@ -59,11 +63,11 @@ WRONG = "n/a (wrong arguments for this output)"
 
 def per_delta_at(make: Make, text: str, value_start: int, size: int, *, check: dict) -> float:
     """µs per delta for TIMED_DELTAS deltas once ~``size`` characters of the value (starting at
-    ``value_start`` in ``text``) were fed; best of 3. Asserts ``finish()`` returns ``check``."""
+    ``value_start`` in ``text``) were fed; best of RUNS. Asserts ``finish()`` returns ``check``."""
     span = DELTA * TIMED_DELTAS
     start_at = max(0, min(value_start + size - span, len(text) - span))
     best = float("inf")
-    for _ in range(3):
+    for _ in range(RUNS):
         feed, finish = make()
         feed(text[:start_at])
         timed = [text[i:i + DELTA] for i in range(start_at, start_at + span, DELTA)]
@@ -170,6 +174,73 @@ def sglang_parser(detector: str, tools: list[dict]) -> Make | str:
     return make
 
 
+TOKENIZERS = Path(__file__).resolve().parents[2] / "shared" / "real" / "tokenizers"
+"""The real tokenizers in ``../shared`` (vLLM's parsers look their markers up in a tokenizer's vocabulary)."""
+
+
+def vllm_tokenizer(name: str, markers: tuple[str, ...] = ()):
+    """A transformers tokenizer from ``../shared/real/tokenizers/<name>`` (offline), with ``markers`` added as
+    special tokens: for a family whose own tokenizer is not there, its markers on another tokenizer are what
+    vLLM's parser needs (it looks them up by id and reads the text)."""
+    import gzip
+
+    import tokenizers
+    from transformers import AutoTokenizer, PreTrainedTokenizerFast
+
+    folder = TOKENIZERS / name
+    if (folder / "tokenizer.json.gz").exists():
+        text = gzip.decompress((folder / "tokenizer.json.gz").read_bytes()).decode("utf-8")
+        tokenizer = PreTrainedTokenizerFast(tokenizer_object=tokenizers.Tokenizer.from_str(text))
+    else:
+        tokenizer = AutoTokenizer.from_pretrained(str(folder))
+    if markers:
+        tokenizer.add_special_tokens({"additional_special_tokens": list(markers)})
+    return tokenizer
+
+
+def vllm_parser(tool_parser: str, tools: list[dict], tokenizer: str, markers: tuple[str, ...] = ()) -> Make | str:
+    """vLLM's serving parser for ``--tool-call-parser tool_parser`` (no reasoning parser), composed by
+    ``ParserManager.get_parser`` and fed through ``parse_delta`` as vLLM's ``ChatStreamProcessor`` drives it:
+    each delta's text with its token ids (encoded once per distinct delta, outside the timed runs after the
+    first); its calls' argument deltas joined and decoded at the end. :data:`MISSING` when vLLM does not
+    import here or the tokenizer is not in ``../shared``."""
+    if optional_import("vllm.parser") is None or not (TOKENIZERS / tokenizer).exists():
+        return MISSING
+    from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
+    from vllm.parser import ParserManager
+
+    tok = vllm_tokenizer(tokenizer, markers)
+    parser_class = ParserManager.get_parser(tool_parser_name=tool_parser, reasoning_parser_name=None,
+                                            enable_auto_tools=True)
+    request = ChatCompletionRequest(model="m", messages=[{"role": "user", "content": "q"}], tools=tools, stream=True)
+    ids_of: dict[str, list[int]] = {}
+
+    def make() -> tuple[Feed, Finish]:
+        parser = parser_class(tok, request.tools, chat_template_kwargs={}, model_config=None)
+        args: list[str] = []
+
+        def take(message) -> None:
+            if message is not None:
+                args.extend(c.function.arguments for c in message.tool_calls or () if c.function and c.function.arguments)
+
+        def feed(delta: str) -> None:
+            ids = ids_of.get(delta)
+            if ids is None:
+                ids = ids_of[delta] = tok.encode(delta, add_special_tokens=False)
+            take(parser.parse_delta(delta, ids, request, [], finished=False))
+
+        def finish() -> dict:
+            take(parser.parse_delta("", [], request, [], finished=True))
+            try:
+                return json.loads("".join(args))
+            except ValueError:
+                return {}
+
+        return feed, finish
+
+    return make
+
+
 # ---------------------------------------------------------------- streaming tables
 
 def stream_table(title: str, output: Callable[[int], tuple[str, dict, int]], family: str, tools: list[dict],
@@ -261,7 +332,7 @@ def summary_table() -> None:
                     align="llrlrr")
 
 
-PACKAGES = ("toolwire", "sglang", "deepseek-recipe", "torch", "transformers", "jinja2", "jsonschema")
+PACKAGES = ("toolwire", "sglang", "vllm", "openai-harmony", "deepseek-recipe", "torch", "transformers", "jinja2", "jsonschema")
 
 
 def version(dist: str) -> str:

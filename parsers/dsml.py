@@ -62,6 +62,7 @@ _RANK = {"proposed": 0, "repaired": 1, "rejected": 2}
 # parser states
 _REASONING, _CONTENT, _BLOCK, _INVOKE_HEADER, _INVOKE, _PARAM_HEADER, _VALUE, _AFTER_BLOCK, _REASONING_START, _SKIP = range(10)
 _TEXT_STATES = (_REASONING, _CONTENT, _AFTER_BLOCK)
+_SCANNING_STATES = (_REASONING, _CONTENT, _AFTER_BLOCK, _BLOCK, _INVOKE, _VALUE, _SKIP)
 
 
 @dataclass(frozen=True)
@@ -115,6 +116,13 @@ class DsmlGrammar:
     def _with_variants(self, markers: set[str]) -> set[str]:
         return markers | {v for v, c in self.canonical.items() if c in markers}
 
+    @cached_property
+    def scanners(self) -> tuple[tuple[MarkerScanner | None, ...], tuple[MarkerScanner | None, ...]]:
+        """``scanners[in_reasoning][state]``: :meth:`scanner` for every state that scans (None for the others),
+        built once, so a step finds its scanner by two index lookups."""
+        return tuple(tuple(self.scanner(state, bool(r)) if state in _SCANNING_STATES else None
+                           for state in range(_SKIP + 1)) for r in (0, 1))
+
     def scanner(self, state: int, in_reasoning: bool) -> MarkerScanner:
         """The scanner for the markers that mean something in ``state`` (cached)."""
         key = (state, in_reasoning)
@@ -166,6 +174,7 @@ class DsmlStreamParser(StreamParser):
         # until its first invoke's name is read: [anchor, resume, marker, codes, text state]; the buffer is
         # kept from ``anchor`` (just after the marker) so that the text can go back to content
         self._tentative: list | None = None
+        self._scanners = self.grammar.scanners  # [in_reasoning][state]
 
     # ------------------------------------------------------------------ driving loop
     def _advance(self, final: bool) -> None:
@@ -189,7 +198,7 @@ class DsmlStreamParser(StreamParser):
 
     # ------------------------------------------------------------------ helpers
     def _scan(self, final: bool):
-        return self.grammar.scanner(self._state, self._in_reasoning).scan(self._text, self._pos, final=final,
+        return self._scanners[self._in_reasoning][self._state].scan(self._text, self._pos, final=final,
                                                                          literal=self._tokens)
 
     def _mirror(self, piece: str) -> None:
@@ -255,6 +264,10 @@ class DsmlStreamParser(StreamParser):
         instead of emitted: inside the block any tag prefix; in free text ``<`` plus at least one more
         character (a lone ``<`` there is text). Returns False (wait for more text)."""
         text, pos, end = self._text, self._pos, hit.start
+        if not final:  # the usual case: a delta of text, a possible marker prefix held back
+            emit(text[pos:end])
+            self._pos = end
+            return False
         in_text = self._state in _TEXT_STATES
         if final:
             held = self.grammar.scanner(self._state, self._in_reasoning).scan(text, pos, literal=self._tokens).start
@@ -612,9 +625,13 @@ class DsmlStreamParser(StreamParser):
 
     def _value_piece(self, piece: str) -> None:
         if piece:
-            self._structure(piece)
+            call = self._call
+            if call is not None:  # _structure(piece), inlined: this runs once per delta of a value
+                call.raw_parts.append(piece)
+            if self._in_reasoning:
+                self._mirror(piece)
             if self._mode == "string":
-                self._call.string_piece(piece)
+                call.string_piece(piece)
             else:
                 self._value.append(piece)
 

@@ -1,11 +1,14 @@
 """The shared incremental lexer: find the earliest marker in streamed text, hold back only a prefix.
 
 Every stream parser keeps a small pending buffer and asks a :class:`MarkerScanner` for the next
-marker among the ones valid in its current state. The scanner uses the ``regex`` module's partial
-matching: when the buffer ends with what could still become a marker, only that tail is held back,
-so text streams out as soon as it cannot be part of a marker. Each character is scanned a bounded
-number of times (once, plus at most the longest marker's length while held back), which keeps
-streaming linear in the output size. Literal alternations cannot backtrack catastrophically.
+marker among the ones valid in its current state. The scanner finds complete markers with one
+search of a trie-shaped pattern (the markers' shared prefixes factored out, so a character that starts no
+marker is skipped by ``re``'s first-character scan); when none is found and the buffer ends with what could
+still become a marker, only that tail is held back (the same answer as the ``regex`` module's partial
+matching, without its per-search cost), so text streams out as soon as it cannot be part of a marker.
+Each character is scanned a bounded number of times (once, plus at most the longest marker's length
+while held back), which keeps streaming linear in the output size. Literal alternations cannot backtrack
+catastrophically.
 
 With token-id input a marker counts only where the model wrote it with its control-token ids; the scan's
 ``literal`` callback (built by the parser) skips marker text that came from ordinary tokens.
@@ -13,9 +16,9 @@ With token-id input a marker counts only where the model wrote it with its contr
 
 from __future__ import annotations
 
+import re
+from functools import partial
 from typing import Callable, Iterable, NamedTuple
-
-import regex
 
 LiteralCheck = Callable[[str, int, str], bool]
 """``literal(text, start, marker)``: whether ``marker`` found at ``text[start]`` is only its spelling."""
@@ -33,19 +36,27 @@ class Hit(NamedTuple):
         return self.start + (len(self.marker) if self.marker else 0)
 
 
+_hit: Callable[[tuple[int, str | None]], Hit] = partial(tuple.__new__, Hit)
+"""``Hit`` from ``(start, marker)`` without the NamedTuple constructor's Python frame (a scan makes one per
+call, and that frame cost more than the search of a short delta)."""
+
+
 class MarkerScanner:
     """Finds the earliest of a fixed set of literal markers (longest wins at the same position)."""
 
-    __slots__ = ("markers", "_pattern", "max_len", "_extendable")
+    __slots__ = ("markers", "_pattern", "_search", "max_len", "_extendable", "_tail")
 
     def __init__(self, markers: Iterable[str]):
         self.markers = tuple(sorted(set(markers), key=len, reverse=True))
         if not self.markers or any(not m for m in self.markers):
             raise ValueError("MarkerScanner needs non-empty markers")
         self.max_len = len(self.markers[0])
-        self._pattern = regex.compile("|".join(regex.escape(m) for m in self.markers))
+        self._pattern = re.compile(_trie_pattern(self.markers))
+        self._search = self._pattern.search
         # markers that are a proper prefix of another marker: a match at the very end may still grow
         self._extendable = frozenset(a for a in self.markers for b in self.markers if a != b and b.startswith(a))
+        # what the end of the text may hold back: a proper prefix of a marker that reaches the end of the text
+        self._tail = re.compile(_trie_pattern(self.markers, at_end=True)).search
 
     def scan(self, text: str, pos: int = 0, *, final: bool = False, literal: LiteralCheck | None = None) -> Hit:
         """Scan ``text[pos:]``. With ``final`` no prefix is held back (the output has ended).
@@ -53,18 +64,24 @@ class MarkerScanner:
         ``literal`` (token-id input, see :class:`~toolwire.parsers.base.StreamParser`) tells a marker's text
         written with ordinary tokens from the marker itself: a hit for which ``literal(text, start, marker)``
         is true is text, and the scan goes on past it."""
-        m = self._pattern.search(text, pos, partial=not final)
+        m = self._search(text, pos)
         if m is None:
-            return Hit(len(text), None)
-        if m.partial:
-            return Hit(m.start(), None)
-        if not final and m.group() in self._extendable:
-            rest = text[m.start():]
+            if final:
+                return _hit((len(text), None))
+            # held back: the earliest tail that is a proper prefix of a marker (only the last max_len - 1
+            # characters can hold one)
+            lo = len(text) - self.max_len + 1
+            tail = self._tail(text, lo if lo > pos else pos)
+            return _hit((len(text) if tail is None else tail.start(), None))
+        marker = m.group()
+        start = m.start()
+        if not final and marker in self._extendable:
+            rest = text[start:]
             if any(len(b) > len(rest) and b.startswith(rest) for b in self.markers):
-                return Hit(m.start(), None)
-        if literal is not None and literal(text, m.start(), m.group()):
-            return self._past_literal(text, Hit(m.start(), m.group()), final, literal)
-        return Hit(m.start(), m.group())
+                return _hit((start, None))
+        if literal is not None and literal(text, start, marker):
+            return self._past_literal(text, _hit((start, marker)), final, literal)
+        return _hit((start, marker))
 
     def _past_literal(self, text: str, hit: Hit, final: bool, literal: LiteralCheck) -> Hit:
         """The first genuine hit from a literal one on: a shorter marker at the same place, or a later hit."""
@@ -76,6 +93,33 @@ class MarkerScanner:
             hit = self.scan(text, hit.start + 1, final=final)
             if hit.marker is None or not literal(text, hit.start, hit.marker):
                 return hit
+
+
+def _trie_pattern(markers: Iterable[str], *, at_end: bool = False) -> str:
+    """A pattern matching any of ``markers``, written as a trie: the longest marker wins at a position (a
+    branch that ends a marker is tried after the branches that continue it). With ``at_end``: matching a
+    proper prefix of a marker that ends the text instead (``\\Z`` wherever a marker continues)."""
+    trie: dict = {}
+    for marker in markers:
+        node = trie
+        for char in marker:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def branch(node: dict, root: bool = False) -> str:
+        alternatives = [re.escape(char) + branch(child) for char, child in node.items() if char]
+        if at_end:
+            if not alternatives:
+                return "(?!)"  # a whole marker: not a held-back prefix
+            if not root:
+                alternatives.append(r"\Z")
+        elif "" in node:
+            alternatives.append("")
+        if len(alternatives) == 1:
+            return alternatives[0]
+        return "(?:" + "|".join(alternatives) + ")"
+
+    return branch(trie, root=True)
 
 
 def held_back_prefix(text: str, marker: str) -> int:

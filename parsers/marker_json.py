@@ -157,6 +157,9 @@ class JsonCallParser(TrailingStopToken, StreamParser):
         self._pending_ws = ""             # whitespace after a section-less call, until we know what follows
         self._call: StreamedCall | None = None
         self._scanners = self._make_scanners(g)
+        # a state's step reads ``buf`` from ``pos`` and returns where to go on (the state may have changed),
+        # ``~end`` to stop after reading up to ``end`` (the rest is held back: a possible marker), or None
+        # to stop at ``pos``; stopping at once saves a second scan of every delta
         self._steps: dict[int, Callable[[str, int, bool], int | None]] = {
             _START: self._start, _TEXT: self._text, _SECTION: self._section, _HEADER: self._header_text,
             _BODY: self._body, _AFTER_BODY: self._after_body, _BETWEEN: self._between,
@@ -200,6 +203,9 @@ class JsonCallParser(TrailingStopToken, StreamParser):
             new_pos = step[self._state](buf, pos, final)
             if new_pos is None:
                 break
+            if new_pos < 0:  # ~p: read up to p, and what is left is a held-back possible marker: stop here
+                pos = ~new_pos
+                break
             pos = new_pos
         self._buf = buf[pos:] + held
         if final:
@@ -242,7 +248,7 @@ class JsonCallParser(TrailingStopToken, StreamParser):
         hit = scanner.scan(buf, pos, final=final, literal=self._tokens)
         (self._emit_reasoning if self._in_reasoning else self._emit_content)(buf[pos:hit.start])
         if hit.marker is None:
-            return None if hit.start == pos else hit.start
+            return ~hit.start
         if hit.marker == g.think_close:
             if not self._in_reasoning:  # no reasoning is open: the closer is not content
                 self._diag("reasoning_close_in_content", f"{g.think_close!r} with no reasoning open; the text "
@@ -268,7 +274,7 @@ class JsonCallParser(TrailingStopToken, StreamParser):
         hit = self._scan("section", buf, pos, final)
         self._junk_text(buf[pos:hit.start])
         if hit.marker is None:
-            return None if hit.start == pos else hit.start
+            return ~hit.start
         if hit.marker == self.grammar.header_end:
             return self._bare_header(hit)
         if hit.marker == self.grammar.think_close:  # reasoning closes inside its unclosed section
@@ -320,7 +326,7 @@ class JsonCallParser(TrailingStopToken, StreamParser):
                 self._after_call()
                 return hit.start
         if hit.marker is None:
-            return None if hit.start == pos else hit.start
+            return ~hit.start
         if hit.marker == g.header_end:
             self._begin()
             return hit.end
@@ -332,13 +338,14 @@ class JsonCallParser(TrailingStopToken, StreamParser):
     def _body(self, buf: str, pos: int, final: bool) -> int | None:
         """Raw JSON arguments; the scanner finds their end. Markers inside a JSON string are text."""
         call = self._call
-        hit = self._scan("body", buf, pos, final)
-        end = call.feed(buf[pos:hit.start])
+        hit = self._scanners["body_r" if self._source == "reasoning" else "body"].scan(  # self._scan, inlined
+            buf, pos, final=final, literal=self._tokens)
+        end = call.stream.feed(buf[pos:hit.start])
         if end >= 0:
             self._end_body(truncated=False)
             return pos + end
         if hit.marker is None:
-            return None if hit.start == pos else hit.start
+            return ~hit.start
         scanner = call.stream.scanner
         if scanner.strict and scanner.in_string and hit.marker != self.grammar.think_close:  # a marker in a string
             end = call.feed(hit.marker)
@@ -355,7 +362,7 @@ class JsonCallParser(TrailingStopToken, StreamParser):
         hit = self._scan("body", buf, pos, final)
         self._junk_text(buf[pos:hit.start])
         if hit.marker is None:
-            return None if hit.start == pos else hit.start
+            return ~hit.start
         self._flush_junk(allowed=g.trailer)
         if hit.marker == g.call_close:
             self._after_call()
@@ -371,14 +378,14 @@ class JsonCallParser(TrailingStopToken, StreamParser):
             i += 1
         self._pending_ws += buf[pos:i]
         if i == n:
-            return None if i == pos else i
+            return ~i
         hit = self._scanners["between"].scan(buf, i, final=final, literal=self._tokens)
         if hit.start == i and hit.marker is not None:
             self._pending_ws = ""
             self._open_header()
             return hit.end
         if hit.start == i and not final:
-            return None if i == pos else i  # a possible marker prefix: wait
+            return ~i  # a possible marker prefix: wait
         self._state = _TEXT  # anything else: back to content, blanks included
         text, self._pending_ws = self._pending_ws, ""
         (self._emit_reasoning if self._source == "reasoning" else self._emit_content)(text)

@@ -577,7 +577,7 @@ class XmlCallParser(StreamParser):
 
     def _value_piece(self, text: str) -> None:
         if text:
-            self.call.raw(text)
+            self.call.raw_parts.append(text)  # call.raw(text), without its frame: this runs once per delta
             if self._typed is None:
                 self.call.string_piece(text)
             else:
@@ -601,7 +601,8 @@ class XmlCallParser(StreamParser):
         if hit.marker is None:
             if framing:
                 if not final:
-                    end = back_off_newlines(buf, pos, end, 1)
+                    if end > pos and buf[end - 1] == "\n":  # back_off_newlines(buf, pos, end, 1), inlined
+                        end -= 1
                     if end == pos:
                         return False  # a held newline stays held
                 if carry:
