@@ -16,6 +16,7 @@ from typing import Any, Callable, Sequence
 
 import toolwire
 from toolwire.errors import ToolwireError
+from toolwire.tokenize import vocabulary
 from toolwire.output import (ArgumentsDelta, ContentDelta, ParsedOutput, ReasoningDelta, ToolCallFinished,
                              ToolCallStarted)
 
@@ -122,6 +123,7 @@ class EngineStream:
     def _start_ids(self) -> bool:
         """Rebuild the (still unfed) parser with the tokenizer; False when toolwire cannot read it."""
         try:
+            vocabulary(self._tokenizer)  # the stream reads it lazily: a tokenizer toolwire cannot read means text
             self._parser = self.format.stream(self._tools, tokenizer=self._tokenizer, **self._options)
             return True
         except (ToolwireError, TypeError, ValueError):
