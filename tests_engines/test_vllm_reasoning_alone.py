@@ -3,9 +3,10 @@
 only, driven by ``ChatStreamProcessor.step`` (which calls ``set_prompt_token_ids`` / ``is_reasoning_end`` on
 the prompt, then ``extract_reasoning_streaming`` with previous/current/delta text and ids, then
 ``finish_streaming``), and ``Parser.parse`` for the non-streaming path. For every golden vector of every
-format with a reasoning block, the reasoning and the content rebuilt from the deltas must equal toolwire's
-own ``parse()`` of the output. (A known gap, reported as xfail: the calls toolwire reads are not delivered
-when no tool parser is configured.) Then vLLM's id helpers on the output's ids: ``is_reasoning_end`` and ``extract_content_ids``.
+format with a reasoning block, the reasoning rebuilt from the deltas must equal toolwire's own ``parse()`` of
+the output, and the content must be the rest of the output as the model wrote it (nothing lost: read again
+by toolwire in content mode it gives the same content and calls as ``parse()``), since no tool parser reads
+it. Then vLLM's id helpers on the output's ids: ``is_reasoning_end`` and ``extract_content_ids``. Then vLLM's id helpers on the output's ids: ``is_reasoning_end`` and ``extract_content_ids``.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import json
 import pytest
 
 import toolwire
-from toolwire.integrations.engine_stream import reasoning_pair
+from toolwire.integrations.engine_stream import EngineStream, reasoning_pair
 from conftest import expected_calls, golden_params, opens_reasoning, split_points, tokenizer_for
 from test_vllm_adapter import make_request, prompt_ids, rebuild
 
@@ -46,21 +47,36 @@ def test_reasoning_parser_alone_streamed(row, size):
     output = row["model_output"]
     units = tokenizer.encode(output, add_special_tokens=False) if as_ids else output
     cuts = split_points(len(units), size)
-    messages = []
+    messages, sent = [], ""
     for n, (a, b) in enumerate(cuts):
-        ids = units[a:b] if as_ids else []
-        text = tokenizer.decode(ids, skip_special_tokens=False) if as_ids else units[a:b]
-        step = processor.step(text, ids, "stop" if n == len(cuts) - 1 else None, prompt)
+        last = n == len(cuts) - 1
+        if as_ids:  # the delta text as vLLM's incremental detokenizer gives it: a split character waits
+            ids = units[a:b]
+            whole = tokenizer.decode(units[:b], skip_special_tokens=False)
+            text = "" if whole.endswith("\ufffd") and not last else whole[len(sent):]
+            sent += text
+        else:
+            ids, text = [], units[a:b]
+        step = processor.step(text, ids, "stop" if last else None, prompt)
         if step.delta is not None:
             messages.append(step.delta)
-    truth = toolwire.get_format(family).parse(output, row["tools"], thinking=opens_reasoning(row))
     content, reasoning, calls = rebuild(messages)
+    check_split(row, reasoning, content)
+    assert calls == {}
+
+
+def check_split(row, reasoning, content):
+    """Reasoning as toolwire's ``parse()`` reads it; content: the rest, raw, which toolwire reads in content
+    mode to the same content and calls."""
+    family = row["family"]
+    truth = toolwire.get_format(family).parse(row["model_output"], row["tools"], thinking=opens_reasoning(row))
     assert reasoning == truth.reasoning
-    assert content == truth.content
-    if expected_calls(truth) and not calls:
-        pytest.xfail("known gap (docs/engines.md): with no tool parser, vLLM drops the tool calls the toolwire "
-                     "reasoning parser reads, and their text is not in content either")
-    assert [(calls[i]["name"], json.loads(calls[i]["arguments"])) for i in sorted(calls)] == expected_calls(truth)
+    assert row["model_output"].endswith(content)  # the rest as the model wrote it
+    rest = EngineStream(family, row["tools"], thinking=False)
+    rest.feed(content)
+    rest.flush()
+    assert rest.parsed.content == truth.content
+    assert [(c.name, c.arguments) for c in rest.parsed.tool_calls] == expected_calls(truth)
 
 
 @pytest.mark.parametrize("row", golden_params(exclude=WITHOUT))
@@ -71,8 +87,7 @@ def test_reasoning_parser_alone_one_shot(row):
     parser = reasoning_only_parser(family, tokenizer, request)
     parser.set_prompt_token_ids(prompt_ids(family, tokenizer, opens_reasoning(row)))
     reasoning, content = parser.reasoning_parser.extract_reasoning(row["model_output"], request)
-    truth = toolwire.get_format(family).parse(row["model_output"], row["tools"], thinking=opens_reasoning(row))
-    assert (reasoning or "", content or "") == (truth.reasoning, truth.content)
+    check_split(row, reasoning or "", content or "")
     if as_ids:  # vLLM's id helpers on the output's ids (the tokenizer ../shared has)
         ids = tokenizer.encode(row["model_output"], add_special_tokens=False)
         closer = tokenizer.convert_tokens_to_ids(reasoning_pair(family)[1])

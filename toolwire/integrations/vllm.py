@@ -44,7 +44,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import toolwire
-from toolwire.integrations.engine_stream import EngineStream, Fold, reasoning_pair, start_in_reasoning
+from toolwire.integrations.engine_stream import (EngineStream, Fold, ReasoningSplitter, reasoning_pair,
+                                                 start_in_reasoning)
 from vllm.entrypoints.generate.base.protocol import (DeltaFunctionCall, DeltaMessage, DeltaToolCall,
                                                      ExtractedToolCallInformation, FunctionCall, ToolCall)
 from vllm.reasoning.abs_reasoning_parsers import ReasoningParser, ReasoningParserManager
@@ -140,6 +141,7 @@ class RequestState:
         # a tool parser vLLM runs without a toolwire reasoning parser: the reasoning (if any) is not its to
         # take, so its stream starts in content (a reasoning block the model opens itself is still read)
         self.tool_parser_alone = False
+        self.adopted = False  # a toolwire tool parser took this state over (else the reasoning parser is alone)
         self.whole_output: str | None = None  # the output parse_whole read (None: streamed)
 
     def start_in_reasoning(self) -> bool:
@@ -222,6 +224,7 @@ class ToolwireReasoningParser(ReasoningParser):
         self._marker_ids = {kind: ids for kind, ids in (("open", _marker_ids(tokenizer, self._opener)),
                                                         ("close", _marker_ids(tokenizer, self._closer))) if ids}
         self._prompt_ids: Sequence[int] | None = None
+        self._splitter: ReasoningSplitter | None = None  # used alone (no toolwire tool parser follows)
         _pending.reasoning = weakref.ref(self)
 
     @property
@@ -289,7 +292,18 @@ class ToolwireReasoningParser(ReasoningParser):
         return list(input_ids)
 
     def has_engine_confirmed_reasoning_end(self) -> bool:
-        return False  # this parser drives the whole request itself (see the module docstring)
+        """False with a toolwire tool parser: this parser then drives the whole request itself (see the module
+        docstring). Alone, True once the output has left the reasoning: vLLM then passes the rest on."""
+        return self._splitter is not None and self._splitter.done
+
+    def _alone(self) -> bool:
+        """Whether no toolwire tool parser shares this request (known at the first parse call, after vLLM built
+        both parsers). Alone, reasoning is split off and the rest handed on as the model wrote it, for vLLM's
+        content path or another tool parser (:class:`ReasoningSplitter`)."""
+        return not self.state.adopted and self.state.driver is None
+
+    def _new_splitter(self) -> ReasoningSplitter:
+        return ReasoningSplitter(self.format_name, thinking=self.state.start_in_reasoning())
 
     # -- parsing
     def extract_reasoning(self, model_output: str, request: Any) -> tuple[str | None, str | None]:
@@ -297,17 +311,34 @@ class ToolwireReasoningParser(ReasoningParser):
             self.state.tools = _tool_dicts(getattr(request, "tools", None))
         if self.state.chat_template_kwargs is None:
             self.state.chat_template_kwargs = getattr(request, "chat_template_kwargs", None)
+        if self._alone():
+            splitter = self._new_splitter()
+            reasoning, rest = splitter.feed(model_output)
+            more, tail = splitter.flush()
+            return (reasoning + more) or None, ((rest or "") + (tail or "")) or None
         parsed = self.state.parse_whole(model_output)
         return parsed.reasoning or None, parsed.content or None
 
     def extract_reasoning_streaming(self, previous_text: str, current_text: str, delta_text: str,
                                     previous_token_ids: Sequence[int], current_token_ids: Sequence[int],
                                     delta_token_ids: Sequence[int]) -> DeltaMessage | None:
+        if self._splitter is None and self._alone() and self.state.stream is None:
+            self._splitter = self._new_splitter()
+        if self._splitter is not None:
+            return _split_message(*self._splitter.feed(delta_text))
         return self.state.feed(self, delta_text, delta_token_ids)
 
     def finish_streaming(self) -> DeltaMessage | None:
         """End of stream: the text toolwire held back, and the calls it closes."""
+        if self._splitter is not None:
+            return _split_message(*self._splitter.flush())
         return self.state.finish()
+
+
+def _split_message(reasoning: str, rest: str | None) -> DeltaMessage | None:
+    if not reasoning and not rest:
+        return None
+    return DeltaMessage(reasoning=reasoning or None, content=rest or None)
 
 
 class ToolwireToolParser(ToolParser):
@@ -325,6 +356,7 @@ class ToolwireToolParser(ToolParser):
         sibling = sibling() if sibling is not None else None
         if sibling is not None and sibling.format_name == self.format_name and sibling.state.driver is None:
             self.state = sibling.state  # the reasoning parser vLLM built for this same request
+            self.state.adopted = True
             _pending.reasoning = None
         else:
             self.state = RequestState(self.format_name, tokenizer)
