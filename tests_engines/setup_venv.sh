@@ -15,6 +15,7 @@ VENV=${ENGINES_VENV:-$PWD/.engines-venv}
 PY=${PYTHON:-python3}
 
 VLLM_VERSION=0.33.0
+VLLM_SDIST_SHA256=f4c33c2503d52bb411146afa9618a4f48bed68912f617e6803ac8d76e4c74112  # vllm-0.33.0.tar.gz (tests)
 SGLANG_VERSION=0.5.23
 TORCH_VERSION=2.13.0      # CPU wheel on disk (vLLM pins 2.14.0, SGLang 2.14.1: their parsers do not care)
 TRANSFORMERS_VERSION=5.19.0  # inside vLLM's range (>=5.16.1,<5.21) and SGLang's pin
@@ -31,6 +32,8 @@ PIP=("$VENV/bin/python" -m pip install -q --disable-pip-version-check)
     packaging openai regex numpy cbor2 psutil pyzmq urllib3 aiohttp requests openai-harmony fastapi pillow \
     pybase64 cachetools prometheus_client msgspec cloudpickle uvloop py-cpuinfo partial-json-parser orjson \
     ipython ijson pydantic jinja2 pytest
+# what vLLM's own parser tests import (tests_engines/test_vllm_own_cases.py): mistral_common (vllm.parser.mistral)
+"${PIP[@]}" "torch==$TORCH_VERSION" mistral_common einops
 "${PIP[@]}" --no-deps -e .
 
 "$VENV/bin/python" - <<'PY'
@@ -45,5 +48,7 @@ import torch
 assert torch.__version__.startswith("2.13.0"), torch.__version__
 print("engines import: vllm", __import__("vllm").__version__, "sglang", __import__("sglang").__version__)
 PY
+# vLLM's own tool-parser and reasoning-parser tests (its sdist's tests/; git-ignored, in the venv, cached)
+"$VENV/bin/python" tests_engines/fetch_vllm_tests.py "$VENV" "$VLLM_VERSION" "$VLLM_SDIST_SHA256"
 touch "$VENV/.ready"
 echo "ready: $VENV"

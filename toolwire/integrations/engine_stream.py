@@ -16,6 +16,7 @@ from typing import Any, Callable, Sequence
 
 import toolwire
 from toolwire.errors import ToolwireError
+from toolwire.tokenize import vocabulary
 from toolwire.output import (ArgumentsDelta, ContentDelta, ParsedOutput, ReasoningDelta, ToolCallFinished,
                              ToolCallStarted)
 
@@ -122,6 +123,7 @@ class EngineStream:
     def _start_ids(self) -> bool:
         """Rebuild the (still unfed) parser with the tokenizer; False when toolwire cannot read it."""
         try:
+            vocabulary(self._tokenizer)  # the stream reads it lazily: a tokenizer toolwire cannot read means text
             self._parser = self.format.stream(self._tools, tokenizer=self._tokenizer, **self._options)
             return True
         except (ToolwireError, TypeError, ValueError):
@@ -163,6 +165,71 @@ class EngineStream:
         fold.content = "".join(content)
         fold.reasoning = "".join(reasoning)
         return fold
+
+
+class ReasoningSplitter:
+    """A reasoning parser that hands the rest of the output on raw, for an engine component that only
+    splits reasoning (SGLang's reasoning detector; vLLM's reasoning parser when no toolwire tool parser
+    follows it): reasoning as toolwire's stream reads it, then, from the point where that stream leaves the
+    reasoning, the remaining output as the model wrote it (without the closer and the separator the family
+    writes after it), for whatever reads content and calls next.
+
+    :meth:`feed` returns ``(reasoning, rest)``: ``rest`` is None while the output is still in reasoning, and
+    after that every later delta is rest. Never raises on model output.
+    """
+
+    def __init__(self, format_name: str, *, thinking: bool):
+        self._opener, self._closer = reasoning_pair(format_name)
+        self._opened = thinking
+        self._parser = toolwire.get_format(format_name).stream(None, thinking=thinking)
+        self._raw: list[str] = []
+        self._seen_reasoning = False
+        self.done = False  # reasoning is over: later text passes through
+
+    def feed(self, text: str) -> tuple[str, str | None]:
+        if self.done:
+            return "", text
+        self._raw.append(text)
+        return self._take(self._parser.feed(text) if text else [])
+
+    def flush(self) -> tuple[str, str | None]:
+        """End of output: reasoning still held back, or the rest if the output left reasoning at the end."""
+        if self.done:
+            return "", None
+        reasoning, rest = self._take(self._parser.flush())
+        self.done = True
+        return reasoning, rest
+
+    def _take(self, events: list) -> tuple[str, str | None]:
+        reasoning, first = [], None
+        for event in events:
+            if type(event) is ReasoningDelta:
+                reasoning.append(event.text)
+                self._seen_reasoning = True
+            elif type(event) in (ContentDelta, ToolCallStarted):
+                first = event
+                self.done = True
+                break
+        if not self.done:
+            return "".join(reasoning), None
+        raw = "".join(self._raw)
+        self._raw = []
+        at = raw.find(self._closer) if self._closer else -1
+        # the closer is not content when reasoning was open, or when nothing but whitespace precedes it (a
+        # leading closer in content, which toolwire's stream drops with reasoning_close_in_content)
+        if at < 0 or not (self._opened or self._seen_reasoning or raw.lstrip().startswith(self._opener)
+                          or not raw[:at].strip()):
+            return "".join(reasoning), raw
+        tail = raw[at + len(self._closer):]
+        # the separator the family writes after its closer (whitespace toolwire's stream did not put in
+        # content) is not content either: drop it here, so what reads the rest starts where content starts
+        if type(first) is ContentDelta:
+            skip = tail.find(first.text)
+            if skip > 0 and not tail[:skip].strip():
+                tail = tail[skip:]
+        else:
+            tail = tail.lstrip()
+        return "".join(reasoning), tail
 
 
 def streamed_calls(parsed: ParsedOutput) -> list:

@@ -21,8 +21,8 @@ from functools import lru_cache
 from typing import Any, List
 
 import toolwire
-from toolwire.integrations.engine_stream import EngineStream, generation_prompt_opens_reasoning, reasoning_pair
-from toolwire.output import ContentDelta, ReasoningDelta, ToolCallStarted
+from toolwire.integrations.engine_stream import (EngineStream, ReasoningSplitter, generation_prompt_opens_reasoning,
+                                                 reasoning_pair)
 from sglang.srt.function_call.base_format_detector import BaseFormatDetector
 from sglang.srt.function_call.core_types import StreamingParseResult, ToolCallItem
 from sglang.srt.function_call.function_call_parser import FunctionCallParser
@@ -143,54 +143,15 @@ class ToolwireReasoningDetector(BaseReasoningFormatDetector):
         super().__init__(opener, closer, stream_reasoning=True)
         if force_reasoning is None:  # SGLang's own default for a family whose prompt opens reasoning
             force_reasoning = generation_prompt_opens_reasoning(self.format_name, True)
-        self._opened = bool(force_reasoning)
-        self._opener, self._closer = opener, closer
-        self._parser = toolwire.get_format(self.format_name).stream(None, thinking=self._opened)
-        self._raw: list[str] = []
-        self._seen_reasoning = False
-        self._done = False  # reasoning is over: pass text through
-
-    def _take(self, events: list) -> ReasoningResult:
-        reasoning, first = [], None
-        for event in events:
-            if type(event) is ReasoningDelta:
-                reasoning.append(event.text)
-                self._seen_reasoning = True
-            elif type(event) in (ContentDelta, ToolCallStarted):
-                first = event
-                self._done = True
-                break
-        if not self._done:
-            return ReasoningResult(reasoning_text="".join(reasoning))
-        raw = "".join(self._raw)
-        self._raw = []
-        at = raw.find(self._closer) if self._closer else -1
-        if at < 0 or not (self._opened or self._seen_reasoning or raw.lstrip().startswith(self._opener)):
-            return ReasoningResult(reasoning_text="".join(reasoning), normal_text=raw)
-        tail = raw[at + len(self._closer):]
-        # the separator the family writes after its closer (whitespace toolwire's stream did not put in
-        # content) is not content either: drop it here, so the tool detector starts where content starts
-        if type(first) is ContentDelta:
-            skip = tail.find(first.text)
-            if skip > 0 and not tail[:skip].strip():
-                tail = tail[skip:]
-        else:
-            tail = tail.lstrip()
-        return ReasoningResult(reasoning_text="".join(reasoning), normal_text=tail)
+        self._splitter = ReasoningSplitter(self.format_name, thinking=bool(force_reasoning))
 
     def parse_streaming_increment(self, new_text: str) -> ReasoningResult:
-        if self._done:
-            return ReasoningResult(normal_text=new_text)
-        self._raw.append(new_text)
-        return self._take(self._parser.feed(new_text))
+        reasoning, rest = self._splitter.feed(new_text)
+        return ReasoningResult(reasoning_text=reasoning, normal_text=rest or "")
 
     def finish(self) -> ReasoningResult:
-        if self._done:
-            return ReasoningResult()
-        events = self._parser.flush()
-        result = self._take(events)
-        self._done = True
-        return result
+        reasoning, rest = self._splitter.flush()
+        return ReasoningResult(reasoning_text=reasoning, normal_text=rest or "")
 
     def detect_and_parse(self, text: str) -> ReasoningResult:
         first = self.parse_streaming_increment(text)

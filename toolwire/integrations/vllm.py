@@ -44,7 +44,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import toolwire
-from toolwire.integrations.engine_stream import EngineStream, Fold, reasoning_pair, start_in_reasoning
+from toolwire.integrations.engine_stream import (EngineStream, Fold, ReasoningSplitter, reasoning_pair,
+                                                 start_in_reasoning)
 from vllm.entrypoints.generate.base.protocol import (DeltaFunctionCall, DeltaMessage, DeltaToolCall,
                                                      ExtractedToolCallInformation, FunctionCall, ToolCall)
 from vllm.reasoning.abs_reasoning_parsers import ReasoningParser, ReasoningParserManager
@@ -64,11 +65,50 @@ def _tool_dicts(tools: Sequence[Any] | None) -> list[dict] | None:
     return out
 
 
-def _decode(tokenizer: Any, ids: Sequence[int]) -> str:
+def _decode(tokenizer: Any, ids: Sequence[int]) -> str | None:
+    """The text of ``ids`` with control tokens kept (None when the tokenizer cannot decode)."""
     try:
         return tokenizer.decode(list(ids), skip_special_tokens=False)
     except TypeError:
-        return tokenizer.decode(list(ids))
+        try:
+            return tokenizer.decode(list(ids))
+        except Exception:
+            return None
+    except Exception:  # a tokenizer without a usable decode: the caller falls back
+        return None
+
+
+def _marker_ids(tokenizer: Any, text: str) -> tuple[int, ...] | None:
+    """The ids ``text`` encodes to (one id when it is a control token), as vLLM's own parsers find markers in
+    token ids; None when the tokenizer cannot say."""
+    if not text:
+        return None
+    single = _single_token_id(tokenizer, text)
+    if single is not None:
+        return (single,)
+    try:
+        try:
+            ids = tokenizer.encode(text, add_special_tokens=False)
+        except TypeError:
+            ids = tokenizer.encode(text)
+    except Exception:
+        return None
+    ids = tuple(ids) if isinstance(ids, (list, tuple)) else ()
+    return ids if ids and all(isinstance(i, int) for i in ids) else None
+
+
+def _last_marker(ids: Sequence[int], markers: dict[str, tuple[int, ...]]) -> str | None:
+    """Which of ``markers`` (name -> id sequence) occurs last in ``ids`` (scanning back from the end, so the
+    cost is the distance to that marker, not the length of ``ids``)."""
+    lasts = {seq[-1]: (name, seq) for name, seq in markers.items()}
+    for end in range(len(ids) - 1, -1, -1):
+        hit = lasts.get(ids[end])
+        if hit is not None:
+            name, seq = hit
+            start = end + 1 - len(seq)
+            if start >= 0 and tuple(ids[start:end + 1]) == seq:
+                return name
+    return None
 
 
 def _single_token_id(tokenizer: Any, text: str) -> int | None:
@@ -98,8 +138,15 @@ class RequestState:
         self.driver: object | None = None  # the parser that feeds the stream
         self.prev_tool_call_arr: list[dict] = []
         self.streamed_args_for_tool: list[str] = []
+        # a tool parser vLLM runs without a toolwire reasoning parser: the reasoning (if any) is not its to
+        # take, so its stream starts in content (a reasoning block the model opens itself is still read)
+        self.tool_parser_alone = False
+        self.adopted = False  # a toolwire tool parser took this state over (else the reasoning parser is alone)
+        self.whole_output: str | None = None  # the output parse_whole read (None: streamed)
 
     def start_in_reasoning(self) -> bool:
+        if self.tool_parser_alone:
+            return False
         return start_in_reasoning(self.format_name, prompt_tail=self.prompt_tail,
                                   chat_template_kwargs=self.chat_template_kwargs)
 
@@ -115,7 +162,15 @@ class RequestState:
             self.driver = driver
         if driver is not self.driver:
             return None
+        if self.stream is not None and self.stream.flushed:
+            self._restart()  # the parser object reused for another output (vLLM itself builds one per request)
         return self._message(self.open().feed(delta_text, delta_token_ids))
+
+    def _restart(self) -> None:
+        self.stream = None
+        self.whole_output = None
+        self.prev_tool_call_arr.clear()
+        self.streamed_args_for_tool.clear()
 
     def finish(self) -> DeltaMessage | None:
         if self.stream is None or self.stream.flushed:
@@ -140,8 +195,12 @@ class RequestState:
         return DeltaMessage(content=fold.content or None, reasoning=fold.reasoning or None, tool_calls=tool_calls)
 
     def parse_whole(self, model_output: str):
-        """One-shot parse (non-streaming responses), cached so the sibling parser reuses it."""
+        """One-shot parse (non-streaming responses), cached so the sibling parser reuses it (it is handed the
+        reasoning parser's content, not the whole output: the cached parse of the whole output answers it)."""
+        if self.stream is not None and (not self.stream.flushed or self.whole_output is None):
+            self._restart()  # after a streamed output, a new one
         if self.stream is None:
+            self.whole_output = model_output
             stream = self.open()
             stream.feed(model_output)
             stream.flush()
@@ -162,7 +221,10 @@ class ToolwireReasoningParser(ReasoningParser):
         self.state = RequestState(self.format_name, tokenizer)
         self.state.chat_template_kwargs = kwargs.get("chat_template_kwargs")
         self._opener, self._closer = reasoning_pair(self.format_name)
-        self._closer_id = _single_token_id(tokenizer, self._closer) if self._closer else None
+        self._marker_ids = {kind: ids for kind, ids in (("open", _marker_ids(tokenizer, self._opener)),
+                                                        ("close", _marker_ids(tokenizer, self._closer))) if ids}
+        self._prompt_ids: Sequence[int] | None = None
+        self._splitter: ReasoningSplitter | None = None  # used alone (no toolwire tool parser follows)
         _pending.reasoning = weakref.ref(self)
 
     @property
@@ -180,35 +242,68 @@ class ToolwireReasoningParser(ReasoningParser):
 
     # -- the prompt and the structured-output gate
     def set_prompt_token_ids(self, prompt_token_ids: Sequence[int]) -> None:
+        self._prompt_ids = prompt_token_ids
         if prompt_token_ids:
             self.state.prompt_tail = _decode(self.model_tokenizer, prompt_token_ids[-_PROMPT_TAIL_TOKENS:])
 
     def is_reasoning_end(self, input_ids: Sequence[int]) -> bool:
-        """Reasoning is over at the end of ``input_ids`` unless their last reasoning marker is an opener.
-        (vLLM asks this of the prompt, to pick where generation starts, and of the output, for the
-        structured-output gate.)"""
+        """Reasoning is over at the end of ``input_ids`` unless their last reasoning marker is an opener (no
+        marker: over). (The structured-output gate asks this of the prompt and of the output.)
+
+        Asked by this request's own serving loop of the prompt it has just passed to
+        :meth:`set_prompt_token_ids`, the answer is False for a family with a reasoning block: this parser
+        then reads the whole output itself (reasoning the prompt opened, reasoning the model opens itself,
+        content and calls), also when no tool parser follows it; answered True, vLLM would pass a ``<think>``
+        the model writes itself through as content."""
         if not self._opener:
             return True
+        if self._prompt_ids is not None and input_ids is self._prompt_ids:
+            return False
+        if len(self._marker_ids) == 2:
+            return _last_marker(input_ids, self._marker_ids) != "open"
         tail = _decode(self.model_tokenizer, input_ids[-_PROMPT_TAIL_TOKENS:])
-        return tail.rfind(self._opener) <= tail.rfind(self._closer)
+        return tail is None or tail.rfind(self._opener) <= tail.rfind(self._closer)
 
     def is_reasoning_end_streaming(self, input_ids: Sequence[int], delta_ids) -> bool:
         """Whether this decode step wrote the closer (checked on the delta only: the step cost stays flat)."""
         if not self._closer:
             return True
         delta_ids = list(delta_ids)
-        if self._closer_id is not None:
-            return self._closer_id in delta_ids
-        return self._closer in _decode(self.model_tokenizer, input_ids[-(len(delta_ids) + 8):])
+        closer = self._marker_ids.get("close")
+        if closer is not None:
+            window = list(input_ids[-(len(delta_ids) + len(closer) - 1):]) if delta_ids else []
+            return any(tuple(window[i:i + len(closer)]) == closer for i in range(len(window) - len(closer) + 1))
+        tail = _decode(self.model_tokenizer, input_ids[-(len(delta_ids) + 8):])
+        return tail is not None and self._closer in tail
 
     def extract_content_ids(self, input_ids: list[int]) -> list[int]:
-        if self._closer_id is not None and self._closer_id in input_ids:
-            last = len(input_ids) - 1 - input_ids[::-1].index(self._closer_id)
-            return input_ids[last + 1:]
-        return input_ids
+        """The ids after the last reasoning closer; none while reasoning is open; all of them when the output
+        has no reasoning marker and did not start in reasoning."""
+        closer = self._marker_ids.get("close")
+        if closer is None:
+            return list(input_ids)
+        lasts = _last_marker(input_ids, self._marker_ids)
+        if lasts == "close":
+            for end in range(len(input_ids) - 1, len(closer) - 2, -1):
+                if tuple(input_ids[end + 1 - len(closer):end + 1]) == closer:
+                    return list(input_ids[end + 1:])
+        if lasts == "open" or (lasts is None and self.state.start_in_reasoning()):
+            return []
+        return list(input_ids)
 
     def has_engine_confirmed_reasoning_end(self) -> bool:
-        return False  # this parser drives the whole request itself (see the module docstring)
+        """False with a toolwire tool parser: this parser then drives the whole request itself (see the module
+        docstring). Alone, True once the output has left the reasoning: vLLM then passes the rest on."""
+        return self._splitter is not None and self._splitter.done
+
+    def _alone(self) -> bool:
+        """Whether no toolwire tool parser shares this request (known at the first parse call, after vLLM built
+        both parsers). Alone, reasoning is split off and the rest handed on as the model wrote it, for vLLM's
+        content path or another tool parser (:class:`ReasoningSplitter`)."""
+        return not self.state.adopted and self.state.driver is None
+
+    def _new_splitter(self) -> ReasoningSplitter:
+        return ReasoningSplitter(self.format_name, thinking=self.state.start_in_reasoning())
 
     # -- parsing
     def extract_reasoning(self, model_output: str, request: Any) -> tuple[str | None, str | None]:
@@ -216,17 +311,34 @@ class ToolwireReasoningParser(ReasoningParser):
             self.state.tools = _tool_dicts(getattr(request, "tools", None))
         if self.state.chat_template_kwargs is None:
             self.state.chat_template_kwargs = getattr(request, "chat_template_kwargs", None)
+        if self._alone():
+            splitter = self._new_splitter()
+            reasoning, rest = splitter.feed(model_output)
+            more, tail = splitter.flush()
+            return (reasoning + more) or None, ((rest or "") + (tail or "")) or None
         parsed = self.state.parse_whole(model_output)
         return parsed.reasoning or None, parsed.content or None
 
     def extract_reasoning_streaming(self, previous_text: str, current_text: str, delta_text: str,
                                     previous_token_ids: Sequence[int], current_token_ids: Sequence[int],
                                     delta_token_ids: Sequence[int]) -> DeltaMessage | None:
+        if self._splitter is None and self._alone() and self.state.stream is None:
+            self._splitter = self._new_splitter()
+        if self._splitter is not None:
+            return _split_message(*self._splitter.feed(delta_text))
         return self.state.feed(self, delta_text, delta_token_ids)
 
     def finish_streaming(self) -> DeltaMessage | None:
         """End of stream: the text toolwire held back, and the calls it closes."""
+        if self._splitter is not None:
+            return _split_message(*self._splitter.flush())
         return self.state.finish()
+
+
+def _split_message(reasoning: str, rest: str | None) -> DeltaMessage | None:
+    if not reasoning and not rest:
+        return None
+    return DeltaMessage(reasoning=reasoning or None, content=rest or None)
 
 
 class ToolwireToolParser(ToolParser):
@@ -244,9 +356,11 @@ class ToolwireToolParser(ToolParser):
         sibling = sibling() if sibling is not None else None
         if sibling is not None and sibling.format_name == self.format_name and sibling.state.driver is None:
             self.state = sibling.state  # the reasoning parser vLLM built for this same request
+            self.state.adopted = True
             _pending.reasoning = None
         else:
             self.state = RequestState(self.format_name, tokenizer)
+            self.state.tool_parser_alone = True
         self.state.tools = _tool_dicts(tools)
         # the server's end-of-stream logic reads these; they always hold exactly what was streamed
         self.prev_tool_call_arr = self.state.prev_tool_call_arr
