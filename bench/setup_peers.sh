@@ -14,6 +14,7 @@ PY=${PYTHON:-python3}
 
 SGLANG_VERSION=0.5.23
 RECIPE_VERSION=0.2.0
+TML_RENDERERS_VERSION=0.2.1  # Thinking Machines' Rust renderers with their own tokenizers (bench_tokens)
 TORCH_VERSION=2.13.0  # the CPU wheel on this machine's disk; pip finds it by this exact pin
 
 [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
@@ -25,6 +26,7 @@ PIP=("$VENV/bin/python" -m pip install -q --disable-pip-version-check)
 "${PIP[@]}" "torch==$TORCH_VERSION" triton psutil pybase64 starlette msgspec pyzmq ipython aiohttp openai orjson \
     partial-json-parser pydantic numpy requests packaging transformers tqdm pillow jsonschema
 "${PIP[@]}" "deepseek-recipe==$RECIPE_VERSION"
+"${PIP[@]}" "tml-renderers==$TML_RENDERERS_VERSION"
 "${PIP[@]}" -e .
 
 "$VENV/bin/python" - <<'PY'
@@ -35,9 +37,10 @@ for detector in ("qwen25_detector", "qwen3_coder_detector", "deepseekv4_detector
     importlib.import_module(f"sglang.srt.function_call.{detector}")
 import deepseek_recipe  # noqa: F401
 import jsonschema  # noqa: F401
+import tml_renderers  # noqa: F401
 import toolwire  # noqa: F401
 import transformers  # noqa: F401
-print("peers import: sglang detectors, deepseek_recipe, jsonschema, transformers, toolwire")
+print("peers import: sglang detectors, deepseek_recipe, tml_renderers, jsonschema, transformers, toolwire")
 PY
 touch "$VENV/.ready"
 echo "ready: $VENV"

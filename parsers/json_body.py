@@ -34,8 +34,16 @@ __all__ = ["JsonValueScanner", "DecodedArguments", "decode_arguments", "call_obj
            "ArgumentsStream", "ClosedArguments", "call_object_bounds",
            "stream_arguments", "finish_call", "worse_status"]
 
-_STRING_STOP = re.compile(r'["\\\x00-\x1f]')   # what ends a run of plain string characters (strict mode)
-_STRING_STOP_LAX = re.compile(r'["\\]')         # the same once the text is known not to be strict JSON
+# One match per string segment: a run of plain characters and complete, valid escapes (strict mode), or of
+# anything but a quote with any escaped character (lax mode). What stops the run (a quote, a backslash that
+# starts an invalid or unfinished escape, a raw control character, the end of the text) is read by hand.
+# Possessive loops keep no backtracking state, so a run costs no memory per escape.
+try:
+    _STRING_RUN = re.compile(r'[^"\\\x00-\x1f]*+(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*+)*+')
+    _STRING_RUN_LAX = re.compile(r'[^"\\]*+(?:\\.[^"\\]*+)*+', re.DOTALL)
+except re.error:  # Python < 3.11: no possessive quantifiers (the unrolled loops still never backtrack far)
+    _STRING_RUN = re.compile(r'[^"\\\x00-\x1f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*)*')
+    _STRING_RUN_LAX = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*', re.DOTALL)
 _STRUCTURE_LAX = re.compile(r'["{}\[\]]')
 _WS = " \t\n\r"
 _HEX = frozenset("0123456789abcdefABCDEF")
@@ -168,13 +176,12 @@ class JsonValueScanner:
                     if not self._esc and not self._is_key:
                         self.safe = base + i
                     continue
-                m = _STRING_STOP.search(text, i)
-                if m is None:
+                j = _STRING_RUN.match(text, i).end()
+                if j == n:
                     i = n
                     if not self._is_key:
                         self.safe = base + n
                     break
-                j = m.start()
                 ch = text[j]
                 if ch == '"':
                     self.in_string = False
@@ -324,13 +331,13 @@ class JsonValueScanner:
                     self._esc = 0
                     i += 1
                     continue
-                m = _STRING_STOP_LAX.search(text, i)
-                if m is None:
+                j = _STRING_RUN_LAX.match(text, i).end()
+                if j == n:
                     return n
-                i = m.end()
-                if m.group() == '"':
+                i = j + 1
+                if text[j] == '"':
                     self.in_string = False
-                else:
+                else:  # a backslash as the text's last character
                     self._esc = 1
                 continue
             if not self.started:
