@@ -28,11 +28,11 @@ from toolwire.limits import DEFAULT_LIMITS, Limits
 from toolwire.output import ToolCallCandidate, ToolCallFinished
 
 from .base import CallBuilder
-from .safe_json import MAX_DEPTH, JsonTooDeep, JsonTooLarge, loads
+from .safe_json import MAX_DEPTH, JsonTooDeep, JsonTooLarge, loads, utf8_size
 
 __all__ = ["JsonValueScanner", "DecodedArguments", "decode_arguments", "call_object_arguments", "json_string_object", "element_texts", "LadderResult", "repair_ladder",
            "ArgumentsStream", "ClosedArguments", "call_object_bounds",
-           "stream_arguments", "finish_call", "worse_status"]
+           "stream_arguments", "finish_call", "worse_status", "joined_fragments"]
 
 # One match per string segment: a run of plain characters and complete, valid escapes (strict mode), or of
 # anything but a quote with any escaped character (lax mode). What stops the run (a quote, a backslash that
@@ -611,7 +611,7 @@ def json_string_object(value: Any, *, max_depth: int = MAX_DEPTH) -> dict | None
     if not isinstance(value, str) or not value.lstrip().startswith("{"):
         return None
     try:
-        inner = loads(value, max_depth=max_depth, max_bytes=len(value.encode("utf-8", "surrogatepass")))
+        inner = loads(value, max_depth=max_depth, max_bytes=utf8_size(value))
     except ValueError:
         return None
     return inner if isinstance(inner, dict) else None
@@ -715,8 +715,25 @@ class ArgumentsStream:
 
     @property
     def raw(self) -> str:
-        """The raw text received so far."""
-        return "".join(self._parts)
+        """The raw text received so far (joined once: the pieces are replaced by the joined text)."""
+        parts = self._parts
+        if len(parts) == 1:
+            return parts[0]
+        raw = "".join(parts)
+        self._parts = [raw] if raw else []
+        return raw
+
+    def compact(self, *more: list[str]) -> str:
+        """The raw text, joined once; the sent fragments (and each list in ``more`` holding the same fragments,
+        like the call's ``fragments``), when they spell the raw text from the value's start, become that one
+        string, so the pieces can be freed (a long one-shot output is then kept about once, not twice)."""
+        raw = self.raw
+        value = raw[self.scanner.start:] if self.scanner.started else None
+        if value is not None and joined_fragments(self._sent, value) is value:
+            for fragments in (self._sent, *more):
+                if joined_fragments(fragments, value) is value:
+                    fragments[:] = [value]
+        return raw
 
     @property
     def sent(self) -> str:
@@ -742,7 +759,7 @@ class ArgumentsStream:
             pending = "".join(self._pending)
             cut = scanner.safe - self._sent_upto
             self._send(pending[:cut])
-            self._pending = [pending[cut:]] if scanner.strict else []
+            self._pending = [pending[cut:]] if scanner.strict and cut < len(pending) else []  # no "" to join
             self._sent_upto = scanner.safe
         return end
 
@@ -766,8 +783,7 @@ class ArgumentsStream:
             decoded = self.decode(truncated, closed)
         reported = raw[self.scanner.start:] if self.scanner.started else raw.lstrip(_WS)
         diags = list(decoded.diagnostics)
-        sent = self.sent
-        if not sent:
+        if not any(self._sent):
             if decoded.value is not None:
                 self._send(json.dumps(decoded.value, ensure_ascii=False))
                 return ClosedArguments(decoded.value, decoded.status, diags, reported)
@@ -776,10 +792,10 @@ class ArgumentsStream:
         start = self.scanner.start
         if decoded.value is not None and decoded.text is not None:
             text = decoded.text
-            prefix = raw[:self._sent_upto]
-            if text.startswith(prefix):
-                rest = text[len(prefix):]
-                if decoded.status == "proposed" or self._loads_or_none(sent + rest) == decoded.value:
+            upto = self._sent_upto
+            if text is raw or _same_prefix(text, raw, upto):
+                rest = text[upto:]
+                if decoded.status == "proposed" or self._loads_or_none(self.sent + rest) == decoded.value:
                     self._send(rest)
                     return ClosedArguments(decoded.value, decoded.status, diags, reported)
         # no value consistent with what was sent: close the streamed prefix
@@ -800,6 +816,29 @@ class ArgumentsStream:
             return loads(text, max_depth=self.limits.max_depth)
         except ValueError:
             return None
+
+
+_COMPARE_STEP = 1 << 20
+
+
+def _same_prefix(text: str, raw: str, n: int) -> bool:
+    """``text.startswith(raw[:n])`` without copying ``raw[:n]`` whole (compared a megabyte at a time)."""
+    if n > len(raw):
+        n = len(raw)
+    if len(text) < n:
+        return False
+    return all(text.startswith(raw[i:min(i + _COMPARE_STEP, n)], i) for i in range(0, n, _COMPARE_STEP))
+
+
+def joined_fragments(fragments: list[str], whole: str) -> str:
+    """``"".join(fragments)``, as the ``whole`` object itself when the fragments spell exactly it (a call's
+    arguments text is usually its raw text: one string kept instead of two)."""
+    pos = 0
+    for fragment in fragments:
+        if not whole.startswith(fragment, pos):
+            return "".join(fragments)
+        pos += len(fragment)
+    return whole if pos == len(whole) else "".join(fragments)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -854,10 +893,11 @@ def finish_call(call: CallBuilder, closed: ClosedArguments, *, raw: str | None =
     if closed.status == "truncated":  # the output ended inside the call: truncated, whatever else is wrong
         status = "truncated"
     call.status = status
+    raw_arguments = closed.raw if raw is None else raw
     cand = ToolCallCandidate(
         index=call.index, id=call.id, name=call.name, arguments=closed.arguments,
-        raw_arguments=closed.raw if raw is None else raw, status=status, source=call.source,
-        diagnostics=call.diagnostics, arguments_text="".join(call.fragments),
+        raw_arguments=raw_arguments, status=status, source=call.source,
+        diagnostics=call.diagnostics, arguments_text=joined_fragments(call.fragments, raw_arguments),
     )
     call.parser._events.append(ToolCallFinished(call.index, cand))
     call.parser._candidates.append(cand)

@@ -108,13 +108,24 @@ def _no_constants(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+_SIZE_STEP = 1 << 20
+
+
+def utf8_size(text: str) -> int:
+    """The UTF-8 size of ``text`` in bytes (lone surrogates as 3 bytes), without a copy of the whole text:
+    ASCII text is its length; other text is encoded a megabyte at a time."""
+    if text.isascii():
+        return len(text)
+    return sum(len(text[i:i + _SIZE_STEP].encode("utf-8", "surrogatepass")) for i in range(0, len(text), _SIZE_STEP))
+
+
 def loads(text: str, *, max_depth: int = MAX_DEPTH, max_bytes: int | None = None) -> Any:
     """``json.loads`` with a depth bound; raises ``ValueError`` (``JsonTooDeep`` for depth) on bad input.
 
     With ``max_bytes``, a text over that many UTF-8 bytes raises ``JsonTooLarge`` before any decoding.
     """
-    if max_bytes is not None and (len(text) > max_bytes or len(text.encode("utf-8", "surrogatepass")) > max_bytes):
-        raise JsonTooLarge(len(text.encode("utf-8", "surrogatepass")), max_bytes)
+    if max_bytes is not None and (len(text) > max_bytes or utf8_size(text) > max_bytes):
+        raise JsonTooLarge(utf8_size(text), max_bytes)
     if max_depth is not None and text.count("[") + text.count("{") > max_depth:
         depth = nesting_depth(text, max_depth)
         if depth > max_depth:
