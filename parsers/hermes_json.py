@@ -88,7 +88,7 @@ class _CallBody:
         self.call: CallBuilder | None = None
         self.args: ArgumentsStream | None = None
         self.args_offset = -1             # body position where the argument value starts (after blanks)
-        self.args_key = ""                # "arguments" or "parameters", as the opening wrote it
+        self.args_key = ""                # "arguments" or "parameters" (an alias), as the opening wrote it
         self.tail: list[str] | None = None  # text after the JSON ended (or after a grammar error)
 
     def text(self) -> str:
@@ -399,7 +399,7 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
         (``{"name": ..., "arguments": <streamed value>}`` and blanks), decoded from the streamed argument text
         alone, so the whole body is never joined: None for any other body (then the ladder decodes it)."""
         args = body.args
-        if (args is None or not (args.scanner.done and args.scanner.strict and body.scanner.done
+        if (args is None or body.args_key != "arguments" or not (args.scanner.done and args.scanner.strict and body.scanner.done
                                  and body.scanner.strict) or any(t.strip(_JSON_WS) for t in body.tail or ())):
             return None
         after = body.after_arguments()
@@ -410,7 +410,7 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
         body.parts = []
         raw = args.compact(body.call.fragments)
         # the scanners checked the grammar and the nesting bound, so this is the value json.loads gives
-        value = {"name": body.call.name, body.args_key: loads(raw, max_depth=None)}
+        value = {"name": body.call.name, "arguments": loads(raw, max_depth=None)}
         return LadderResult(value, "proposed", [], None)
 
     # ---- bare JSON answers (option)

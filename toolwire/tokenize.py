@@ -32,6 +32,7 @@ import codecs
 import re
 import unicodedata
 from collections import OrderedDict
+from itertools import chain
 from typing import Any, Callable, Iterable, NamedTuple, Sequence
 
 from .errors import ToolwireError
@@ -357,16 +358,15 @@ class _AsciiPipeline:
                     return None
             words = pieces
         cache = self._cache
-        ids: list[int] = []
-        for word in words:
-            known = cache.get(word)
-            if known is None:
-                known = [t.id for t in self._model.tokenize(word.translate(_ASCII_TRANSLATE))]
-                if len(cache) >= self.CACHE_SIZE:
-                    cache.clear()
-                cache[word] = known
-            ids += known
-        return ids
+        known = list(map(cache.get, words))
+        if None in known:
+            if len(cache) >= self.CACHE_SIZE:
+                cache.clear()
+            tokenize = self._model.tokenize
+            for k, word in enumerate(words):
+                if known[k] is None:
+                    known[k] = cache[word] = [t.id for t in tokenize(word.translate(_ASCII_TRANSLATE))]
+        return list(chain.from_iterable(known))
 
 
 def _isolated(split: "re.Pattern[str]", word: str, out: list[str]) -> bool:
