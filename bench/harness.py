@@ -261,7 +261,8 @@ def summary_table() -> None:
                     align="llrlrr")
 
 
-PACKAGES = ("toolwire", "sglang", "deepseek-recipe", "torch", "transformers", "jinja2", "jsonschema")
+PACKAGES = ("toolwire", "sglang", "deepseek-recipe", "tml-renderers", "torch", "transformers", "tokenizers", "jinja2",
+            "jsonschema")
 
 
 def version(dist: str) -> str:
