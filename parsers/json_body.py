@@ -562,10 +562,12 @@ def _climb(raw: str, final: str | None, load: Callable[[str], Any], closed: bool
     # rung 1: a code fence around the JSON
     m = _FENCE_OPEN.match(text)
     if m:
-        inner = text[m.end():].rstrip()
-        closed = inner.endswith("```")
+        start, stop = m.end(), len(text)  # inner = text[start:stop].rstrip(), without copying the text twice
+        while stop > start and text[stop - 1].isspace():
+            stop -= 1
+        closed = stop - start >= 3 and text.startswith("```", stop - 3)
         if closed or truncated:
-            text = inner[:-3] if closed else inner
+            text = text[start:stop - 3] if closed else text[start:stop]
             diags.append(("repaired_code_fence", "removed a Markdown code fence around the JSON"))
             value, reason = _strict(text, load)
             if reason is None:
@@ -702,12 +704,14 @@ class ArgumentsStream:
     ``limits`` bound the nesting the scanner follows and what :meth:`decode` accepts (``too_large`` past them).
     """
 
-    __slots__ = ("scanner", "emit", "limits", "_parts", "_pending", "_sent", "_sent_upto")
+    __slots__ = ("scanner", "emit", "limits", "_parts", "_pending", "_sent", "_sent_upto", "_mirror")
 
-    def __init__(self, emit: Callable[[str], None], limits: Limits = DEFAULT_LIMITS):
+    def __init__(self, emit: Callable[[str], None], limits: Limits = DEFAULT_LIMITS,
+                 mirror: list[str] | None = None):
         self.scanner = JsonValueScanner(limits.max_depth)
         self.emit = emit
         self.limits = limits
+        self._mirror = mirror            # a list ``emit`` also appends every fragment to (the call's fragments)
         self._parts: list[str] = []     # every raw piece received
         self._pending: list[str] = []   # received, not yet sent (short while the JSON is strict)
         self._sent: list[str] = []      # fragments sent
@@ -780,6 +784,8 @@ class ArgumentsStream:
         fragment and return arguments consistent with every fragment sent."""
         raw = self.raw
         if decoded is None:
+            if self.scanner.done and self.scanner.strict:  # the pieces are not needed once joined
+                self.compact(*(() if self._mirror is None else (self._mirror,)))
             decoded = self.decode(truncated, closed)
         reported = raw[self.scanner.start:] if self.scanner.started else raw.lstrip(_WS)
         diags = list(decoded.diagnostics)
@@ -854,7 +860,7 @@ def worse_status(*statuses: str) -> str:
 
 def stream_arguments(call: CallBuilder) -> ArgumentsStream:
     """An :class:`ArgumentsStream` whose fragments become the call's ``ArgumentsDelta`` events."""
-    return ArgumentsStream(call._fragment, call.parser.limits)
+    return ArgumentsStream(call._fragment, call.parser.limits, call.fragments)
 
 
 CALL_OBJECT_BYTES = 4096
