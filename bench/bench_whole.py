@@ -42,8 +42,9 @@ WRITE = [{"type": "function", "function": {"name": "write_file", "description": 
 
 JSON_FILLER = 'lorem \u00e9t "quoted" \\ {braces} [x] </tool_call>\n'
 """Escape-dense JSON string text (``bench_qwen``'s ``escapes`` filler): 4 escapes in 44 characters."""
-XML_FILLER = "    if a < b and c </par> d:\n        print('</parameter x', \"\u00e9\") # {x: [1]}\n"
-"""Raw value text for the XML-style families (``bench_xml``'s code line): ``<`` and near-miss closing tags."""
+XML_FILLER = "if a < b and c </par> d:\n        print('</parameter x', \"\u00e9\") # {x: [1]}\n"
+"""Raw value text for the XML-style families (``bench_xml``'s code line): ``<`` and near-miss closing tags; it
+starts with a letter (SGLang's DSML detector strips a value's leading blanks)."""
 
 
 def _fill(filler: str, size: int) -> str:
@@ -90,8 +91,7 @@ CASES: dict[str, tuple[str, Callable[[int], tuple[str, list, dict]]]] = {
         "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>search\n```json\n",
         "\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>")),
     "llama31": ("llama32_detector.Llama32Detector", _json_call('{"name": "search", "parameters": ', "}")),
-    "mistral_small32": ("mistral_detector.MistralDetector", _json_call('[TOOL_CALLS][{"name": "search", "arguments": ',
-                                                                       "}]")),
+    "ministral3": ("mistral_detector.MistralDetector", _json_call("[TOOL_CALLS]search[ARGS]", "")),
     "qwen3_coder": ("qwen3_coder_detector.Qwen3CoderDetector", _xml_call(
         "<tool_call>\n<function=write_file>\n<parameter=path>\na.py\n</parameter>\n<parameter=content>\n",
         "\n</parameter>\n</function>\n</tool_call>")),
