@@ -332,7 +332,8 @@ def summary_table() -> None:
                     align="llrlrr")
 
 
-PACKAGES = ("toolwire", "sglang", "vllm", "openai-harmony", "deepseek-recipe", "torch", "transformers", "jinja2", "jsonschema")
+PACKAGES = ("toolwire", "sglang", "vllm", "openai-harmony", "deepseek-recipe", "tml-renderers", "torch",
+            "transformers", "tokenizers", "jinja2", "jsonschema")
 
 
 def version(dist: str) -> str:

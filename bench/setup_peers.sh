@@ -14,6 +14,7 @@ PY=${PYTHON:-python3}
 
 SGLANG_VERSION=0.5.23
 RECIPE_VERSION=0.2.0
+TML_RENDERERS_VERSION=0.2.1  # Thinking Machines' Rust renderers with their own tokenizers (bench_tokens)
 TORCH_VERSION=2.13.0  # the CPU wheel on this machine's disk; pip finds it by this exact pin
 VLLM_VERSION=0.33.0
 XGRAMMAR_VERSION=0.2.8  # vLLM's pin
@@ -32,6 +33,7 @@ PIP=("$VENV/bin/python" -m pip install -q --disable-pip-version-check)
 "${PIP[@]}" --no-deps "vllm==$VLLM_VERSION"
 "${PIP[@]}" cbor2 fastapi cachetools prometheus_client cloudpickle uvloop py-cpuinfo "xgrammar==$XGRAMMAR_VERSION" ijson \
     mistral_common openai-harmony
+"${PIP[@]}" "tml-renderers==$TML_RENDERERS_VERSION"
 "${PIP[@]}" -e .
 
 "$VENV/bin/python" - <<'PY'
@@ -45,9 +47,10 @@ import openai_harmony  # noqa: F401
 import vllm.parser  # noqa: F401
 from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest  # noqa: F401
 import jsonschema  # noqa: F401
+import tml_renderers  # noqa: F401
 import toolwire  # noqa: F401
 import transformers  # noqa: F401
-print("peers import: sglang detectors, vllm parsers, openai_harmony, deepseek_recipe, jsonschema, transformers, toolwire")
+print("peers import: sglang detectors, vllm parsers, openai_harmony, deepseek_recipe, tml_renderers, jsonschema, transformers, toolwire")
 PY
 touch "$VENV/.ready"
 echo "ready: $VENV"

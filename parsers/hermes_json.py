@@ -40,7 +40,7 @@ from .json_body import (
     diagnostic_severity, element_texts, finish_call, stream_arguments,
 )
 from .lexer import MarkerScanner
-from .safe_json import loads
+from .safe_json import loads, utf8_size
 from .stop_tokens import TrailingStopToken
 
 # One marker table shared by the renderer (toolwire.templates.hermes_json) and this parser.
@@ -78,7 +78,7 @@ _START, _CONTENT, _REASONING, _CALL, _BARE, _REASONING_START = range(6)
 class _CallBody:
     """One ``<tool_call>`` body while it streams in."""
 
-    __slots__ = ("source", "parts", "scanner", "head", "call", "args", "args_offset", "tail")
+    __slots__ = ("source", "parts", "scanner", "head", "call", "args", "args_offset", "args_key", "tail")
 
     def __init__(self, source: str, max_depth: int):
         self.source = source
@@ -87,11 +87,32 @@ class _CallBody:
         self.head: str | None = ""        # opening text while it may still be canonical; None once decided
         self.call: CallBuilder | None = None
         self.args: ArgumentsStream | None = None
-        self.args_offset = -1             # body position where the argument text starts
+        self.args_offset = -1             # body position where the argument value starts (after blanks)
+        self.args_key = ""                # "arguments" or "parameters" (an alias), as the opening wrote it
         self.tail: list[str] | None = None  # text after the JSON ended (or after a grammar error)
 
     def text(self) -> str:
         return "".join(self.parts) + "".join(self.tail or ())
+
+    def size(self) -> int:
+        """UTF-8 size of :meth:`text`, without joining it."""
+        return sum(map(utf8_size, self.parts)) + sum(map(utf8_size, self.tail or ()))
+
+    def after_arguments(self) -> str | None:
+        """The JSON-phase text after the streamed argument value (the call object's closing ``}`` and blanks),
+        or None when the value has not ended."""
+        args = self.args
+        if args is None or not args.scanner.done:
+            return None
+        end = self.args_offset + args.scanner.end  # body position just past the value
+        rest: list[str] = []
+        pos = sum(map(len, self.parts))
+        for part in reversed(self.parts):
+            if pos <= end:
+                break
+            pos -= len(part)
+            rest.append(part[max(0, end - pos):])
+        return "".join(reversed(rest))
 
 
 class HermesJsonParser(TrailingStopToken, StreamParser):
@@ -271,7 +292,7 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
             return
         body.parts.append(text)
         if body.args is not None:
-            body.args.feed(text)
+            self._feed_arguments(body, text)
             return
         if body.head is None:
             return
@@ -288,8 +309,22 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
             return
         body.call = self._begin_call(name, source=body.source)
         body.args = stream_arguments(body.call)
+        body.args_key = m.group(2)
         body.args_offset = m.end()
-        body.args.feed(head[m.end():])
+        self._feed_arguments(body, head[m.end():])
+
+    @staticmethod
+    def _feed_arguments(body: _CallBody, text: str) -> None:
+        """Argument text to the stream; blanks before the value are left out (the stream's raw text then
+        starts at the value, so it is the call's raw arguments without a copy)."""
+        args = body.args
+        if not args.scanner.pos:
+            blank = len(text) - len(text.lstrip(_JSON_WS))
+            body.args_offset += blank
+            text = text[blank:]
+            if not text:
+                return
+        args.feed(text)
 
     def _end_call(self, *, truncated: bool, unclosed: str | None = None) -> None:
         """Decode the finished (or cut-off) body and emit the candidate."""
@@ -297,8 +332,12 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
         self._mode = self._return_mode
         if truncated:
             self._truncated = True
-        text = body.text()
-        decoded = repair_ladder(text, truncated, closed=not truncated and unclosed is None, **self._bounds)
+        decoded = None if truncated or unclosed is not None else self._strict_body(body)
+        canonical = decoded is not None  # then the whole body text is never needed (nor joined)
+        text = ""
+        if not canonical:
+            text = body.text()
+            decoded = repair_ladder(text, truncated, closed=not truncated and unclosed is None, **self._bounds)
         value = decoded.value
         name = value.get("name") if value is not None else None
         args, key, repairs = call_object_arguments(value)
@@ -343,6 +382,8 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
         status = closed.status
         if body.args is None:
             raw = text.strip(_JSON_WS)   # not streamed: the whole body is the raw text
+        elif canonical:  # the streamed value is the raw text (it starts and ends with its brackets)
+            raw = closed.raw
         else:  # the argument value as written (found brace- and string-aware even when malformed)
             raw = _value_text(text, body.args_offset)
             if raw is None:  # not an object or array: the rest of the body without the outer brace
@@ -352,6 +393,25 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
             if decoded.diagnostics:  # the body was not clean JSON: keep all of it
                 call.diag("call_body", "the whole <tool_call> body, as written", severity="info", raw=text)
         finish_call(call, closed._replace(status=status, diagnostics=closed.diagnostics + diags, raw=raw))
+
+    def _strict_body(self, body: _CallBody) -> LadderResult | None:
+        """What the repair ladder would make of a closed body that is strict JSON of the canonical shape
+        (``{"name": ..., "arguments": <streamed value>}`` and blanks), decoded from the streamed argument text
+        alone, so the whole body is never joined: None for any other body (then the ladder decodes it)."""
+        args = body.args
+        if (args is None or body.args_key != "arguments" or not (args.scanner.done and args.scanner.strict and body.scanner.done
+                                 and body.scanner.strict) or any(t.strip(_JSON_WS) for t in body.tail or ())):
+            return None
+        after = body.after_arguments()
+        if after is None or after.strip(_JSON_WS) != "}" or body.size() > self._bounds["max_bytes"]:
+            return None
+        # the body's pieces are not needed in this case, nor the fragments once joined: let them go before
+        # decoding (a long output is then held about twice: raw text and value)
+        body.parts = []
+        raw = args.compact(body.call.fragments)
+        # the scanners checked the grammar and the nesting bound, so this is the value json.loads gives
+        value = {"name": body.call.name, "arguments": loads(raw, max_depth=None)}
+        return LadderResult(value, "proposed", [], None)
 
     # ---- bare JSON answers (option)
     def _in_bare(self, final: bool) -> bool:

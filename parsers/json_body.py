@@ -28,14 +28,22 @@ from toolwire.limits import DEFAULT_LIMITS, Limits
 from toolwire.output import ToolCallCandidate, ToolCallFinished
 
 from .base import CallBuilder
-from .safe_json import MAX_DEPTH, JsonTooDeep, JsonTooLarge, loads
+from .safe_json import MAX_DEPTH, JsonTooDeep, JsonTooLarge, loads, utf8_size
 
 __all__ = ["JsonValueScanner", "DecodedArguments", "decode_arguments", "call_object_arguments", "json_string_object", "element_texts", "LadderResult", "repair_ladder",
            "ArgumentsStream", "ClosedArguments", "call_object_bounds",
-           "stream_arguments", "finish_call", "worse_status"]
+           "stream_arguments", "finish_call", "worse_status", "joined_fragments"]
 
-_STRING_STOP = re.compile(r'["\\\x00-\x1f]')   # what ends a run of plain string characters (strict mode)
-_STRING_STOP_LAX = re.compile(r'["\\]')         # the same once the text is known not to be strict JSON
+# One match per string segment: a run of plain characters and complete, valid escapes (strict mode), or of
+# anything but a quote with any escaped character (lax mode). What stops the run (a quote, a backslash that
+# starts an invalid or unfinished escape, a raw control character, the end of the text) is read by hand.
+# Possessive loops keep no backtracking state, so a run costs no memory per escape.
+try:
+    _STRING_RUN = re.compile(r'[^"\\\x00-\x1f]*+(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*+)*+')
+    _STRING_RUN_LAX = re.compile(r'[^"\\]*+(?:\\.[^"\\]*+)*+', re.DOTALL)
+except re.error:  # Python < 3.11: no possessive quantifiers (the unrolled loops still never backtrack far)
+    _STRING_RUN = re.compile(r'[^"\\\x00-\x1f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*)*')
+    _STRING_RUN_LAX = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*', re.DOTALL)
 _STRUCTURE_LAX = re.compile(r'["{}\[\]]')
 _WS = " \t\n\r"
 _HEX = frozenset("0123456789abcdefABCDEF")
@@ -168,13 +176,12 @@ class JsonValueScanner:
                     if not self._esc and not self._is_key:
                         self.safe = base + i
                     continue
-                m = _STRING_STOP.search(text, i)
-                if m is None:
+                j = _STRING_RUN.match(text, i).end()
+                if j == n:
                     i = n
                     if not self._is_key:
                         self.safe = base + n
                     break
-                j = m.start()
                 ch = text[j]
                 if ch == '"':
                     self.in_string = False
@@ -324,13 +331,13 @@ class JsonValueScanner:
                     self._esc = 0
                     i += 1
                     continue
-                m = _STRING_STOP_LAX.search(text, i)
-                if m is None:
+                j = _STRING_RUN_LAX.match(text, i).end()
+                if j == n:
                     return n
-                i = m.end()
-                if m.group() == '"':
+                i = j + 1
+                if text[j] == '"':
                     self.in_string = False
-                else:
+                else:  # a backslash as the text's last character
                     self._esc = 1
                 continue
             if not self.started:
@@ -555,10 +562,12 @@ def _climb(raw: str, final: str | None, load: Callable[[str], Any], closed: bool
     # rung 1: a code fence around the JSON
     m = _FENCE_OPEN.match(text)
     if m:
-        inner = text[m.end():].rstrip()
-        closed = inner.endswith("```")
+        start, stop = m.end(), len(text)  # inner = text[start:stop].rstrip(), without copying the text twice
+        while stop > start and text[stop - 1].isspace():
+            stop -= 1
+        closed = stop - start >= 3 and text.startswith("```", stop - 3)
         if closed or truncated:
-            text = inner[:-3] if closed else inner
+            text = text[start:stop - 3] if closed else text[start:stop]
             diags.append(("repaired_code_fence", "removed a Markdown code fence around the JSON"))
             value, reason = _strict(text, load)
             if reason is None:
@@ -604,7 +613,7 @@ def json_string_object(value: Any, *, max_depth: int = MAX_DEPTH) -> dict | None
     if not isinstance(value, str) or not value.lstrip().startswith("{"):
         return None
     try:
-        inner = loads(value, max_depth=max_depth, max_bytes=len(value.encode("utf-8", "surrogatepass")))
+        inner = loads(value, max_depth=max_depth, max_bytes=utf8_size(value))
     except ValueError:
         return None
     return inner if isinstance(inner, dict) else None
@@ -695,12 +704,14 @@ class ArgumentsStream:
     ``limits`` bound the nesting the scanner follows and what :meth:`decode` accepts (``too_large`` past them).
     """
 
-    __slots__ = ("scanner", "emit", "limits", "_parts", "_pending", "_sent", "_sent_upto")
+    __slots__ = ("scanner", "emit", "limits", "_parts", "_pending", "_sent", "_sent_upto", "_mirror")
 
-    def __init__(self, emit: Callable[[str], None], limits: Limits = DEFAULT_LIMITS):
+    def __init__(self, emit: Callable[[str], None], limits: Limits = DEFAULT_LIMITS,
+                 mirror: list[str] | None = None):
         self.scanner = JsonValueScanner(limits.max_depth)
         self.emit = emit
         self.limits = limits
+        self._mirror = mirror            # a list ``emit`` also appends every fragment to (the call's fragments)
         self._parts: list[str] = []     # every raw piece received
         self._pending: list[str] = []   # received, not yet sent (short while the JSON is strict)
         self._sent: list[str] = []      # fragments sent
@@ -708,8 +719,25 @@ class ArgumentsStream:
 
     @property
     def raw(self) -> str:
-        """The raw text received so far."""
-        return "".join(self._parts)
+        """The raw text received so far (joined once: the pieces are replaced by the joined text)."""
+        parts = self._parts
+        if len(parts) == 1:
+            return parts[0]
+        raw = "".join(parts)
+        self._parts = [raw] if raw else []
+        return raw
+
+    def compact(self, *more: list[str]) -> str:
+        """The raw text, joined once; the sent fragments (and each list in ``more`` holding the same fragments,
+        like the call's ``fragments``), when they spell the raw text from the value's start, become that one
+        string, so the pieces can be freed (a long one-shot output is then kept about once, not twice)."""
+        raw = self.raw
+        value = raw[self.scanner.start:] if self.scanner.started else None
+        if value is not None and joined_fragments(self._sent, value) is value:
+            for fragments in (self._sent, *more):
+                if joined_fragments(fragments, value) is value:
+                    fragments[:] = [value]
+        return raw
 
     @property
     def sent(self) -> str:
@@ -735,7 +763,7 @@ class ArgumentsStream:
             pending = "".join(self._pending)
             cut = scanner.safe - self._sent_upto
             self._send(pending[:cut])
-            self._pending = [pending[cut:]] if scanner.strict else []
+            self._pending = [pending[cut:]] if scanner.strict and cut < len(pending) else []  # no "" to join
             self._sent_upto = scanner.safe
         return end
 
@@ -756,11 +784,12 @@ class ArgumentsStream:
         fragment and return arguments consistent with every fragment sent."""
         raw = self.raw
         if decoded is None:
+            if self.scanner.done and self.scanner.strict:  # the pieces are not needed once joined
+                self.compact(*(() if self._mirror is None else (self._mirror,)))
             decoded = self.decode(truncated, closed)
         reported = raw[self.scanner.start:] if self.scanner.started else raw.lstrip(_WS)
         diags = list(decoded.diagnostics)
-        sent = self.sent
-        if not sent:
+        if not any(self._sent):
             if decoded.value is not None:
                 self._send(json.dumps(decoded.value, ensure_ascii=False))
                 return ClosedArguments(decoded.value, decoded.status, diags, reported)
@@ -769,10 +798,10 @@ class ArgumentsStream:
         start = self.scanner.start
         if decoded.value is not None and decoded.text is not None:
             text = decoded.text
-            prefix = raw[:self._sent_upto]
-            if text.startswith(prefix):
-                rest = text[len(prefix):]
-                if decoded.status == "proposed" or self._loads_or_none(sent + rest) == decoded.value:
+            upto = self._sent_upto
+            if text is raw or _same_prefix(text, raw, upto):
+                rest = text[upto:]
+                if decoded.status == "proposed" or self._loads_or_none(self.sent + rest) == decoded.value:
                     self._send(rest)
                     return ClosedArguments(decoded.value, decoded.status, diags, reported)
         # no value consistent with what was sent: close the streamed prefix
@@ -795,6 +824,29 @@ class ArgumentsStream:
             return None
 
 
+_COMPARE_STEP = 1 << 20
+
+
+def _same_prefix(text: str, raw: str, n: int) -> bool:
+    """``text.startswith(raw[:n])`` without copying ``raw[:n]`` whole (compared a megabyte at a time)."""
+    if n > len(raw):
+        n = len(raw)
+    if len(text) < n:
+        return False
+    return all(text.startswith(raw[i:min(i + _COMPARE_STEP, n)], i) for i in range(0, n, _COMPARE_STEP))
+
+
+def joined_fragments(fragments: list[str], whole: str) -> str:
+    """``"".join(fragments)``, as the ``whole`` object itself when the fragments spell exactly it (a call's
+    arguments text is usually its raw text: one string kept instead of two)."""
+    pos = 0
+    for fragment in fragments:
+        if not whole.startswith(fragment, pos):
+            return "".join(fragments)
+        pos += len(fragment)
+    return whole if pos == len(whole) else "".join(fragments)
+
+
 # ---------------------------------------------------------------------------------------------------
 # CallBuilder glue: raw-streamed arguments instead of CallBuilder's key/value fragments
 
@@ -808,7 +860,7 @@ def worse_status(*statuses: str) -> str:
 
 def stream_arguments(call: CallBuilder) -> ArgumentsStream:
     """An :class:`ArgumentsStream` whose fragments become the call's ``ArgumentsDelta`` events."""
-    return ArgumentsStream(call._fragment, call.parser.limits)
+    return ArgumentsStream(call._fragment, call.parser.limits, call.fragments)
 
 
 CALL_OBJECT_BYTES = 4096
@@ -847,10 +899,11 @@ def finish_call(call: CallBuilder, closed: ClosedArguments, *, raw: str | None =
     if closed.status == "truncated":  # the output ended inside the call: truncated, whatever else is wrong
         status = "truncated"
     call.status = status
+    raw_arguments = closed.raw if raw is None else raw
     cand = ToolCallCandidate(
         index=call.index, id=call.id, name=call.name, arguments=closed.arguments,
-        raw_arguments=closed.raw if raw is None else raw, status=status, source=call.source,
-        diagnostics=call.diagnostics, arguments_text="".join(call.fragments),
+        raw_arguments=raw_arguments, status=status, source=call.source,
+        diagnostics=call.diagnostics, arguments_text=joined_fragments(call.fragments, raw_arguments),
     )
     call.parser._events.append(ToolCallFinished(call.index, cand))
     call.parser._candidates.append(cand)

@@ -108,18 +108,68 @@ def _no_constants(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+_SIZE_STEP = 1 << 20
+
+
+def utf8_size(text: str) -> int:
+    """The UTF-8 size of ``text`` in bytes (lone surrogates as 3 bytes), without a copy of the whole text:
+    ASCII text is its length; other text is encoded a megabyte at a time."""
+    if text.isascii():
+        return len(text)
+    return sum(len(text[i:i + _SIZE_STEP].encode("utf-8", "surrogatepass")) for i in range(0, len(text), _SIZE_STEP))
+
+
 def loads(text: str, *, max_depth: int = MAX_DEPTH, max_bytes: int | None = None) -> Any:
     """``json.loads`` with a depth bound; raises ``ValueError`` (``JsonTooDeep`` for depth) on bad input.
 
     With ``max_bytes``, a text over that many UTF-8 bytes raises ``JsonTooLarge`` before any decoding.
     """
-    if max_bytes is not None and (len(text) > max_bytes or len(text.encode("utf-8", "surrogatepass")) > max_bytes):
-        raise JsonTooLarge(len(text.encode("utf-8", "surrogatepass")), max_bytes)
-    if max_depth is not None and text.count("[") + text.count("{") > max_depth:
+    if max_bytes is not None and (len(text) > max_bytes or (4 * len(text) > max_bytes and utf8_size(text) > max_bytes)):
+        raise JsonTooLarge(utf8_size(text), max_bytes)  # (a character takes at most 4 bytes)
+    if max_depth is None or text.count("[") + text.count("{") <= max_depth:
+        return json.loads(text, parse_constant=_no_constants)
+    # Brackets enough to nest too deep: decode first (C speed), then measure the value's nesting, which for
+    # JSON is the brackets' nesting. Only a text that does not decode is counted (nesting_depth), so that a
+    # too-deep text is JsonTooDeep whether or not it is valid, as when counting first.
+    too_deep: RecursionError | None = None
+    try:
+        value = json.loads(text, parse_constant=_no_constants)
+    except RecursionError as exc:  # deeper than the interpreter allows: surely deeper than max_depth
+        value, too_deep = _UNDECODED, exc
+    except ValueError:
+        depth = nesting_depth(text, max_depth)
+        if depth > max_depth:
+            raise JsonTooDeep(depth, max_depth) from None
+        raise
+    if value is _UNDECODED or _value_depth(value, max_depth) > max_depth:
         depth = nesting_depth(text, max_depth)
         if depth > max_depth:
             raise JsonTooDeep(depth, max_depth)
-    return json.loads(text, parse_constant=_no_constants)
+        if too_deep is not None:  # a max_depth above the interpreter's recursion limit: as json.loads does
+            raise too_deep
+    return value
+
+
+_UNDECODED = object()
+
+
+def _value_depth(value: Any, limit: int) -> int:
+    """Nesting of dicts and lists in a decoded value (a scalar is 0, ``{}`` is 1), iteratively; ``limit + 1`` as
+    soon as it is deeper than ``limit``."""
+    best = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        depth += 1
+        if depth > best:
+            best = depth
+            if best > limit:
+                return limit + 1
+        stack.extend((child, depth) for child in children if isinstance(child, (dict, list)))
+    return best
 
 
 def loads_argument(text: str, *, max_depth: int = MAX_DEPTH, max_bytes: int | None = None) -> Any:

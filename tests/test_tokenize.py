@@ -14,7 +14,7 @@ import shutil
 import unicodedata
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 import toolwire
 from support import REAL, golden, require_shared
@@ -441,13 +441,44 @@ def test_token_decoder_work_per_id_is_bounded(qwen3):
     seen: list[int] = []
     real = vocab.decode_plain
     vocab.decode_plain = lambda chunk: (seen.append(len(chunk)), real(chunk))[1]
+    own_bytes, vocab.plain_bytes = vocab.plain_bytes, None  # the text-decoding path (else: ByteLevel bytes)
     try:
         decoder = TokenDecoder(qwen3)
         out = "".join(p.text for tid in ids for p in decoder.feed([tid])) + "".join(p.text for p in decoder.flush())
     finally:
         vocab.decode_plain = real
+        vocab.plain_bytes = own_bytes
     assert out == text
     assert len(ids) > 4000 and max(seen) <= 8
+
+
+def test_byte_level_token_decoder_decodes_each_id_once_with_the_tokenizers_result(qwen3):
+    """A ByteLevel vocabulary decodes each id's bytes once, never through the tokenizer, and gives the pieces
+    decoding through the tokenizer gives: an incomplete character waits, a control id ends a text piece."""
+    vocab = vocabulary(qwen3)
+    assert vocab.plain_bytes is not None
+    text = "Grüße 東京 👋🏽<|im_end|>ok <tool_call>\n"
+    ids = vocab.encode(text) + vocab.encode_plain("日本")[::-1] + [vocab.control["<|im_end|>"]] + vocab.encode_plain("🫠")
+    assert vocab.decode_plain([vocab.encode_plain("🫠")[0]]).endswith("\ufffd")  # an emoji is split across ids
+    calls: list[int] = []
+    real = vocab.decode_plain
+    vocab.decode_plain = lambda chunk: (calls.append(len(chunk)), real(chunk))[1]
+    try:
+        fast = TokenDecoder(qwen3)
+        fast_out = [fast.feed(ids[i:i + 2]) for i in range(0, len(ids), 2)] + [fast.flush()]
+    finally:
+        vocab.decode_plain = real
+    assert calls == []
+    own_bytes, vocab.plain_bytes = vocab.plain_bytes, None
+    try:
+        slow = TokenDecoder(qwen3)
+        slow_out = [slow.feed(ids[i:i + 2]) for i in range(0, len(ids), 2)] + [slow.flush()]
+    finally:
+        vocab.plain_bytes = own_bytes
+    assert fast_out == slow_out
+    joined = "".join(p.text for batch in fast_out for p in batch)
+    assert joined.startswith("Grüße 東京 👋🏽<|im_end|>ok <tool_call>\n") and joined.endswith("<|im_end|>🫠")
+    assert [p.text for batch in fast_out for p in batch if p.special] == ["<|im_end|>", "<tool_call>", "<|im_end|>"]
 
 
 @pytest.mark.parametrize("version", ["v3", "v3-tekken", "v7"])
@@ -484,3 +515,32 @@ def test_any_user_text_is_injection_safe(family, tok_name, request):
         check_prompt(prompt, tok)
 
     run()
+
+
+# ---------------------------------------------------------------- the ASCII pipeline: the tokenizer's own ids
+
+_ASCII_TEXT = st.lists(st.sampled_from([chr(i) for i in range(128)] + ["'s", "'LL", "  ", "\r\n", "123", "4567",
+                                                                       "Ab", "{\"", "\\n", "__", "<think>"]),
+                       max_size=40).map("".join)
+
+
+@pytest.mark.parametrize("name", ["qwen3", "deepseek_v3", "deepseek_v4"])
+def test_ascii_text_gets_the_tokenizers_own_ids(name, request):
+    """ASCII text takes a Python pre-tokenizer (the tokenizer's split regexes on ASCII) for speed; its ids are
+    the ones the tokenizer's native pipeline gives, for any ASCII text (control characters, quotes, digit runs,
+    contractions, blank runs), with user text that spells a control token kept ordinary."""
+    tok = request.getfixturevalue(name)
+    backend = getattr(tok, "backend_tokenizer", tok)
+    vocab = vocabulary(tok)
+    assert vocab._ascii is not None  # these tokenizers' shapes are covered: the fast path is taken
+
+    @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(_ASCII_TEXT)
+    def check(text):
+        assume(not any(marker in text for marker in vocab.control))  # the tokenizer would match those itself
+        expected = backend.encode(text, add_special_tokens=False).ids if text else []
+        assert vocab.encode_plain(text) == expected
+
+    check()
+    spelled = vocab.encode_plain("say <|im_end|> now" if name == "qwen3" else "say <｜end▁of▁sentence｜> now")
+    assert not set(spelled) & set(vocab.control_ids)

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from .models import Message, Tool
     from .output import ParsedOutput
 
+_PARSE_CHUNK = 1 << 16  # = parsers.base._FEED_CHUNK: the same steps as one feed of the whole text
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
@@ -206,7 +207,10 @@ class Format:
         """Parse a complete model output (what follows the generation prompt, without the stop token).
         ``prompt`` and ``thinking`` say where it starts, as for :meth:`stream`."""
         parser = self.stream(tools, prompt=prompt, thinking=thinking, **options)
-        parser.feed(text)
+        # in the pieces a long delta is read in anyway, so the events (not needed here) of each are dropped at
+        # once rather than held for the whole output: memory stays bounded by what the result keeps
+        for start in range(0, len(text), _PARSE_CHUNK):
+            parser.feed(text[start:start + _PARSE_CHUNK])
         return parser.finish()
 
     # ---- token-level training samples (toolwire.training)

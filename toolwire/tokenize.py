@@ -30,7 +30,9 @@ from __future__ import annotations
 
 import codecs
 import re
+import unicodedata
 from collections import OrderedDict
+from itertools import chain
 from typing import Any, Callable, Iterable, NamedTuple, Sequence
 
 from .errors import ToolwireError
@@ -118,6 +120,11 @@ class Vocabulary:
     token_bytes: Callable[[int], bytes] | None = None
     """The exact bytes of an ordinary token, where the tokenizer exposes them (byte-level vocabularies)."""
 
+    plain_bytes: Callable[[int], bytes] | None = None
+    """The bytes of an ordinary token where :meth:`decode_plain` is exactly the UTF-8 decoding (invalid bytes
+    replaced) of its ids' bytes joined (a ``ByteLevel`` decoder): :class:`TokenDecoder` then decodes each id
+    once, in Python, with the same result as decoding the ids through the tokenizer."""
+
     def decode_plain(self, ids: Sequence[int]) -> str:
         """Text of a run of ordinary ids (used where :attr:`token_bytes` is not available)."""
         raise NotImplementedError
@@ -137,21 +144,40 @@ class _TokenizersVocab(Vocabulary):
         # whitespace-only added tokens (Gemma's "\n\n" runs) are ordinary text the template also writes
         super().__init__({t: i for i, t in added.items() if not _whitespace_only(t)})
         self._tok = tok
-        self._model = tok.model
-        self._normalizer = tok.normalizer
-        self._pre = tok.pre_tokenizer
+        self._plain = _plain_tokenizer(tok)
+        self._ascii = _AsciiPipeline.build(tok, self._plain)
         ordinary = sorted((t for t in added.values() if _whitespace_only(t)), key=len, reverse=True)
         self._ordinary_added = {t: i for i, t in added.items() if _whitespace_only(t)}
         self._ordinary_re = re.compile("|".join(map(re.escape, ordinary))) if ordinary else None
         self._reference = reference
+        if type(tok.decoder).__name__ == "ByteLevel":
+            self._id_bytes: dict[int, bytes] = {}
+            self.plain_bytes = self._byte_level_bytes
+
+    def _byte_level_bytes(self, tid: int) -> bytes:
+        """What the ``ByteLevel`` decoder makes of one token: its characters mapped back to bytes, or (a token
+        with a character outside the byte alphabet, like an added ``"\\n\\n"``) its text's own UTF-8."""
+        known = self._id_bytes.get(tid)
+        if known is None:
+            token = self._tok.id_to_token(tid)
+            if token is None:
+                known = b""
+            else:
+                try:
+                    known = bytes(_BYTE_OF_CHAR[c] for c in token)
+                except KeyError:
+                    known = token.encode("utf-8")
+            self._id_bytes[tid] = known
+        return known
 
     def _model_encode(self, text: str) -> list[int]:
         if not text:
             return []
-        if self._normalizer is not None:
-            text = self._normalizer.normalize_str(text)
-        pieces = self._pre.pre_tokenize_str(text) if self._pre is not None else [(text, None)]
-        return [t.id for piece, _ in pieces for t in self._model.tokenize(piece)]
+        if self._ascii is not None and text.isascii():
+            ids = self._ascii.encode(text)
+            if ids is not None:
+                return ids
+        return self._plain.encode(text, add_special_tokens=False).ids
 
     def encode_plain(self, text: str) -> list[int]:
         if self._ordinary_re is None:
@@ -178,6 +204,186 @@ class _TokenizersVocab(Vocabulary):
             return tid >= 0 and self._tok.id_to_token(tid) is not None
         except (OverflowError, TypeError, ValueError):
             return False
+
+
+def _plain_tokenizer(tok: Any) -> Any:
+    """A ``tokenizers.Tokenizer`` sharing ``tok``'s model, normalizer and pre-tokenizer but with no added
+    tokens (and no post-processor, truncation or padding): its ``encode`` is the tokenizer's own pipeline
+    (normalize, pre-tokenize, model) in one native call, and no text can come out of it as a control id.
+    The parts are shared, not copied, so this costs no memory per tokenizer."""
+    plain = type(tok)(tok.model)
+    if tok.normalizer is not None:
+        plain.normalizer = tok.normalizer
+    if tok.pre_tokenizer is not None:
+        plain.pre_tokenizer = tok.pre_tokenizer
+    return plain
+
+
+def _byte_level_chars() -> dict[int, str]:
+    """GPT-2's byte -> character table (what a ``ByteLevel`` pre-tokenizer writes for each byte)."""
+    printable = [*range(ord("!"), ord("~") + 1), *range(ord("\xa1"), ord("\xac") + 1),
+                 *range(ord("\xae"), ord("\xff") + 1)]
+    table = {b: chr(b) for b in printable}
+    extra = 0
+    for b in range(256):
+        if b not in table:
+            table[b] = chr(256 + extra)
+            extra += 1
+    return table
+
+
+_BYTE_LEVEL = _byte_level_chars()
+_BYTE_OF_CHAR = {c: b for b, c in _BYTE_LEVEL.items()}
+_ASCII_TRANSLATE = {b: c for b, c in _BYTE_LEVEL.items() if b < 128 and chr(b) != c}
+_ASCII = [chr(i) for i in range(128)]
+_ASCII_CLASSES = {  # a Unicode property (or \s) restricted to ASCII, as the members of a character class
+    name: "".join(re.escape(c) for c in _ASCII if test(c)) for name, test in {
+        "L": lambda c: unicodedata.category(c).startswith("L"),
+        "N": lambda c: unicodedata.category(c).startswith("N"),
+        "P": lambda c: unicodedata.category(c).startswith("P"),
+        "S": lambda c: unicodedata.category(c).startswith("S"),
+        "M": lambda c: unicodedata.category(c).startswith("M"),
+        "s": lambda c: c in "\t\n\x0b\x0c\r ",  # the White_Space property, which \s means in the tokenizer's regex
+    }.items()}
+_PATTERN_PART = re.compile(r"\\p\{(\w+)\}|\\([sS])|\\.|\[\^?|\]|[^\\\[\]]+", re.S)
+_SELF_CHECK = (
+    "".join(_ASCII), "".join(reversed(_ASCII)), "Hello, world! It's 2025-03-14; x=1.5e3 {\"a\": [1, 22, 333, 4444]}",
+    "  leading and trailing  \n\n\t  ", "I'M HERE, WE'LL SEE, they'd've 'S 'T", "a\r\n\r\nb\n \n c   \x0b\x0cd",
+    "<|im_start|>user\n<tool_call>\n{\"name\": \"f\"}\n</tool_call><|im_end|>", "```py\ndef f(x):\n    return x**2\n```",
+)
+
+
+def _ascii_regex(pattern: str) -> "re.Pattern[str] | None":
+    """``pattern`` (a tokenizer's Oniguruma split regex) as a Python regex that matches the same on ASCII text:
+    ``\\p{L}``, ``\\p{N}``, ``\\p{P}``, ``\\p{S}``, ``\\p{M}`` and ``\\s`` become their ASCII members; None
+    for anything this translation does not cover (``\\S`` inside a class, other properties, bad syntax)."""
+    out: list[str] = []
+    in_class = False
+    pos = 0
+    for m in _PATTERN_PART.finditer(pattern):
+        if m.start() != pos:
+            return None
+        pos = m.end()
+        prop, space, part = m.group(1), m.group(2), m.group()
+        if prop is not None or space == "s":
+            members = _ASCII_CLASSES.get(prop or "s")
+            if members is None:
+                return None
+            out.append(members if in_class else f"[{members}]")
+        elif space == "S":
+            if in_class:
+                return None
+            out.append(f"[^{_ASCII_CLASSES['s']}]")
+        elif part.startswith("\\") and part[1:2].isalnum() and part[1] not in "rnt":
+            return None  # \d, \w, \b ...: not translated
+        else:
+            if part.startswith("["):
+                if in_class:
+                    return None  # nested classes (Oniguruma set syntax)
+                in_class = True
+            elif part == "]" and in_class:
+                in_class = False
+            out.append(part)
+    if pos != len(pattern) or in_class:
+        return None
+    try:
+        return re.compile("".join(out), re.ASCII)
+    except re.error:
+        return None
+
+
+class _AsciiPipeline:
+    """The tokenizer's pipeline for ASCII text in Python, where it is one of the common shapes (a Unicode
+    normalizer, which leaves ASCII alone; ``Split`` regexes with ``Isolated`` behaviour; then ``ByteLevel``
+    without prefix space or regex; a BPE model). Pre-tokenizing with the translated regexes costs a fraction
+    of the native regex engine's time on short texts, and each pre-token's ids are remembered (prompts repeat
+    the same words). Built only after its ids equal the native pipeline's on a set of probe texts; returns
+    None from :meth:`encode` where it cannot follow the native pipeline exactly (then the caller uses that)."""
+
+    __slots__ = ("_splits", "_model", "_cache")
+
+    CACHE_SIZE = 1 << 16
+
+    def __init__(self, splits: "list[re.Pattern[str]]", model: Any):
+        self._splits = splits
+        self._model = model
+        self._cache: dict[str, list[int]] = {}
+
+    @classmethod
+    def build(cls, tok: Any, plain: Any) -> "_AsciiPipeline | None":
+        import json
+
+        try:  # each part's own description (the whole tokenizer's JSON would take ~0.5 s to write and read)
+            normalizer, pre = (None if part is None else json.loads(part.__getstate__())
+                               for part in (tok.normalizer, tok.pre_tokenizer))
+        except Exception:  # noqa: BLE001 - a part that cannot describe itself: the native pipeline only
+            return None
+        unicode_forms = {"NFC", "NFD", "NFKC", "NFKD"}
+        if normalizer is not None and not (normalizer.get("type") in unicode_forms or (
+                normalizer.get("type") == "Sequence"
+                and all(n.get("type") in unicode_forms for n in normalizer.get("normalizers", ())))):
+            return None
+        pre = pre or {}
+        steps = pre.get("pretokenizers", ()) if pre.get("type") == "Sequence" else [pre]
+        if not steps or type(tok.model).__name__ != "BPE":
+            return None
+        *splits, last = steps
+        if last.get("type") != "ByteLevel" or last.get("add_prefix_space") or last.get("use_regex"):
+            return None
+        patterns = []
+        for step in splits:
+            regex = step.get("pattern", {}).get("Regex") if step.get("type") == "Split" else None
+            if regex is None or step.get("behavior") != "Isolated" or step.get("invert"):
+                return None
+            compiled = _ascii_regex(regex)
+            if compiled is None:
+                return None
+            patterns.append(compiled)
+        pipeline = cls(patterns, tok.model)
+        for probe in _SELF_CHECK:
+            if pipeline.encode(probe) != plain.encode(probe, add_special_tokens=False).ids:
+                return None
+        return pipeline
+
+    def encode(self, text: str) -> list[int] | None:
+        """Ids of ASCII ``text`` (no added tokens), or None where a split regex matches empty text."""
+        words = [text]
+        for split in self._splits:
+            pieces: list[str] = []
+            for word in words:
+                found = split.findall(word)
+                if sum(map(len, found)) == len(word):  # the matches cover the word: no text between them
+                    pieces += found
+                elif not _isolated(split, word, pieces):
+                    return None
+            words = pieces
+        cache = self._cache
+        known = list(map(cache.get, words))
+        if None in known:
+            if len(cache) >= self.CACHE_SIZE:
+                cache.clear()
+            tokenize = self._model.tokenize
+            for k, word in enumerate(words):
+                if known[k] is None:
+                    known[k] = cache[word] = [t.id for t in tokenize(word.translate(_ASCII_TRANSLATE))]
+        return list(chain.from_iterable(known))
+
+
+def _isolated(split: "re.Pattern[str]", word: str, out: list[str]) -> bool:
+    """``Split(behavior="Isolated")``: each match and each stretch of text between matches is a piece (added
+    to ``out``). False for an empty match (not followed here)."""
+    pos = 0
+    for m in split.finditer(word):
+        start, end = m.span()
+        if start == end:
+            return False
+        if start > pos:
+            out.append(word[pos:start])
+        out.append(m.group())
+        pos = end
+    if pos < len(word):
+        out.append(word[pos:])
+    return True
 
 
 class _TransformersSlowVocab(Vocabulary):
@@ -364,8 +570,12 @@ class TokenDecoder:
         self._utf8 = codecs.getincrementaldecoder("utf-8")("replace") if self.vocab.token_bytes else None
         self._ids: list[int] = []   # left context (already emitted) + ids not yet emitted
         self._read = 0               # ids[:read] are the emitted context
+        self._bytes = None if self._utf8 is not None else self.vocab.plain_bytes
+        self._pending: list[bytes] = []  # (plain_bytes) bytes of ids not yet emitted: an incomplete character
 
     def feed(self, ids: Iterable[int]) -> list[TokenPiece]:
+        if self._bytes is not None:
+            return self._feed_bytes(ids)
         out: list[TokenPiece] = []
         for tid in ids:
             tid = int(tid)
@@ -380,8 +590,43 @@ class TokenDecoder:
                 self._step(out)
         return [p for p in out if p.text]
 
+    def _feed_bytes(self, ids: Iterable[int]) -> list[TokenPiece]:
+        """:meth:`feed` for a :attr:`Vocabulary.plain_bytes` vocabulary: each id's bytes are decoded once; the
+        text waits while it ends with U+FFFD (an incomplete character), as decoding the ids together would."""
+        out: list[TokenPiece] = []
+        run: list[str] = []   # text of the current stretch of ordinary ids
+        control = self.vocab.control_ids
+        piece_bytes = self._bytes
+        pending = self._pending
+        for tid in ids:
+            tid = int(tid)
+            marker = control.get(tid)
+            if marker is not None:
+                if pending:
+                    run.append(b"".join(pending).decode("utf-8", "replace"))
+                    pending.clear()
+                if run:
+                    out.append(TokenPiece("".join(run), False))
+                    run = []
+                out.append(TokenPiece(marker, True))
+                continue
+            pending.append(piece_bytes(tid))
+            text = (pending[0] if len(pending) == 1 else b"".join(pending)).decode("utf-8", "replace")
+            if text.endswith("\ufffd"):
+                continue  # an incomplete character: wait for its next byte
+            pending.clear()
+            run.append(text)
+        if run:
+            out.append(TokenPiece("".join(run), False))
+        return [p for p in out if p.text]
+
     def flush(self) -> list[TokenPiece]:
         out: list[TokenPiece] = []
+        if self._bytes is not None:
+            if self._pending:
+                out.append(TokenPiece(b"".join(self._pending).decode("utf-8", "replace"), False))
+                self._pending.clear()
+            return [p for p in out if p.text]
         self._release(out)
         return [p for p in out if p.text]
 
