@@ -114,12 +114,16 @@ class Hy3Parser(XmlCallParser):
             self._state = "args"
             return True
         self._repair("missing_tool_sep", f"the call name was not followed by {SEP}")
+        self._key_or_call_end(marker)
+        return True
+
+    def _key_or_call_end(self, marker: str) -> None:
+        """``marker`` followed a call's name or argument: the next key, or the end of the call."""
         if marker == KEY_OPEN:
             self._raw(marker)
             self._state = "key"
         else:
             self._after_call(marker)
-        return True
 
     def _after_call(self, marker: str) -> None:
         """``marker`` ended the call: its own close (next: the block), a new call, or the block's close."""
@@ -138,11 +142,7 @@ class Hy3Parser(XmlCallParser):
             self._stray(text)
         if marker is None:
             return False
-        if marker == KEY_OPEN:
-            self._raw(marker)
-            self._state = "key"
-        else:
-            self._after_call(marker)
+        self._key_or_call_end(marker)
         return True
 
     def _json_arguments(self, text: str) -> bool:
@@ -187,11 +187,7 @@ class Hy3Parser(XmlCallParser):
             self._start_value(self._key)
             return True
         self._missing_value()
-        if marker == KEY_OPEN:
-            self._raw(marker)
-            self._state = "key"
-        else:
-            self._after_call(marker)
+        self._key_or_call_end(marker)
         return True
 
     def _unclosed_value(self, closer: Closer) -> None:
