@@ -108,7 +108,14 @@ class Hy3Parser(XmlCallParser):
             return True
         if marker is None:
             return False
-        self._open_call(self._take())
+        name = self._take()
+        if not name.strip():  # no tool name: not a call (never one with an empty name); its text is kept
+            self._diag("not_a_tool_call", f"{CALL_OPEN} was not followed by a tool name; kept here",
+                       raw=CALL_OPEN + name)
+            self._unread(marker)  # what follows is read as the block's text (kept too)
+            self._state = "block"
+            return True
+        self._open_call(name)
         if marker == SEP:
             self._raw(marker)
             self._state = "args"

@@ -211,6 +211,9 @@ class MiniMaxM3Parser(StepParser):
             if call is not None:
                 self._repair(call, "unclosed_invoke", "the next <invoke> came before </invoke>")
                 self._finish_call()
+            if not m["name"].strip():  # names no tool: not a call (never one with an empty name); the tag is kept
+                self._diag("not_a_tool_call", "an <invoke> that names no tool is not a call; kept here", raw=NS + tag)
+                return
             self._call = self._begin_call(m["name"], source="reasoning" if self._mode == "reasoning" else "content")
             self._root = self._schemas.get(m["name"]) or None
             return
