@@ -29,7 +29,7 @@ def conversation(turns: int) -> list[dict]:
 
 
 def main() -> None:
-    """Print µs per turn for bridge, re-render + ids, and training_sample at 2 / 10 / 30 tool-loop steps."""
+    """Print µs per turn for bridge, re-render + ids, and training_sample at 10 / 50 / 200 tool-loop steps."""
     if not os.path.isdir(TOKENIZER):
         print("no Qwen3 tokenizer in ../shared/real/tokenizers; skipped")
         return
@@ -38,7 +38,7 @@ def main() -> None:
     tok = load_tokenizer(TOKENIZER)
     fmt = toolwire.get_format("qwen3")
     rows = []
-    for steps in (2, 10, 30):
+    for steps in (10, 50, 200):
         full = conversation(steps)
         history, call, result = full[:-2], full[-2], full[-1]
         prompt_ids = fmt.render(history, TOOLS, thinking=True).token_ids(tok)

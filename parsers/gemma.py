@@ -22,9 +22,10 @@ import json
 import re
 from typing import Any, Sequence
 
-from .base import CallBuilder, StreamParser, tool_schemas
+from .base import CallBuilder, tool_schemas
 from .lexer import MarkerScanner
 from .schema_coerce import is_string_schema, parameter_schema
+from .steps import StepParser
 
 # One marker table shared by the renderer (toolwire.templates.gemma) and this parser.
 MARKERS = {
@@ -264,7 +265,7 @@ class _Body:
         return k
 
 
-class GemmaParser(StreamParser):
+class GemmaParser(StepParser):
     """Gemma 4 output (see the module docstring)."""
 
     def __init__(self, tools: Sequence[Any] | None = None, *, thinking: bool = False, **options: Any):
@@ -283,20 +284,6 @@ class GemmaParser(StreamParser):
         self._call: CallBuilder | None = None
         self._call_repairs: list[tuple[str, str]] = []
         self._gap = ""
-
-    # ---- the loop
-    def _advance(self, final: bool) -> None:
-        buf = self._buf
-        pos = 0
-        steps = (self._start, self._text, self._opener, self._header, self._read_body, self._after)
-        while True:
-            nxt = steps[self._state](buf, pos, final)
-            if nxt is None:
-                break
-            pos = nxt
-        self._buf = buf[pos:]
-        if final:
-            self._at_end()
 
     def _start(self, buf: str, pos: int, final: bool) -> int | None:
         """The very start of reasoning the prompt opened: a repeated ``<|channel>thought`` is dropped."""
@@ -560,3 +547,6 @@ class GemmaParser(StreamParser):
         if self._gap:
             self._emit_content(self._gap)
             self._gap = ""
+
+    _STEPS = (_start, _text, _opener, _header, _read_body, _after)
+    """The step of each state (_START, _TEXT, _OPENER, _HEAD, _BODY_S, _AFTER): :mod:`toolwire.parsers.steps`."""

@@ -108,18 +108,29 @@ class Hy3Parser(XmlCallParser):
             return True
         if marker is None:
             return False
-        self._open_call(self._take())
+        name = self._take()
+        if not name.strip():  # no tool name: not a call (never one with an empty name); its text is kept
+            self._diag("not_a_tool_call", f"{CALL_OPEN} was not followed by a tool name; kept here",
+                       raw=CALL_OPEN + name)
+            self._unread(marker)  # what follows is read as the block's text (kept too)
+            self._state = "block"
+            return True
+        self._open_call(name)
         if marker == SEP:
             self._raw(marker)
             self._state = "args"
             return True
         self._repair("missing_tool_sep", f"the call name was not followed by {SEP}")
+        self._key_or_call_end(marker)
+        return True
+
+    def _key_or_call_end(self, marker: str) -> None:
+        """``marker`` followed a call's name or argument: the next key, or the end of the call."""
         if marker == KEY_OPEN:
             self._raw(marker)
             self._state = "key"
         else:
             self._after_call(marker)
-        return True
 
     def _after_call(self, marker: str) -> None:
         """``marker`` ended the call: its own close (next: the block), a new call, or the block's close."""
@@ -138,11 +149,7 @@ class Hy3Parser(XmlCallParser):
             self._stray(text)
         if marker is None:
             return False
-        if marker == KEY_OPEN:
-            self._raw(marker)
-            self._state = "key"
-        else:
-            self._after_call(marker)
+        self._key_or_call_end(marker)
         return True
 
     def _json_arguments(self, text: str) -> bool:
@@ -187,11 +194,7 @@ class Hy3Parser(XmlCallParser):
             self._start_value(self._key)
             return True
         self._missing_value()
-        if marker == KEY_OPEN:
-            self._raw(marker)
-            self._state = "key"
-        else:
-            self._after_call(marker)
+        self._key_or_call_end(marker)
         return True
 
     def _unclosed_value(self, closer: Closer) -> None:

@@ -21,9 +21,10 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from .base import CallBuilder, StreamParser
+from .base import CallBuilder
 from .lexer import MarkerScanner
 from .schema_coerce import coerce
+from .steps import StepParser
 
 # One marker table shared by the renderer (toolwire.templates.kimi_k3) and this parser.
 MARKERS = {
@@ -67,7 +68,7 @@ def parse_tag(text: str) -> tuple[str, dict[str, str]] | None:
     return m.group(), attrs
 
 
-class KimiK3Parser(StreamParser):
+class KimiK3Parser(StepParser):
     """Kimi K3 output (see the module docstring)."""
 
     def __init__(self, tools: Sequence[Any] | None = None, *, thinking: bool = False, **options: Any):
@@ -84,18 +85,6 @@ class KimiK3Parser(StreamParser):
         self._source = "content"
         self._tools_return = "after"  # the mode the tools channel returns to
         self._fresh = True
-
-    def _advance(self, final: bool) -> None:
-        buf, pos = self._buf, 0
-        steps = (self._start, self._text, self._read_tag)
-        while True:
-            nxt = steps[self._state](buf, pos, final)
-            if nxt is None:
-                break
-            pos = nxt
-        self._buf = buf[pos:]
-        if final:
-            self._at_end()
 
     def _start(self, buf: str, pos: int, final: bool) -> int | None:
         """A repeated ``<|open|>think<|sep|>`` at the very start of reasoning the prompt opened is dropped."""
@@ -339,3 +328,6 @@ class KimiK3Parser(StreamParser):
             self._call.diag("truncated", "the output ended inside this call", severity="error")
             self._truncated = True
             self._finish_call("truncated")
+
+    _STEPS = (_start, _text, _read_tag)
+    """The step of each state (_START, _TEXT, _TAG): :mod:`toolwire.parsers.steps`."""

@@ -112,6 +112,11 @@ class MiniMaxParser(XmlCallParser):
             return False
         name = self._take()
         self._stray(prefix[:-len(INVOKE_OPEN)])
+        if not name.strip():  # names no tool: not a call (never one with an empty name); its text is kept
+            self._diag("not_a_tool_call", f"{INVOKE_OPEN}{ATTR_CLOSE} names no tool; kept here",
+                       raw=INVOKE_OPEN + name + marker)
+            self._state = "block"
+            return True
         self._open_call(name)
         self._state = "invoke"
         return True

@@ -23,9 +23,10 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from .base import CallBuilder, StreamParser, tool_schemas
+from .base import CallBuilder, tool_schemas
 from .lexer import MarkerScanner
 from .schema_coerce import coerce, parameter_schema
+from .steps import StepParser
 
 NS = "]<]minimax[>["
 # One marker table shared by the renderer (toolwire.templates.minimax_m3) and this parser.
@@ -73,7 +74,7 @@ def _types(schema: Any) -> set:
     return set(t) if isinstance(t, list) else ({t} if isinstance(t, str) else set())
 
 
-class MiniMaxM3Parser(StreamParser):
+class MiniMaxM3Parser(StepParser):
     """MiniMax-M3 output (see the module docstring)."""
 
     def __init__(self, tools: Sequence[Any] | None = None, *, thinking: bool = False, **options: Any):
@@ -88,17 +89,6 @@ class MiniMaxM3Parser(StreamParser):
         self._gap: list[str] = []  # text between tags outside any element
         self._skip = 0             # open elements nested past Limits.max_depth (not built)
 
-    def _advance(self, final: bool) -> None:
-        buf, pos = self._buf, 0
-        steps = (self._start, self._text, self._block, self._tagname)
-        while True:
-            nxt = steps[self._state](buf, pos, final)
-            if nxt is None:
-                break
-            pos = nxt
-        self._buf = buf[pos:]
-        if final:
-            self._at_end()
 
     # ---- text
     def _start(self, buf: str, pos: int, final: bool) -> int | None:
@@ -221,6 +211,9 @@ class MiniMaxM3Parser(StreamParser):
             if call is not None:
                 self._repair(call, "unclosed_invoke", "the next <invoke> came before </invoke>")
                 self._finish_call()
+            if not m["name"].strip():  # names no tool: not a call (never one with an empty name); the tag is kept
+                self._diag("not_a_tool_call", "an <invoke> that names no tool is not a call; kept here", raw=NS + tag)
+                return
             self._call = self._begin_call(m["name"], source="reasoning" if self._mode == "reasoning" else "content")
             self._root = self._schemas.get(m["name"]) or None
             return
@@ -325,3 +318,6 @@ class MiniMaxM3Parser(StreamParser):
                 self._finish_call("truncated")
             else:
                 self._diag("unclosed_block", f"the output ended before {BLOCK_CLOSE}", severity="info")
+
+    _STEPS = (_start, _text, _block, _tagname)
+    """The step of each state (_START, _TEXT, _BLOCK, _TAGNAME): :mod:`toolwire.parsers.steps`."""

@@ -101,18 +101,15 @@ class Hy3(Format):
                 raise UnsupportedByFormat(f"the Hy3 template drops {message.role!r} messages", message_index=index,
                                           field="role")
             texts.append(_text(message, index))
-        mode = [("special", M["reasoning_mode"]), ("template", "reasoning_effort:" + effort)]
         out.special(M["bos"])
         has_system = False
         for index, message in enumerate(messages):
             if message.role == "system":
                 out.content(texts[index], index)
                 has_system = has_system or bool(texts[index])
-        if not tools:
-            for kind, text in mode:
-                out.add(kind, text)
-        else:
-            self._tools(out, tools, has_system, mode)
+        if tools:
+            self._tools(out, tools, has_system)
+        out.special(M["reasoning_mode"]).template("reasoning_effort:" + effort)
         in_results = False
         first_result = True
         for index, message in enumerate(messages):
@@ -145,7 +142,8 @@ class Hy3(Format):
         return False
 
     @staticmethod
-    def _tools(out: PromptBuilder, tools: list[Tool], has_system: bool, mode: list[tuple[str, str]]) -> None:
+    def _tools(out: PromptBuilder, tools: list[Tool], has_system: bool) -> None:
+        """The tool list and the call instructions (the reasoning mode follows them)."""
         out.template(("\n\n" if has_system else "") + "# Tools\n\nYou may call one or more functions to assist with "
                      "the user query.\n\nYou are provided with function signatures within <tools></tools> XML tags:"
                      "\n<tools>\n")
@@ -161,8 +159,6 @@ class Hy3(Format):
             out.special(M["value_open"]).template(f"{{arg-value-{n}}}").special(M["value_close"]).template("\n")
         out.template("...\n").special(M["call_close"]).template("\nAt the end of function call returns, you should "
                                                                 "print ").special(M["calls_close"])
-        for kind, text in mode:
-            out.add(kind, text)
 
     def _assistant(self, out: PromptBuilder, message: Message, index: int, text: str, options: RenderOptions,
                    last: bool) -> None:

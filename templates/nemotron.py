@@ -29,30 +29,17 @@ from typing import Any
 
 from toolwire.errors import UnsupportedByFormat
 from toolwire.format import Format, RenderOptions
-from toolwire.models import Message, Tool, function_to_dict
+from toolwire.models import Message, Tool
 from toolwire.parsers.nemotron import NEMOTRON_GRAMMAR, NemotronParser
 from toolwire.prompt import PromptBuilder, special_pattern
 
-from .qwen_xml import _QWEN35_INSTRUCTIONS, _extra_keys, _tool_turn, call_values, coder_value, jinja_json, jinja_str
+from .chatml import chatml_special_tokens, chatml_xml_markers
+from .qwen_xml import _QWEN35_INSTRUCTIONS, _tool_turn, call_values, coder_tool_list, coder_value, write_call
 
 G = NEMOTRON_GRAMMAR
-MARKERS = {
-    "im_start": "<|im_start|>",
-    "im_end": "<|im_end|>",
-    "think_open": "<think>",
-    "think_close": "</think>",
-    "call_open": G.call_open,
-    "call_close": G.call_close,
-    "function_open": G.function_open,
-    "function_close": G.function_close,
-    "parameter_open": G.parameter_open,
-    "parameter_close": G.parameter_close,
-    "tool_response_open": "<tool_response>",
-    "tool_response_close": "</tool_response>",
-}
+MARKERS = chatml_xml_markers(G)
 M = MARKERS
-SPECIAL_TOKENS = frozenset({M["im_start"], M["im_end"], M["think_open"], M["think_close"], M["call_open"],
-                            M["call_close"], M["tool_response_open"], M["tool_response_close"]})
+SPECIAL_TOKENS = chatml_special_tokens(MARKERS)
 """Markers that are single control tokens in the Nemotron vocabulary (``<function=`` etc. are plain text)."""
 _SPECIALS = special_pattern(SPECIAL_TOKENS)
 
@@ -106,42 +93,6 @@ def _string_content(message: Message, index: int, *, none: str | None) -> str:
         return none
     raise UnsupportedByFormat("the Nemotron 3 template writes a list of content parts as its Python repr; send "
                               "the content as one string", message_index=index, field="content")
-
-
-def _tools(out: PromptBuilder, tools: list[Tool], index: int | None) -> None:
-    out.template("# Tools\n\nYou have access to the following functions:\n\n<tools>", index)
-    for tool in tools:
-        fn = function_to_dict(tool)
-        out.template("\n<function>\n<name>", index).content(jinja_str(fn.get("name")), index).template("</name>", index)
-        if "description" in fn:
-            out.template("\n<description>", index).content(jinja_str(fn["description"]).strip(), index)
-            out.template("</description>", index)
-        out.template("\n<parameters>", index)
-        params = fn.get("parameters")
-        if isinstance(params, dict) and isinstance(params.get("properties"), dict):
-            for pname, fields in params["properties"].items():
-                out.template("\n<parameter>\n<name>", index).content(str(pname), index).template("</name>", index)
-                if isinstance(fields, dict):
-                    if "type" in fields:
-                        out.template("\n<type>", index).content(jinja_str(fields["type"]), index)
-                        out.template("</type>", index)
-                    if "description" in fields:
-                        out.template("\n<description>", index).content(jinja_str(fields["description"]).strip(),
-                                                                       index)
-                        out.template("</description>", index)
-                    if "enum" in fields:
-                        out.template("\n<enum>", index).content(jinja_json(fields["enum"]), index)
-                        out.template("</enum>", index)
-                _extra_keys(out, fields, ("name", "type", "description", "enum"), index)
-                out.template("\n</parameter>", index)
-        _extra_keys(out, params, ("type", "properties", "required"), index)
-        if isinstance(params, dict) and "required" in params:
-            out.template("\n<required>", index).content(jinja_json(params["required"]), index)
-            out.template("</required>", index)
-        out.template("\n</parameters>", index)
-        _extra_keys(out, fn, ("type", "name", "description", "parameters"), index)
-        out.template("\n</function>", index)
-    out.fixed(_QWEN35_INSTRUCTIONS, index, _SPECIALS)
 
 
 def _assistant_content(message: Message, index: int) -> _Pieces:
@@ -198,7 +149,9 @@ class Nemotron3(Format):
         if tools:
             if system:
                 out.template("\n\n", sys_index)
-            _tools(out, tools, sys_index)
+            out.template("# Tools\n\nYou have access to the following functions:\n\n<tools>", sys_index)
+            coder_tool_list(out, tools, sys_index, enum_and_required=True)
+            out.fixed(_QWEN35_INSTRUCTIONS, sys_index, _SPECIALS)
         out.special(M["im_end"], sys_index).template("\n", sys_index)
         for pos, message in enumerate(loop):
             index = pos + offset
@@ -237,12 +190,8 @@ class Nemotron3(Format):
         (content.strip() if whole else _truncated(content, with_calls=True)).write(out, index)
         out.template("\n", index)
         for name, args in calls:
-            out.special(M["call_open"], index).template("\n" + G.function_open, index).content(name, index)
-            out.template(">\n", index)
-            for key, text in args:
-                out.template(G.parameter_open, index).content(key, index).template(">\n", index)
-                out.content(text, index).template("\n" + G.parameter_close + "\n", index)
-            out.template(G.function_close + "\n", index).special(M["call_close"], index).template("\n", index)
+            write_call(out, index, name, args, "\n", M["call_open"], M["call_close"])
+            out.template("\n", index)
         out.special(M["im_end"], index).template("\n", index)
 
     @staticmethod

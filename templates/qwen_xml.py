@@ -36,30 +36,14 @@ from toolwire.parsers.schema_coerce import declared_parameter
 from toolwire.prompt import PromptBuilder, special_pattern
 from toolwire.templates.json_text import tojson
 
+from .chatml import chatml_special_tokens, chatml_xml_markers
+
 # One marker table shared by the renderer and the parser (toolwire.parsers.qwen_xml).
-MARKERS = {
-    "im_start": "<|im_start|>",
-    "im_end": "<|im_end|>",
-    "think_open": "<think>",
-    "think_close": "</think>",
-    "call_open": QWEN_GRAMMAR.call_open,
-    "call_close": QWEN_GRAMMAR.call_close,
-    "function_open": QWEN_GRAMMAR.function_open,
-    "function_close": QWEN_GRAMMAR.function_close,
-    "parameter_open": QWEN_GRAMMAR.parameter_open,
-    "parameter_close": QWEN_GRAMMAR.parameter_close,
-    "tool_response_open": "<tool_response>",
-    "tool_response_close": "</tool_response>",
-    "vision_start": "<|vision_start|>",
-    "vision_end": "<|vision_end|>",
-    "image_pad": "<|image_pad|>",
-    "video_pad": "<|video_pad|>",
-}
+MARKERS = {**chatml_xml_markers(QWEN_GRAMMAR), "vision_start": "<|vision_start|>", "vision_end": "<|vision_end|>",
+           "image_pad": "<|image_pad|>", "video_pad": "<|video_pad|>"}
 M = MARKERS
 
-SPECIAL_TOKENS = frozenset({M["im_start"], M["im_end"], M["think_open"], M["think_close"], M["call_open"],
-                            M["call_close"], M["tool_response_open"], M["tool_response_close"],
-                            M["vision_start"], M["vision_end"], M["image_pad"], M["video_pad"]})
+SPECIAL_TOKENS = chatml_special_tokens(MARKERS, "vision_start", "vision_end", "image_pad", "video_pad")
 """Markers that are single control tokens in the Qwen vocabulary (``<function=`` etc. are plain text)."""
 
 _SPECIALS = special_pattern(SPECIAL_TOKENS)
@@ -170,8 +154,13 @@ def _extra_keys(out: PromptBuilder, fields: Any, handled: tuple[str, ...], index
         out.template("</", index).content(str(key), index).template(">", index)
 
 
-def _coder_tools(out: PromptBuilder, tools: list[Tool], index: int | None) -> None:
-    out.template("\n\n# Tools\n\nYou have access to the following tools:\n\n<tools>", index)
+def coder_tool_list(out: PromptBuilder, tools: list[Tool], index: int | None, *,
+                    enum_and_required: bool = False) -> None:
+    """Qwen3-Coder's tool list as XML (``\\n<function>\\n<name>...</function>`` per tool), its extra keys
+    included; with ``enum_and_required`` (Nemotron 3) also each parameter's ``<enum>`` and the ``<required>``
+    list, as JSON."""
+    param_keys = ("name", "type", "description", "enum") if enum_and_required else ("name", "type", "description")
+    schema_keys = ("type", "properties", "required") if enum_and_required else ("type", "properties")
     for tool in tools:
         fn = function_to_dict(tool)
         out.template("\n<function>\n<name>", index).content(jinja_str(fn.get("name")), index).template("</name>", index)
@@ -188,13 +177,18 @@ def _coder_tools(out: PromptBuilder, tools: list[Tool], index: int | None) -> No
                 if isinstance(pfields, dict) and "description" in pfields:
                     out.template("\n<description>", index)
                     out.content(jinja_str(pfields["description"]).strip(), index).template("</description>", index)
-                _extra_keys(out, pfields, ("name", "type", "description"), index)
+                if enum_and_required and isinstance(pfields, dict) and "enum" in pfields:
+                    out.template("\n<enum>", index).content(jinja_json(pfields["enum"]), index)
+                    out.template("</enum>", index)
+                _extra_keys(out, pfields, param_keys, index)
                 out.template("\n</parameter>", index)
-        _extra_keys(out, params, ("type", "properties"), index)
+        _extra_keys(out, params, schema_keys, index)
+        if enum_and_required and isinstance(params, dict) and "required" in params:
+            out.template("\n<required>", index).content(jinja_json(params["required"]), index)
+            out.template("</required>", index)
         out.template("\n</parameters>", index)
         _extra_keys(out, fn, ("type", "name", "description", "parameters"), index)
         out.template("\n</function>", index)
-    out.fixed(_CODER_INSTRUCTIONS, index, _SPECIALS)
 
 
 def _flat(message: Message) -> str:
@@ -236,7 +230,9 @@ class Qwen3Coder(Format):
         elif tools:
             out.special(M["im_start"]).template("system\n" + _CODER_PREAMBLE)
         if tools:
-            _coder_tools(out, tools, sys_index)
+            out.template("\n\n# Tools\n\nYou have access to the following tools:\n\n<tools>", sys_index)
+            coder_tool_list(out, tools, sys_index)
+            out.fixed(_CODER_INSTRUCTIONS, sys_index, _SPECIALS)
         if has_system or tools:
             out.special(M["im_end"], sys_index).template("\n", sys_index)
         for pos, message in enumerate(loop):
@@ -471,4 +467,5 @@ class Qwen36(Qwen35):
 FORMATS: dict[str, Format] = {f.name: f for f in (Qwen3Coder(), Qwen35(), Qwen36())}
 
 __all__ = ["FORMATS", "MARKERS", "SPECIAL_TOKENS", "Qwen3Coder", "Qwen35", "Qwen36",
-           "jinja_str", "jinja_json", "coder_value", "json_value", "check_name", "call_values", "next_parameter_tag", "write_call"]
+           "jinja_str", "jinja_json", "coder_value", "json_value", "check_name", "call_values", "next_parameter_tag", "write_call",
+           "coder_tool_list"]

@@ -29,28 +29,13 @@ from toolwire.models import Message, Tool, tool_to_dict
 from toolwire.parsers.step35 import STEP35_GRAMMAR, Step35Parser
 from toolwire.prompt import PromptBuilder, special_pattern
 
-from .qwen_xml import _split_think, call_values, coder_value, jinja_json
+from .chatml import chatml_special_tokens, chatml_xml_markers
+from .qwen_xml import _split_think, call_values, coder_value, jinja_json, write_call
 
 G = STEP35_GRAMMAR
-MARKERS = {
-    "bos": "<s>",
-    "im_start": "<|im_start|>",
-    "im_end": "<|im_end|>",
-    "think_open": "<think>",
-    "think_close": "</think>",
-    "call_open": G.call_open,
-    "call_close": G.call_close,
-    "function_open": G.function_open,
-    "function_close": G.function_close,
-    "parameter_open": G.parameter_open,
-    "parameter_close": G.parameter_close,
-    "tool_response_open": "<tool_response>",
-    "tool_response_close": "</tool_response>",
-    "image": "<im_patch>",
-}
+MARKERS = {"bos": "<s>", **chatml_xml_markers(G), "image": "<im_patch>"}
 M = MARKERS
-SPECIAL_TOKENS = frozenset({M["bos"], M["im_start"], M["im_end"], M["think_open"], M["think_close"], M["call_open"],
-                            M["call_close"], M["tool_response_open"], M["tool_response_close"], M["image"]})
+SPECIAL_TOKENS = chatml_special_tokens(MARKERS, "bos", "image")
 """Markers taken as single control tokens (``<function=`` etc. are plain text)."""
 _SPECIALS = special_pattern(SPECIAL_TOKENS)
 
@@ -161,12 +146,7 @@ class Step35(Format):
             out.template("\n", index).special(M["think_close"], index).template("\n", index)
         self._write(out, pieces, index)
         for name, args in calls:
-            out.special(M["call_open"], index).template("\n" + G.function_open, index).content(name, index)
-            out.template(">\n", index)
-            for key, text in args:
-                out.template(G.parameter_open, index).content(key, index).template(">\n", index)
-                out.content(text, index).template("\n" + G.parameter_close + "\n", index)
-            out.template(G.function_close + "\n", index).special(M["call_close"], index)
+            write_call(out, index, name, args, "\n", M["call_open"], M["call_close"])
         out.special(M["im_end"], index).template("\n", index)
 
 

@@ -2,12 +2,13 @@
 
 * golden vectors from ../shared: loading (:func:`golden`, :func:`golden_params`) and the checks every family
   runs on them (:func:`check_golden_render`, :func:`check_golden_parse_oneshot`,
-  :func:`check_golden_parse_streamed`);
+  :func:`check_golden_parse_streamed`), and :func:`golden_tests`, the three tests built on them that a family's
+  test module binds;
 * chunking invariance: :func:`chunkings` (which splittings of an output to try) and :func:`check_chunking`
   (each splitting streams to the one-shot result, with consistent events);
 * "nothing lost" accounting: :func:`kept_text`, :func:`lost_chars`, :func:`assert_nothing_lost`;
-* the reference: a model's real chat template rendered by transformers (:func:`reference_render`), and the
-  model output of an assistant turn (:func:`turn_output`);
+* the reference: a model's real chat template rendered by transformers (:func:`reference_render`,
+  :func:`reference_renderer`), and the model output of an assistant turn (:func:`turn_output`);
 * hypothesis strategies for strings and JSON values (:func:`text_of_every_kind`, :func:`json_values`);
 * :func:`counting_scans`: how many characters the parsers' scanners look at (linear-time checks).
 """
@@ -20,7 +21,7 @@ import os
 import random
 from collections import Counter
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 import pytest
 from hypothesis import strategies as st
@@ -117,6 +118,33 @@ def check_golden_parse_streamed(row: dict, splits: Iterable[list[str]] | None = 
     out = check_chunking(fmt, text, row["tools"], splits=splits, **(kw or golden_parse_kwargs(row)))
     assert summary(out) == row["expected"]
     return out
+
+
+def golden_tests(families: Iterable[str], *, splits: Callable[[dict], Iterable[list[str]]] | None = None):
+    """The golden tests of ``families``: (render, parse one-shot, parse streamed), each parametrized by row,
+    for a test module to bind to its own names::
+
+        test_golden_render, test_golden_parse_oneshot, test_golden_parse_streamed = golden_tests(["hy3"])
+
+    ``splits(row)``: the splittings to stream a row in (default: :func:`check_golden_parse_streamed`'s)."""
+    families = list(families)
+
+    def rows(kind: str) -> list:
+        return [p for family in families for p in golden_params(kind, family)]
+
+    @pytest.mark.parametrize("row", rows("render"))
+    def render(row):
+        check_golden_render(row)
+
+    @pytest.mark.parametrize("row", rows("parse"))
+    def parse_oneshot(row):
+        check_golden_parse_oneshot(row)
+
+    @pytest.mark.parametrize("row", rows("parse"))
+    def parse_streamed(row):
+        check_golden_parse_streamed(row, None if splits is None else splits(row))
+
+    return render, parse_oneshot, parse_streamed
 
 
 DROPPED_REASONING_TRACE = {
@@ -292,6 +320,17 @@ def reference_render(template: str, messages: list, tools: list | None = None, *
     out, _ = render_jinja_template(conversations=[msgs], tools=tools, chat_template=path.read_text(encoding="utf-8"),
                                    **variables)
     return out[0]
+
+
+def reference_renderer(template: str, **fixed) -> Callable[..., str]:
+    """``reference(messages, tools, **kw)``: :func:`reference_render` of ``template`` with the ``fixed`` template
+    variables, None-valued keys dropped and, unless ``kw`` says otherwise, the generation prompt."""
+
+    def reference(messages: list, tools: list | None = None, **kw) -> str:
+        kw.setdefault("add_generation_prompt", True)
+        return reference_render(template, messages, tools, drop_none=True, **fixed, **kw)
+
+    return reference
 
 
 def turn_output(fmt, history: list, turn: dict, tools=None, *, stop: str = "", **options) -> str:

@@ -217,3 +217,20 @@ def test_a_bad_input_file_is_a_toolwire_error_naming_the_line(tmp_path):
     assert "line 2" in str(err.value)
     with pytest.raises(toolwire.errors.InvalidOption):
         run_file(BatchParser("qwen3"), str(tmp_path / "missing.jsonl"), str(tmp_path / "out.jsonl"))
+
+
+def test_the_progress_bar_counts_rows_only_when_drawn(tmp_path, capsys):
+    """``run_file``'s bar (toolwire.progress, shared with ``eval.score``): off, the input is never counted;
+    on, its total is the number of non-blank lines and it ends at that count."""
+    pytest.importorskip("tqdm")
+    from toolwire.progress import progress_bar
+
+    asked = []
+    assert progress_bar(False, "rows", lambda: asked.append(1)) is None and asked == []
+    bar = progress_bar(True, "rows", lambda: 7)
+    assert (bar.total, bar.unit) == (7, "rows")
+    bar.close()
+    src = tmp_path / "in.jsonl"
+    src.write_text("\n".join(json.dumps({"model_output": "hi"}) for _ in range(3)) + "\n\n", encoding="utf-8")
+    run_file(BatchParser("qwen3"), str(src), str(tmp_path / "out.jsonl"), progress=True)
+    assert "3/3" in capsys.readouterr().err

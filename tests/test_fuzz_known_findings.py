@@ -21,6 +21,17 @@ def invoke_open(name: str) -> str:
     return f'{m["tool_calls_open"]}\n{m["invoke_open"]}'
 
 
+M2_EMPTY_INVOKE = ('<minimax:tool_call>\n<invoke name="">\n<parameter name="city">Oslo</parameter>\n</invoke>\n'
+                   '</minimax:tool_call>')
+M3 = "]<]minimax[>["
+M3_EMPTY_INVOKE = (f'{M3}<tool_call>\n{M3}<invoke name="">\n{M3}<city>Oslo{M3}</city>\n{M3}</invoke>\n'
+                   f'{M3}</tool_call>')
+HY3_EMPTY_NAME = ("<tool_calls:opensource>\n<tool_call:opensource><tool_sep:opensource>\n<arg_key:opensource>city"
+                  "</arg_key:opensource>\n<arg_value:opensource>Oslo</arg_value:opensource>\n</tool_call:opensource>\n"
+                  "</tool_calls:opensource>")
+HY3_NO_SEP = ("<tool_calls:opensource>\n<tool_call:opensource><arg_key:opensource>city</arg_key:opensource>\n"
+              "<arg_value:opensource>Oslo</arg_value:opensource>\n</tool_call:opensource>\n</tool_calls:opensource>")
+
 KNOWN = [
     # P1: llama31 raises on a raw control character or a bad escape inside "name"
     case("llama31", '{"name": "get_weather\n", "parameters": {}}', label="P1-raw-newline-in-name"),
@@ -73,6 +84,10 @@ KNOWN = [
     case("laguna", "<assistant></assistant><assistant></assistant>>>><｜end▁of▁sentence｜>><assistant><arg_key>"
                    "<tool_call><arg_key><tool_call>", True, label="empty-name"),
     case("glm47", "<tool_call><arg_key>city</arg_key><arg_value>Oslo</arg_value></tool_call>", label="empty-name"),
+    # found in review: a MiniMax-M3 <invoke name=""> and a Hy3 call with no name started a (then rejected) call
+    *[case(n, t, thinking, label="empty-name") for n, t in [
+        ("minimax_m2", M2_EMPTY_INVOKE), ("minimax_m3", M3_EMPTY_INVOKE), ("hy3", HY3_EMPTY_NAME), ("hy3", HY3_NO_SEP)]
+      for thinking in (False, True)],
 ]
 
 
@@ -103,3 +118,39 @@ def test_calls_past_max_calls_keep_their_text_not_candidates():
     assert [c.status for c in out.tool_calls] == ["proposed", "proposed"]
     assert out.codes().count("too_large") == 1
     invariants.check_nothing_lost("qwen3", text, out)
+
+
+EMPTY_NAMES = [
+    # (format, output, the text the not_a_tool_call diagnostic keeps, the stray text kept after it)
+    ("minimax_m2", M2_EMPTY_INVOKE, '<invoke name="">', ['\n<parameter name="city">Oslo</parameter>\n</invoke>\n']),
+    ("minimax_m2", M2_EMPTY_INVOKE.replace('name=""', 'name=" "'), '<invoke name=" ">',
+     ['\n<parameter name="city">Oslo</parameter>\n</invoke>\n']),
+    ("minimax_m3", M3_EMPTY_INVOKE, f'{M3}<invoke name="">', [f"{M3}<city>", "Oslo", f"{M3}</city>", f"{M3}</invoke>"]),
+    ("minimax_m3", M3_EMPTY_INVOKE.replace('name=""', 'name="  "'), f'{M3}<invoke name="  ">',
+     [f"{M3}<city>", "Oslo", f"{M3}</city>", f"{M3}</invoke>"]),
+    ("hy3", HY3_EMPTY_NAME, "<tool_call:opensource>",
+     ["<tool_sep:opensource>\n<arg_key:opensource>city</arg_key:opensource>\n<arg_value:opensource>Oslo"
+      "</arg_value:opensource>\n</tool_call:opensource>\n"]),
+    ("hy3", HY3_EMPTY_NAME.replace("opensource><tool_sep", "opensource> \t<tool_sep"), "<tool_call:opensource> \t",
+     ["<tool_sep:opensource>\n<arg_key:opensource>city</arg_key:opensource>\n<arg_value:opensource>Oslo"
+      "</arg_value:opensource>\n</tool_call:opensource>\n"]),
+    ("hy3", HY3_NO_SEP, "<tool_call:opensource>",
+     ["<arg_key:opensource>city</arg_key:opensource>\n<arg_value:opensource>Oslo</arg_value:opensource>\n"
+      "</tool_call:opensource>\n"]),
+]
+
+
+@pytest.mark.parametrize("name, text, head, stray", EMPTY_NAMES, ids=[f"{n}-{k}" for k, (n, *_r) in
+                                                                     enumerate(EMPTY_NAMES)])
+def test_a_call_that_names_no_tool_is_not_started(name, text, head, stray):
+    """Like GLM's ``<tool_call>`` with no name: no call starts (a call starts only once its name is complete, and
+    a blank name is none), the text stays in a ``not_a_tool_call`` diagnostic and what followed it in the
+    block's stray text; a call after it is read as usual."""
+    fmt = toolwire.get_format(name)
+    stream = fmt.stream(families.TOOLS)
+    events = stream.feed(text) + stream.flush()
+    out = stream.finish()
+    assert not [e for e in events if isinstance(e, toolwire.ToolCallStarted)]
+    assert out.tool_calls == [] and out.content == ""
+    assert [(d.code, d.raw) for d in out.diagnostics] == [("not_a_tool_call", head)] + [("stray_text", t)
+                                                                                       for t in stray]

@@ -11,9 +11,7 @@ import support
 import toolwire
 from toolwire.errors import InvalidRequest, UnrepresentableValue, UnsupportedByFormat
 from toolwire.parsers.gemma import MARKERS
-from support import (
-    check_golden_parse_oneshot, check_golden_parse_streamed, check_golden_render, golden_params,
-)
+from support import golden_tests
 from kimi_deepseek_llama_mistral_support import (
     arguments, assert_linear, check_corpus_row, declared, generation, load_corpus, roundtrip, tool_names,
 )
@@ -22,25 +20,10 @@ FMT = toolwire.get_format("gemma4")
 Q = MARKERS["quote"]
 
 
-@pytest.mark.parametrize("row", golden_params("render", "gemma4"))
-def test_golden_render(row):
-    check_golden_render(row)
+test_golden_render, test_golden_parse_oneshot, test_golden_parse_streamed = golden_tests(["gemma4"])
 
 
-@pytest.mark.parametrize("row", golden_params("parse", "gemma4"))
-def test_golden_parse_oneshot(row):
-    check_golden_parse_oneshot(row)
-
-
-@pytest.mark.parametrize("row", golden_params("parse", "gemma4"))
-def test_golden_parse_streamed(row):
-    check_golden_parse_streamed(row)
-
-
-def reference(messages, tools, **kw):
-    kw.setdefault("add_generation_prompt", True)
-    return support.reference_render("Gemma-4-E2B-it", messages, tools, bos_token=MARKERS["bos"],
-                                    eos_token="<eos>", drop_none=True, **kw)
+reference = support.reference_renderer("Gemma-4-E2B-it", bos_token=MARKERS["bos"], eos_token="<eos>")
 
 
 TOOLS = [

@@ -3,23 +3,9 @@ short outputs, 1-char feeds, random splits; stream events consistent with the re
 
 from __future__ import annotations
 
-import pytest
-
-from support import check_golden_parse_oneshot, check_golden_parse_streamed, check_golden_render, golden_params
+from support import golden_tests
 
 FAMILIES = ("glm45", "glm46", "glm47")
 
 
-@pytest.mark.parametrize("row", [p for f in FAMILIES for p in golden_params("render", f)])
-def test_golden_render(row):
-    check_golden_render(row)
-
-
-@pytest.mark.parametrize("row", [p for f in FAMILIES for p in golden_params("parse", f)])
-def test_golden_parse_oneshot(row):
-    check_golden_parse_oneshot(row)
-
-
-@pytest.mark.parametrize("row", [p for f in FAMILIES for p in golden_params("parse", f)])
-def test_golden_parse_streamed(row):
-    check_golden_parse_streamed(row)
+test_golden_render, test_golden_parse_oneshot, test_golden_parse_streamed = golden_tests(FAMILIES)

@@ -11,9 +11,7 @@ import support
 import toolwire
 from toolwire.errors import InvalidOption, InvalidRequest, UnsupportedByFormat
 from toolwire.templates.granite import MARKERS
-from support import (
-    check_golden_parse_oneshot, check_golden_parse_streamed, check_golden_render, golden_params,
-)
+from support import golden_tests
 from kimi_deepseek_llama_mistral_support import (
     arguments, assert_linear, check_corpus_row, declared, generation, load_corpus, roundtrip, tool_names,
 )
@@ -22,19 +20,7 @@ FMT = toolwire.get_format("granite4")
 STOP = "<|end_of_text|>\n"
 
 
-@pytest.mark.parametrize("row", golden_params("render", "granite4"))
-def test_golden_render(row):
-    check_golden_render(row)
-
-
-@pytest.mark.parametrize("row", golden_params("parse", "granite4"))
-def test_golden_parse_oneshot(row):
-    check_golden_parse_oneshot(row)
-
-
-@pytest.mark.parametrize("row", golden_params("parse", "granite4"))
-def test_golden_parse_streamed(row):
-    check_golden_parse_streamed(row)
+test_golden_render, test_golden_parse_oneshot, test_golden_parse_streamed = golden_tests(["granite4"])
 
 
 def reference(version, messages, tools, **kw):

@@ -10,9 +10,7 @@ import support
 import toolwire
 from toolwire.errors import InvalidRequest, InvalidToolDefinition, UnrepresentableValue, UnsupportedByFormat
 from toolwire.templates.hermes3 import MARKERS, python_type
-from support import (
-    check_golden_parse_oneshot, check_golden_parse_streamed, check_golden_render, golden_params,
-)
+from support import golden_tests
 from kimi_deepseek_llama_mistral_support import (
     arguments, assert_linear, check_corpus_row, declared, generation, load_corpus, roundtrip, tool_names,
 )
@@ -22,24 +20,10 @@ TEMPLATE = "Hermes-3-Llama-3.1-8B-tool_use"
 STOP = "<|im_end|>\n"
 
 
-@pytest.mark.parametrize("row", golden_params("render", "hermes3"))
-def test_golden_render(row):
-    check_golden_render(row)
+test_golden_render, test_golden_parse_oneshot, test_golden_parse_streamed = golden_tests(["hermes3"])
 
 
-@pytest.mark.parametrize("row", golden_params("parse", "hermes3"))
-def test_golden_parse_oneshot(row):
-    check_golden_parse_oneshot(row)
-
-
-@pytest.mark.parametrize("row", golden_params("parse", "hermes3"))
-def test_golden_parse_streamed(row):
-    check_golden_parse_streamed(row)
-
-
-def reference(messages, tools, **kw):
-    kw.setdefault("add_generation_prompt", True)
-    return support.reference_render(TEMPLATE, messages, tools, bos_token=MARKERS["bos"], drop_none=True, **kw)
+reference = support.reference_renderer(TEMPLATE, bos_token=MARKERS["bos"])
 
 
 def _tool(props, name="f", **extra):

@@ -11,9 +11,7 @@ import support
 import toolwire
 from toolwire.errors import InvalidOption, UnrepresentableValue, UnsupportedByFormat
 from toolwire.parsers.kimi_k3 import MARKERS, STRUCTURE
-from support import (
-    check_golden_parse_oneshot, check_golden_parse_streamed, check_golden_render, golden_params,
-)
+from support import golden_tests
 from kimi_deepseek_llama_mistral_support import (
     arguments, assert_linear, check_corpus_row, declared, generation, load_corpus, roundtrip, tool_names,
 )
@@ -23,24 +21,10 @@ O, C, S = MARKERS["open"], MARKERS["close"], MARKERS["sep"]
 STOP = C + "message" + S + MARKERS["end"]
 
 
-@pytest.mark.parametrize("row", golden_params("render", "kimi_k3"))
-def test_golden_render(row):
-    check_golden_render(row)
+test_golden_render, test_golden_parse_oneshot, test_golden_parse_streamed = golden_tests(["kimi_k3"])
 
 
-@pytest.mark.parametrize("row", golden_params("parse", "kimi_k3"))
-def test_golden_parse_oneshot(row):
-    check_golden_parse_oneshot(row)
-
-
-@pytest.mark.parametrize("row", golden_params("parse", "kimi_k3"))
-def test_golden_parse_streamed(row):
-    check_golden_parse_streamed(row)
-
-
-def reference(messages, tools, **kw):
-    kw.setdefault("add_generation_prompt", True)
-    return support.reference_render("extra/Kimi-K3", messages, tools, drop_none=True, **kw)
+reference = support.reference_renderer("extra/Kimi-K3")
 
 
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "W", "parameters": {

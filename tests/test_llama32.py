@@ -43,10 +43,7 @@ def test_golden_parse_streamed(row):
     check_golden_parse_streamed(row)
 
 
-def reference(messages, tools, **kw):
-    kw.setdefault("add_generation_prompt", True)
-    return support.reference_render("Llama-3.2-3B-Instruct", messages, tools, bos_token=MARKERS["bos"],
-                                    eos_token=STOP, drop_none=True, **kw)
+reference = support.reference_renderer("Llama-3.2-3B-Instruct", bos_token=MARKERS["bos"], eos_token=STOP)
 
 
 TOOLS = declared("get_weather", "search")

@@ -11,9 +11,7 @@ import support
 import toolwire
 from toolwire.errors import InvalidOption, UnrepresentableValue, UnsupportedByFormat
 from toolwire.parsers.minimax_m3 import MARKERS, NS
-from support import (
-    check_golden_parse_oneshot, check_golden_parse_streamed, check_golden_render, golden_params,
-)
+from support import golden_tests
 from kimi_deepseek_llama_mistral_support import (
     assert_linear, check_corpus_row, declared, generation, load_corpus, roundtrip,
 )
@@ -22,24 +20,10 @@ FMT = toolwire.get_format("minimax_m3")
 STOP = MARKERS["eos"] + "\n"
 
 
-@pytest.mark.parametrize("row", golden_params("render", "minimax_m3"))
-def test_golden_render(row):
-    check_golden_render(row)
+test_golden_render, test_golden_parse_oneshot, test_golden_parse_streamed = golden_tests(["minimax_m3"])
 
 
-@pytest.mark.parametrize("row", golden_params("parse", "minimax_m3"))
-def test_golden_parse_oneshot(row):
-    check_golden_parse_oneshot(row)
-
-
-@pytest.mark.parametrize("row", golden_params("parse", "minimax_m3"))
-def test_golden_parse_streamed(row):
-    check_golden_parse_streamed(row)
-
-
-def reference(messages, tools, **kw):
-    kw.setdefault("add_generation_prompt", True)
-    return support.reference_render("extra/MiniMax-M3", messages, tools, drop_none=True, **kw)
+reference = support.reference_renderer("extra/MiniMax-M3")
 
 
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "Weather ☀.", "parameters": {

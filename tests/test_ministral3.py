@@ -12,9 +12,7 @@ import toolwire
 from toolwire.errors import UnsupportedByFormat
 from toolwire.parsers.ministral import MARKERS
 from toolwire.templates.ministral import thinking_chunks
-from support import (
-    check_golden_parse_oneshot, check_golden_parse_streamed, check_golden_render, golden_params,
-)
+from support import golden_tests
 from kimi_deepseek_llama_mistral_support import (
     arguments, assert_linear, check_corpus_row, declared, load_corpus, roundtrip, tool_names,
 )
@@ -22,19 +20,7 @@ from kimi_deepseek_llama_mistral_support import (
 FMT = toolwire.get_format("ministral3")
 
 
-@pytest.mark.parametrize("row", golden_params("render", "ministral3"))
-def test_golden_render(row):
-    check_golden_render(row)
-
-
-@pytest.mark.parametrize("row", golden_params("parse", "ministral3"))
-def test_golden_parse_oneshot(row):
-    check_golden_parse_oneshot(row)
-
-
-@pytest.mark.parametrize("row", golden_params("parse", "ministral3"))
-def test_golden_parse_streamed(row):
-    check_golden_parse_streamed(row)
+test_golden_render, test_golden_parse_oneshot, test_golden_parse_streamed = golden_tests(["ministral3"])
 
 
 def reference(messages, tools):

@@ -203,3 +203,87 @@ def test_the_deepseek_r1_bridge_refuses_a_history_it_rewrites():
     result = fmt.bridge(prompt.token_ids(tok), completion, [USER, CALL, RESULT], TOOLS, tok)
     # the history form drops the reasoning the model wrote there: the more precise of the two reasons
     assert (result.ok, result.ids, result.reason, result.message_index) == (False, None, "reasoning_dropped", 1)
+
+
+def loop_conversation(rounds: int, steps: int) -> list[dict]:
+    """``rounds`` user questions, each answered by ``steps`` tool calls and a final answer (reasoning on every
+    assistant turn, one with an empty reasoning)."""
+    msgs: list[dict] = []
+    for r in range(rounds):
+        msgs.append({"role": "user", "content": f"Question {r}?"})
+        for s in range(steps):
+            msgs.append({"role": "assistant", "content": "", "reasoning_content": f"Step {r}.{s}." if s else "",
+                         "tool_calls": [{"id": f"c{r}_{s}", "type": "function", "function": {
+                             "name": "get_weather", "arguments": f'{{"city": "C{r}{s}"}}'}}]})
+            msgs.append({"role": "tool", "tool_call_id": f"c{r}_{s}", "content": f"{r}{s}C"})
+        msgs.append({"role": "assistant", "content": f"Answer {r}.", "reasoning_content": "Done."})
+    return msgs
+
+
+def oracle_spans(fmt, messages, options):
+    """Where each assistant turn's model text starts and ends, found the slow way: render the prompt that
+    opened it. Where the whole prompt starts with it, the turn is what follows it; else the turn minus the part
+    of the generation header it repeats, cut back to a segment boundary; then minus the template's own text
+    after its end marker."""
+    prompt = fmt.render(messages, TOOLS, **options)
+    segs, pos = [], 0
+    for kind, text, index in prompt.segments:
+        segs.append((pos, pos + len(text), kind, index))
+        pos += len(text)
+    spans = {}
+    for i, m in enumerate(messages):
+        mine = [s for s in segs if s[3] == i]
+        if m["role"] != "assistant" or not mine:
+            continue
+        start, end = mine[0][0], mine[-1][1]
+        opened = fmt.render(messages[:i], TOOLS, **{**options, "add_generation_prompt": True}).text
+        if start <= len(opened) <= end and prompt.text.startswith(opened):
+            skip = len(opened) - start
+        else:
+            without = fmt.render(messages[:i], TOOLS, **{**options, "add_generation_prompt": False}).text
+            header = opened[len(without):] if opened.startswith(without) else ""
+            region = prompt.text[start:end]
+            shared = next((k for k in range(min(len(region), len(header))) if region[k] != header[k]),
+                          min(len(region), len(header)))
+            ends = {b - start for _a, b, _k, _i in mine}
+            skip = shared if shared in ends else max([a - start for a, _b, _k, _i in mine if a - start <= shared])
+        while mine and mine[-1][2] == "template" and mine[-1][0] >= start + skip:
+            end = mine.pop()[0]
+        spans[i] = (start + skip, end)
+    return spans
+
+
+@pytest.mark.parametrize("family", ["qwen3", "qwen35", "deepseek_v4", "llama31", "gpt_oss"])
+def test_masks_match_rendering_each_turns_own_prompt(family):
+    """Several user rounds of tool loops (so some turns' history is re-rendered with its reasoning dropped):
+    the mask is the tokens that start inside the turns the slow definition gives, turn by turn."""
+    fmt, tok = toolwire.get_format(family), tokenizer(family)
+    messages = loop_conversation(3, 3)
+    options = {"thinking": thinking(family), "add_generation_prompt": False}
+    sample = fmt.training_sample(messages, TOOLS, tok, train_on="all_assistant", **options)
+    spans = oracle_spans(fmt, messages, options)
+    assert len(spans) == 12
+    assert sample.loss_mask == [any(a <= at < b for a, b in spans.values()) for at in sample.tokens.char_offsets]
+    assert sum(sample.loss_mask) > 12
+
+
+def test_training_sample_renders_a_bounded_number_of_prompts():
+    """Linear cost: a conversation four times as long costs no more renders (the whole prompt, plus the prompts
+    of a few turns' histories), where rendering every turn's history would grow with the number of turns."""
+    fmt, tok = toolwire.get_format("qwen3"), tokenizer("qwen3")
+    counts = []
+    for steps in (5, 20):
+        calls = []
+        original = type(fmt).render
+
+        def counting(self, *args, **kw):
+            calls.append(1)
+            return original(self, *args, **kw)
+
+        type(fmt).render = counting
+        try:
+            fmt.training_sample(loop_conversation(2, steps), TOOLS, tok, thinking=True)
+        finally:
+            type(fmt).render = original
+        counts.append(len(calls))
+    assert counts[0] == counts[1] <= 12

@@ -113,7 +113,14 @@ def _token_offsets(ids: Sequence[int], tokenizer: Any, text: str) -> list[int]:
 
 
 def _model_spans(fmt: Any, messages: list, tools: Any, prompt: Any, options: dict) -> list[tuple[int, int, int]]:
-    """(start, end, message index) of every assistant turn as the model produced it, in ``prompt.text``."""
+    """(start, end, message index) of every assistant turn as the model produced it, in ``prompt.text``.
+
+    A turn's text starts after what the generation prompt that opened it wrote: the prompt for the history
+    before the turn (see :class:`_Opening`). Rendering that history for every turn makes the cost quadratic in
+    the number of turns, so the opening found for one turn serves the later turns that follow the same kind
+    of message (:func:`_history_key`), and a turn's history is rendered again only where the two ways the
+    opening can meet the turn (the history written as in the whole prompt, or re-rendered) would mask it
+    differently."""
     regions: dict[int, list[int]] = {}
     kinds: dict[int, list[tuple[int, int, str]]] = {}
     pos = 0
@@ -123,20 +130,79 @@ def _model_spans(fmt: Any, messages: list, tools: Any, prompt: Any, options: dic
             region[1] = pos + len(text)
             kinds.setdefault(index, []).append((pos, pos + len(text), kind))
         pos += len(text)
-    spans = []
+    turns = []
+    seen_user, caller = False, None  # caller: the last message that is not a tool result
     for i, m in enumerate(messages):
-        if m.role != "assistant" or i not in regions:
-            continue
+        if m.role == "assistant" and i in regions:
+            turns.append((i, _history_key(messages[i - 1] if i else None, caller, seen_user)))
+        seen_user = seen_user or m.role == "user"
+        caller = caller if m.role == "tool" else m
+    spans = []
+    known: dict[tuple, _Opening] = {}
+    for i, key in reversed(turns):  # the latest turns first: their history is the least likely to be re-rendered
         start, end = regions[i]
-        opened = _prompt_text(fmt, messages[:i], tools, options, True)
-        if opened is not None and start <= len(opened) <= end and prompt.text.startswith(opened):
-            skip = len(opened) - start  # the history up to this turn is written as its prompt was: exact
-        else:
-            skip = _header_skip(prompt.text[start:end], start, kinds[i], opened, fmt, messages[:i], tools, options)
+        region_text = prompt.text[start:end]
+        learned = known.get(key)
+        skip = None if learned is None else learned.skip(region_text, start, kinds[i], exact=False)
+        if skip is None:
+            opening = _Opening.of(fmt, messages[:i], tools, options, prompt.text[:start])
+            skip = opening.skip(region_text, start, kinds[i], exact=True)
+            if opening.follows is None and learned is not None:
+                opening = _Opening(learned.follows, opening.header)
+            known[key] = opening
         while kinds[i] and kinds[i][-1][2] == "template" and kinds[i][-1][0] >= start + skip:
             end = kinds[i].pop()[0]  # the template's own text after the turn's end marker (a newline)
         spans.append((start + skip, end, i))
-    return spans
+    return spans[::-1]
+
+
+@dataclass(frozen=True)
+class _Opening:
+    """How the prompt that opened a turn meets it. ``follows``: the text the generation prompt writes after the
+    history when the prompt for the history is the whole prompt's text up to the turn (None when it is not:
+    the history is re-rendered); ``header``: what the generation prompt adds to the history's own prompt."""
+
+    follows: str | None
+    header: str
+
+    @classmethod
+    def of(cls, fmt: Any, history: list, tools: Any, options: dict, before: str) -> "_Opening":
+        """The opening of the turn after ``history`` (written as ``before`` in the whole prompt), rendered."""
+        opened = _prompt_text(fmt, history, tools, options, True)
+        if opened is None:
+            return cls(None, "")
+        without = _prompt_text(fmt, history, tools, options, False)
+        header = opened[len(without):] if without is not None and opened.startswith(without) else ""
+        return cls(opened[len(before):] if opened.startswith(before) else None, header)
+
+    def skip(self, region_text: str, start: int, kinds: list, *, exact: bool) -> int | None:
+        """Where the model's text starts in the turn ``region_text`` (at ``start``, with segments ``kinds``):
+        after ``follows`` when the history is written as in the whole prompt and the turn starts with it, else
+        after the part of ``header`` the turn repeats (:func:`_header_skip`). An opening learned on another
+        turn (not ``exact``) cannot tell whether this turn's history is re-rendered: None when that would
+        change the answer, or when it knows no ``follows`` (the caller then renders this turn's history)."""
+        if not exact and self.follows is None:
+            return None
+        rerendered = _header_skip(region_text, start, kinds, self.header)
+        as_written = len(self.follows) if self.follows is not None and region_text.startswith(self.follows) \
+            else rerendered
+        return as_written if exact or as_written == rerendered else None
+
+
+def _history_key(last: Any, caller: Any, seen_user: bool) -> tuple:
+    """The kind of history a generation prompt may depend on (besides the options): the shape
+    (:func:`_shape`) of the ``last`` message before the turn and, after tool results, of the ``caller`` (the
+    message before them), and whether a user message came before."""
+    if last is None:
+        return (None, seen_user)
+    return (_shape(last), _shape(caller) if last.role == "tool" and caller is not None else None, seen_user)
+
+
+def _shape(message: Any) -> tuple:
+    """A message's role, whether it has calls, reasoning (None, empty or not), blank text, and extra fields."""
+    reasoning = message.reasoning_content
+    return (message.role, bool(message.tool_calls), reasoning is None, bool(reasoning), not message.text("").strip(),
+            tuple(sorted(message.model_extra or ())))
 
 
 def _prompt_text(fmt: Any, history: list, tools: Any, options: dict, generation_prompt: bool) -> str | None:
@@ -150,13 +216,10 @@ def _prompt_text(fmt: Any, history: list, tools: Any, options: dict, generation_
         return None
 
 
-def _header_skip(region_text: str, start: int, kinds: list, opened: str | None, fmt: Any, history: list,
-                 tools: Any, options: dict) -> int:
+def _header_skip(region_text: str, start: int, kinds: list, header: str) -> int:
     """Where the model's text starts in a turn whose history is re-rendered: after what the generation prompt
-    adds (``<|im_start|>assistant\\n``, ``<think>``...) where the region repeats it, cut at a segment boundary
-    (a prefix shared only by spelling, as R1's ``<｜`` of two markers, is the model's own text)."""
-    without = _prompt_text(fmt, history, tools, options, False)
-    header = opened[len(without):] if opened is not None and without is not None and opened.startswith(without) else ""
+    adds (``header``: ``<|im_start|>assistant\\n``, ``<think>``...) where the region repeats it, cut at a segment
+    boundary (a prefix shared only by spelling, as R1's ``<｜`` of two markers, is the model's own text)."""
     shared = len(os.path.commonprefix([region_text, header]))
     if any(b - start == shared for _a, b, _kind in kinds):
         return shared

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from toolwire.errors import InvalidOption, MissingExtra
+from toolwire.progress import progress_bar
 
 from .mappers import _Mapper
 
@@ -146,7 +147,7 @@ def run_file(mapper: _Mapper, source: str, out: str, *, workers: int = 1, chunk_
         raise InvalidOption(f"no such file: {source}", field="input")
     summary = Summary()
     start = time.perf_counter()
-    bar = _progress_bar(source, progress)
+    bar = progress_bar(progress, "rows", lambda: _row_count(source))
     writer = _Writer(out, mapper)
     pool = None
     try:
@@ -173,19 +174,11 @@ def run_file(mapper: _Mapper, source: str, out: str, *, workers: int = 1, chunk_
     return summary
 
 
-def _progress_bar(source: str, progress: bool | None):
-    if progress is None:
-        progress = sys.stderr.isatty()
-    if not progress:
+def _row_count(source: str) -> int | None:
+    """The number of rows in ``source`` (for the progress bar); None for stdin."""
+    if _is_parquet(source):
+        return _pyarrow().parquet.ParquetFile(source).metadata.num_rows
+    if source == "-":
         return None
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        return None
-    total = None
-    if source != "-" and not _is_parquet(source):
-        with open(source, "rb") as fh:
-            total = sum(1 for line in fh if line.strip())
-    elif _is_parquet(source):
-        total = _pyarrow().parquet.ParquetFile(source).metadata.num_rows
-    return tqdm(total=total, unit="rows", file=sys.stderr, dynamic_ncols=True)
+    with open(source, "rb") as fh:
+        return sum(1 for line in fh if line.strip())

@@ -8,11 +8,11 @@ parse starts (``thinking``), exactly as ``Format.parse(prompt=...)`` does.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from typing import Any, Iterable
 
 from toolwire.errors import ToolwireError
+from toolwire.progress import progress_bar
 
 from .scoring import ItemScore, Metrics, aggregate, score_output
 from .suites import Item
@@ -60,7 +60,7 @@ def score(fmt: Any, items: Iterable[Item], outputs: dict[str, str], *, progress:
 
     items = list(items)
     start = time.perf_counter()
-    bar = _bar(len(items), progress)
+    bar = progress_bar(progress, "items", lambda: len(items))
     scores, unscored = [], {}
     for item in items:
         if bar is not None:
@@ -82,15 +82,3 @@ def score(fmt: Any, items: Iterable[Item], outputs: dict[str, str], *, progress:
         categories.setdefault(s.category, []).append(s)
     return Evaluation(fmt.name, scores, {c: aggregate(v) for c, v in categories.items()}, aggregate(scores),
                       unscored, time.perf_counter() - start)
-
-
-def _bar(total: int, progress: bool | None):
-    if progress is None:
-        progress = sys.stderr.isatty()
-    if not progress:
-        return None
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        return None
-    return tqdm(total=total, unit="items", file=sys.stderr, dynamic_ncols=True)
