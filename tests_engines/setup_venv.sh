@@ -31,6 +31,7 @@ PIP=("$VENV/bin/python" -m pip install -q --disable-pip-version-check)
     packaging openai regex numpy cbor2 psutil pyzmq urllib3 aiohttp requests openai-harmony fastapi pillow \
     pybase64 cachetools prometheus_client msgspec cloudpickle uvloop py-cpuinfo partial-json-parser orjson \
     ipython ijson pydantic jinja2 pytest
+"${PIP[@]}" llguidance jsonschema  # the grammar certification (tests_engines/test_grammar_*.py)
 "${PIP[@]}" --no-deps -e .
 
 "$VENV/bin/python" - <<'PY'

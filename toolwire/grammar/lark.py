@@ -1,0 +1,130 @@
+"""CallWire -> llguidance Lark grammar (``%llguidance {}`` dialect, for ``llguidance.LLMatcher``).
+
+llguidance lexes greedily, so free text before a call is a *lazy* lexeme that ends at the first trigger
+(``pre[lazy]: /(?s:.*)<tool_call>/``: the shortest match, so it can never run past a trigger), and a free
+string value is a lazy lexeme ending at its closing marker (``/(?s:.*)</parameter>/``: the value cannot
+contain the closer). The text after the last call is the terminal "any text without a trigger", written with
+llguidance's ``&`` / ``~`` regex operators. JSON bodies are inline ``%json {schema}`` rules.
+
+Modes as in :mod:`toolwire.grammar.xgrammar`: ``required`` / named start with a call, ``none`` is the
+trigger-free text.
+"""
+
+from __future__ import annotations
+
+import json
+
+from .ir import Alt, CallWire, FreeText, Json, Lit, Seq, Star, Tag, after, flatten, region_nodes
+
+_REGEX_SPECIAL = set("\\.+*?()|[]{}^$/")
+
+
+def regex_literal(text: str) -> str:
+    """``text`` as a literal inside llguidance's ``/.../`` regex syntax."""
+    out = []
+    for ch in text:
+        if ch in _REGEX_SPECIAL:
+            out.append("\\" + ch)
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\r":
+            out.append("\\r")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\x{ord(ch):02x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def string_literal(text: str) -> str:
+    """``text`` as a Lark string literal."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+class _Writer:
+    def __init__(self):
+        self.rules: list[str] = []
+        self._names: dict[str, str] = {}
+
+    def rule(self, body: str, prefix: str, options: str = "") -> str:
+        key = prefix + options + body
+        if key not in self._names:
+            name = f"{prefix}_{len(self._names)}"
+            self._names[key] = name
+            self.rules.append(f"{name}{options}: {body}")
+        return self._names[key]
+
+    def node(self, node) -> str:
+        if isinstance(node, Lit):
+            return string_literal(node.text) if node.text else ""
+        if isinstance(node, Json):
+            return self.rule("%json " + json.dumps(node.schema, ensure_ascii=False), "json")
+        if isinstance(node, Tag):
+            if isinstance(node.content, FreeText):
+                value = self.rule(f"/(?s:.*){regex_literal(node.end)}/", "text", "[lazy]")
+                return " ".join(p for p in (string_literal(node.begin) if node.begin else "", value) if p)
+            parts = [string_literal(node.begin) if node.begin else "", self.node(node.content),
+                     string_literal(node.end) if node.end else ""]
+            return " ".join(p for p in parts if p)
+        if isinstance(node, Seq):
+            parts = [self.node(i) for i in flatten(node)]
+            return " ".join(p for p in parts if p) or '""'
+        if isinstance(node, Star):
+            return "(" + (self.node(node.item) or '""') + ")*"
+        if isinstance(node, Alt):
+            rest = [i for i in node.items if i != Lit("")]
+            inner = " | ".join(self.node(i) or '""' for i in rest)
+            return f"({inner})?" if len(rest) < len(node.items) else f"({inner})"
+        raise TypeError(f"free text outside a tag cannot be emitted ({node!r})")
+
+
+def _contains_any(words) -> str:
+    return "/(?s:.*)(" + "|".join(regex_literal(w) for w in words) + ")(?s:.*)/"
+
+
+def grammar_text(wire: CallWire, mode: str, *, thinking: bool) -> str:
+    """The Lark grammar for ``wire`` in ``mode``."""
+    w = _Writer()
+    triggers = list(wire.triggers)
+    banned = [*triggers, *wire.stop_tokens]  # free text never starts a call nor spells the end of turn
+    lines = ["%llguidance {}", ""]
+    tail = f"TAIL: /(?s:.*)/ & ~{_contains_any(banned)}" if banned else "TAIL: /(?s:.*)/"
+    head = []
+    if thinking and wire.reasoning is not None:
+        close = wire.reasoning[1]
+        body = f"/(?s:.*){regex_literal(close)}/"
+        if banned:
+            body = f"{body} & ~{_contains_any(banned)}"
+        lines.append(f"REASONING: {body}")
+        head.append(w.rule("REASONING", "reasoning", "[lazy]"))
+    if mode == "none" or not wire.calls:
+        start = " ".join(head + ["TAIL"])
+    else:
+        regions_after_text, regions_first = [], []
+        for trigger in triggers:
+            others = [t for t in banned if t != trigger]
+            pre_body = f"/(?s:.*){regex_literal(trigger)}/"
+            if others:
+                pre_body = f"{pre_body} & ~{_contains_any(others)}"
+            pre_terminal = f"PRE_{triggers.index(trigger)}"
+            lines.append(f"{pre_terminal}: {pre_body}")
+            pre = w.rule(pre_terminal, "pre", "[lazy]")
+            rests = [w.node(after(node, trigger)) for node in region_nodes(wire, trigger)]
+            if not rests:
+                continue
+            rest = w.rule(" | ".join(f"({r})" if r else '""' for r in rests), "region")
+            regions_after_text.append(f"{pre} {rest}")
+            regions_first.append(f"{string_literal(trigger)} {rest}")
+        later = w.rule(" | ".join(regions_after_text), "call")
+        if mode == "auto":
+            start = " ".join(head + [f"{later}*", "TAIL"])
+        else:
+            first = w.rule(" | ".join(regions_first), "first_call")
+            gap = ["/[ \\t\\r\\n]*/"] if head else []  # blank framing after the reasoning, before the first call
+            start = " ".join(head + gap + [first, f"{later}*", "TAIL"])
+    lines.append(tail)
+    lines.append(f"start: {start}")
+    lines.extend(w.rules)
+    return "\n".join(lines) + "\n"
