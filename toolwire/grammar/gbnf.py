@@ -83,7 +83,7 @@ def grammar(wire: CallWire, mode: str, *, thinking: bool, fields: dict[str, str]
             regions.append(w.node(node, tool=_tool_of(wire, node)))
     reasoning = ""
     if thinking and wire.reasoning is not None:
-        reasoning = (f"{w.excluding([wire.reasoning[1], *triggers, *wire.stop_tokens])} "
+        reasoning = (f"{w.excluding([*wire.reasoning, *triggers, *wire.stop_tokens])} "
                      f"{gbnf_literal(wire.reasoning[1])}")
     lazy = mode == "auto" and bool(regions)
     if mode == "none" or not regions:

@@ -95,8 +95,7 @@ def grammar_text(wire: CallWire, mode: str, *, thinking: bool) -> str:
     if thinking and wire.reasoning is not None:
         close = wire.reasoning[1]
         body = f"/(?s:.*){regex_literal(close)}/"
-        if banned:
-            body = f"{body} & ~{_contains_any(banned)}"
+        body = f"{body} & ~{_contains_any([wire.reasoning[0], *banned])}"  # no opener again, no call
         lines.append(f"REASONING: {body}")
         head.append(w.rule("REASONING", "reasoning", "[lazy]"))
     if mode == "none" or not wire.calls:

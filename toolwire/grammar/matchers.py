@@ -18,6 +18,7 @@ from typing import Any, Sequence
 from toolwire.errors import MissingExtra
 
 BYTE_EOS = 256
+_WIDE = ("é", "ß", "中", "文", "🚀", "—", "\u00a0", "｜")  # the non-ASCII characters walks write
 
 
 def _llguidance():
@@ -134,7 +135,7 @@ class Matcher:
              markers: Sequence[str] = (), marker_bias: float = 0.1) -> str | None:
         """A random string the grammar allows (byte vocabulary). At each step: with ``marker_bias`` one of
         ``markers`` whole (when the grammar takes it there), else a random allowed byte (one of ``prefer``
-        half the time, printable ASCII mostly); the end token with ``end_bias`` when allowed. None when
+        half the time, printable ASCII mostly, now and then a whole non-ASCII character); the end token with ``end_bias`` when allowed. None when
         ``max_steps`` pass without an end or the bytes are not UTF-8."""
         m = self._new()
         out = bytearray()
@@ -157,9 +158,19 @@ class Matcher:
                     m = trial
                     out += marker
                     continue
-            nice = [t for t in choices if t in preferred]
-            ascii_ = [t for t in choices if 0x20 <= t < 0x7F]
-            pool = nice if nice and rng.random() < 0.5 else (ascii_ if ascii_ and rng.random() < 0.9 else choices)
+            if rng.random() < 0.03:  # a non-ASCII character, whole (bytes alone could leave broken UTF-8)
+                trial = self._fork(m)
+                char = rng.choice(_WIDE).encode("utf-8")
+                if all(self._try(trial, b) for b in char):
+                    m = trial
+                    out += char
+                    continue
+            ascii_ = [t for t in choices if t < 0x80]
+            if not ascii_:
+                return None
+            nice = [t for t in ascii_ if t in preferred]
+            printable = [t for t in ascii_ if 0x20 <= t < 0x7F]
+            pool = nice if nice and rng.random() < 0.5 else (printable if printable and rng.random() < 0.9 else ascii_)
             token = rng.choice(pool)
             self._consume(m, token)
             out.append(token)

@@ -78,7 +78,8 @@ def structural_tag(wire: CallWire, mode: str, *, thinking: bool) -> dict[str, An
                 "at_least_one": mode in ("required", "named"), "stop_after_first": False,
                 "excludes": list(wire.stop_tokens)}
     if thinking and wire.reasoning is not None:
-        reasoning = {"type": "tag", "begin": "", "content": {"type": "any_text", "excludes": banned},
+        text = {"type": "any_text", "excludes": [wire.reasoning[0], *banned]}  # no opener again, no call
+        reasoning = {"type": "tag", "begin": "", "content": text,
                      "end": wire.reasoning[1]}
         gap = [{"type": "regex", "pattern": BLANK}] if mode in ("required", "named") and wire.calls else []
         body = {"type": "sequence", "elements": [reasoning, *gap, body]}
