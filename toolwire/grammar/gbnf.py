@@ -76,14 +76,14 @@ def grammar(wire: CallWire, mode: str, *, thinking: bool, fields: dict[str, str]
     schema came from (named in a refusal)."""
     w = _Writer(fields or {})
     triggers = list(wire.triggers)
-    free = w.excluding([*triggers, *wire.stop_tokens])  # no call starts, no end of turn spelled as text
+    free = w.excluding([*triggers, *wire.stop_tokens, *wire.text_excludes])  # no call starts, no end of turn spelled as text
     regions = []
     for trigger in triggers:
         for node in region_nodes(wire, trigger):
             regions.append(w.node(node, tool=_tool_of(wire, node)))
     reasoning = ""
     if thinking and wire.reasoning is not None:
-        reasoning = (f"{w.excluding([*wire.reasoning, *triggers, *wire.stop_tokens])} "
+        reasoning = (f"{w.excluding([*wire.reasoning, *triggers, *wire.stop_tokens, *wire.text_excludes])} "
                      f"{gbnf_literal(wire.reasoning[1])}")
     lazy = mode == "auto" and bool(regions)
     if mode == "none" or not regions:

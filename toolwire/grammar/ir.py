@@ -108,6 +108,8 @@ class CallWire:
     calls is free but never contains a trigger (the parser would read a call there). ``reasoning`` is the
     (opener, closer) of the reasoning block, used when the output starts inside it. ``exactness`` lists
     where the grammar is narrower than the parser (what the parser also accepts, read as variants).
+    ``text_excludes`` are further strings free text (outside calls, and reasoning) never contains: markers the
+    parser reads wherever they appear (a call opener outside its section, a reasoning marker in content).
     """
 
     format: str
@@ -118,6 +120,7 @@ class CallWire:
     stop_tokens: tuple[str, ...] = ()
     family: str = ""
     notes: tuple[str, ...] = ()
+    text_excludes: tuple[str, ...] = ()
 
     def call_nodes(self) -> list["Node"]:
         """The call node of every tool, in tool order."""

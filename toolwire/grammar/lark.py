@@ -88,14 +88,14 @@ def grammar_text(wire: CallWire, mode: str, *, thinking: bool) -> str:
     """The Lark grammar for ``wire`` in ``mode``."""
     w = _Writer()
     triggers = list(wire.triggers)
-    banned = [*triggers, *wire.stop_tokens]  # free text never starts a call nor spells the end of turn
+    banned = [*triggers, *wire.stop_tokens, *wire.text_excludes]  # free text never starts a call nor ends the turn
     lines = ["%llguidance {}", ""]
     tail = f"TAIL: /(?s:.*)/ & ~{_contains_any(banned)}" if banned else "TAIL: /(?s:.*)/"
     head = []
     if thinking and wire.reasoning is not None:
         close = wire.reasoning[1]
         body = f"/(?s:.*){regex_literal(close)}/"
-        body = f"{body} & ~{_contains_any([wire.reasoning[0], *banned])}"  # no opener again, no call
+        body = f"{body} & ~{_contains_any([wire.reasoning[0], *(b for b in banned if b != close)])}"  # no call
         lines.append(f"REASONING: {body}")
         head.append(w.rule("REASONING", "reasoning", "[lazy]"))
     if mode == "none" or not wire.calls:

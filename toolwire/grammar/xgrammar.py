@@ -65,7 +65,7 @@ def call_tag(node) -> dict[str, Any]:
 
 def structural_tag(wire: CallWire, mode: str, *, thinking: bool) -> dict[str, Any]:
     """The ``{"type": "structural_tag", "format": ...}`` dict for ``wire`` in ``mode``."""
-    banned = [*wire.triggers, *wire.stop_tokens]  # free text never starts a call nor spells the end of turn
+    banned = [*wire.triggers, *wire.stop_tokens, *wire.text_excludes]  # free text never starts a call nor ends the turn
     if mode == "none" or not wire.calls:
         body: dict[str, Any] = {"type": "any_text", "excludes": banned}
     else:
@@ -76,9 +76,9 @@ def structural_tag(wire: CallWire, mode: str, *, thinking: bool) -> dict[str, An
             tags = [{"type": "tag", "begin": wire.section.begin, "content": inner, "end": wire.section.end}]
         body = {"type": "triggered_tags", "triggers": list(wire.triggers), "tags": tags,
                 "at_least_one": mode in ("required", "named"), "stop_after_first": False,
-                "excludes": list(wire.stop_tokens)}
+                "excludes": [*wire.stop_tokens, *wire.text_excludes]}
     if thinking and wire.reasoning is not None:
-        text = {"type": "any_text", "excludes": [wire.reasoning[0], *banned]}  # no opener again, no call
+        text = {"type": "any_text", "excludes": [wire.reasoning[0], *(b for b in banned if b != wire.reasoning[1])]}
         reasoning = {"type": "tag", "begin": "", "content": text,
                      "end": wire.reasoning[1]}
         gap = [{"type": "regex", "pattern": BLANK}] if mode in ("required", "named") and wire.calls else []
