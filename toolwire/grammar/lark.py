@@ -103,10 +103,12 @@ def grammar_text(wire: CallWire, mode: str, *, thinking: bool) -> str:
     else:
         regions_after_text, regions_first = [], []
         for trigger in triggers:
-            others = [t for t in banned if t != trigger]
+            others = [t for t in banned if not trigger.endswith(t)]
             pre_body = f"/(?s:.*){regex_literal(trigger)}/"
             if others:
                 pre_body = f"{pre_body} & ~{_contains_any(others)}"
+            for inner in (t for t in banned if t != trigger and trigger.endswith(t)):  # only as the trigger's end
+                pre_body = f"{pre_body} & ~/(?s:.*){regex_literal(inner)}(?s:.+)/"
             pre_terminal = f"PRE_{triggers.index(trigger)}"
             lines.append(f"{pre_terminal}: {pre_body}")
             pre = w.rule(pre_terminal, "pre", "[lazy]")
