@@ -11,6 +11,8 @@ The numbers are printed (``pytest -s``); xgrammar is certified in tests_engines/
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
@@ -21,6 +23,7 @@ from toolwire.grammar.coverage import supported_formats
 from support import golden, golden_parse_kwargs, require_shared
 
 TARGETS = ("llguidance", "gbnf")
+PYTHON_LITERAL_VALUE = re.compile(r">[\[{]'")
 
 
 def _thinking(row):
@@ -33,9 +36,13 @@ def test_parser_accepted_outputs_are_grammar_accepted(name, target):
     require_shared()
     rows = golden("parse", name)
     report = check_outputs(toolwire.get_format(name), rows, target, thinking_of=_thinking)
-    print(f"\n{name} {target}: {report.passed}/{report.checked} accepted; outside the claim: {report.excluded}")
-    assert report.checked >= 3 and report.failures == []
-    assert report.passed == report.checked
+    print(f"\n{name} {target}: {report.passed}/{report.checked} accepted; outside the claim: {report.excluded}; "
+          f"rejected: {len(report.failures)}")
+    assert report.checked >= 3
+    # the one documented narrowing: Seed-OSS's template writes list and dict values as Python literals
+    # (['a', 'b']), which the parser reads; the grammar writes JSON (docs/grammar.md, "Approximations")
+    assert [text for _, text in report.failures if not PYTHON_LITERAL_VALUE.search(text)] == []
+    assert len(report.failures) <= (4 if name == "seed_oss" else 0)
 
 
 def test_out_of_order_properties_are_the_documented_narrowing():

@@ -157,8 +157,21 @@ def check_walks(fmt, tools: list[dict], target: str, *, samples: int, seed: int 
             reason = "a call under tool_choice='none'"
         if reason is None and parsed.diagnostics:
             reason = f"diagnostic {parsed.diagnostics[0].code}"
+        codes = {d.code for call in parsed.tool_calls for d in call.diagnostics}
+        if reason is not None and target != "xgrammar" and "implicit_parameter_close" in codes:
+            # a JSON string inside an XML value spelled the next parameter's opener: only xgrammar's json_schema
+            # can exclude strings there (docs/grammar.md, "Approximations")
+            report.exclude("JSON string spells a parameter opener")
+            continue
+        if reason is not None and "is not a valid number" in _diagnostic_text(parsed):
+            report.exclude("number outside the double range")  # JSON grammars do not bound exponents
+            continue
         if reason is None:
             report.passed += 1
         else:
             report.fail(reason, text)
     return report
+
+
+def _diagnostic_text(parsed) -> str:
+    return " ".join(d.message for call in parsed.tool_calls for d in call.diagnostics)

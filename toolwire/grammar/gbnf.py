@@ -20,13 +20,20 @@ from __future__ import annotations
 
 import re
 
-from .ir import Alt, CallWire, FreeText, Json, Lit, Seq, Star, Tag, after, flatten, region_nodes
+from .ir import Alt, CallWire, FreeText, Json, Lit, Seq, Star, Tag, Text, after, flatten, region_nodes
 from .json_gbnf import JsonGbnf, gbnf_literal
 from .text_rules import excluding_rules
 
 TRIGGER_WORD = 1
 TRIGGER_PATTERN_FULL = 3
 """llama.cpp's ``common_grammar_trigger_type`` values (TOKEN 0, WORD 1, PATTERN 2, PATTERN_FULL 3)."""
+
+
+def spelled(text: str) -> str:
+    """A marker literal one character at a time (``"<" "/" "p" ...``): the same language for llama.cpp, which
+    matches characters, and for lexer-based GBNF readers (llguidance's), whose greedy lexer would otherwise
+    take ``</x`` as the start of ``</parameter>`` and never back off to the single ``<`` of free text."""
+    return " ".join(gbnf_literal(ch) for ch in text)
 
 
 class _Writer:
@@ -54,11 +61,16 @@ class _Writer:
 
     def node(self, node, tool: str | None = None) -> str:
         if isinstance(node, Lit):
-            return gbnf_literal(node.text) if node.text else ""
+            return spelled(node.text)
         if isinstance(node, Json):
-            return self.json.rule(node.schema, field=self.fields.get(tool, "parameters"), tool=tool)
+            return self.json.rule(node.schema, field=self.fields.get(tool, "parameters") + node.path, tool=tool)
         if isinstance(node, Tag):
-            inner = self.excluding([node.end]) if isinstance(node.content, FreeText) else self.node(node.content, tool)
+            if isinstance(node.content, FreeText):
+                inner = self.excluding([node.end])
+            elif isinstance(node.content, Text):
+                inner = self.excluding([node.end, *node.content.excludes])
+            else:
+                inner = self.node(node.content, tool)
             return " ".join(p for p in (self.node(Lit(node.begin)), inner, self.node(Lit(node.end))) if p)
         if isinstance(node, Seq):
             return " ".join(p for p in (self.node(i, tool) for i in flatten(node)) if p) or '""'
@@ -84,7 +96,7 @@ def grammar(wire: CallWire, mode: str, *, thinking: bool, fields: dict[str, str]
     reasoning = ""
     if thinking and wire.reasoning is not None:
         reasoning = (f"{w.excluding([*wire.reasoning, *triggers, *wire.stop_tokens, *wire.text_excludes])} "
-                     f"{gbnf_literal(wire.reasoning[1])}")
+                     f"{spelled(wire.reasoning[1])}")
     lazy = mode == "auto" and bool(regions)
     if mode == "none" or not regions:
         root = " ".join(p for p in (reasoning, free) if p)

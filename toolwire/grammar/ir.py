@@ -35,6 +35,8 @@ class Json:
 
     schema: dict = field(hash=False, compare=False)
     key: str = ""  # a stable text of the schema (equality and hashing)
+    path: str = ""  # where the schema sits in the tool's parameters (``.properties.days``), for error messages
+    excludes: tuple[str, ...] = ()  # strings no JSON string inside may spell (xgrammar only: ``excludes``)
 
 
 @dataclass(frozen=True)
@@ -75,7 +77,6 @@ class Star:
     item: "Node"
 
 
-Node = Union[Lit, Json, FreeText, Tag, Seq, Alt, Star]
 
 
 def optional(node: "Node") -> Alt:
@@ -83,11 +84,21 @@ def optional(node: "Node") -> Alt:
     return Alt((node, Lit("")))
 
 
-def json_node(schema: dict) -> Json:
-    """A :class:`Json` node with its stable key."""
+def json_node(schema: dict, path: str = "", excludes: tuple[str, ...] = ()) -> Json:
+    """A :class:`Json` node with its stable key (``path``: where ``schema`` sits in the tool's parameters)."""
     import json
 
-    return Json(schema, json.dumps(schema, sort_keys=True, ensure_ascii=False))
+    return Json(schema, json.dumps(schema, sort_keys=True, ensure_ascii=False), path, tuple(excludes))
+
+
+@dataclass(frozen=True)
+class Text:
+    """Free text that contains none of ``excludes`` (besides its tag's end); only as a :class:`Tag`'s content."""
+
+    excludes: tuple[str, ...] = ()
+
+
+Node = Union[Lit, Json, FreeText, Text, Tag, Seq, Alt, Star]
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 
-from .ir import Alt, CallWire, FreeText, Json, Lit, Seq, Star, Tag, after, flatten, region_nodes
+from .ir import Alt, CallWire, FreeText, Json, Lit, Seq, Star, Tag, Text, after, flatten, region_nodes
 
 _REGEX_SPECIAL = set("\\.+*?()|[]{}^$/")
 
@@ -56,14 +56,29 @@ class _Writer:
             self.rules.append(f"{name}{options}: {body}")
         return self._names[key]
 
+    def terminal(self, body: str) -> str:
+        """An uppercase terminal for ``body`` (the ``&`` / ``~`` operators only work in terminal definitions)."""
+        key = "T" + body
+        if key not in self._names:
+            name = f"VALUE_{len(self._names)}"
+            self._names[key] = name
+            self.rules.append(f"{name}: {body}")
+        return self._names[key]
+
     def node(self, node) -> str:
         if isinstance(node, Lit):
             return string_literal(node.text) if node.text else ""
         if isinstance(node, Json):
             return self.rule("%json " + json.dumps(node.schema, ensure_ascii=False), "json")
         if isinstance(node, Tag):
-            if isinstance(node.content, FreeText):
-                value = self.rule(f"/(?s:.*){regex_literal(node.end)}/", "text", "[lazy]")
+            if isinstance(node.content, (FreeText, Text)):
+                body = f"/(?s:.*){regex_literal(node.end)}/"
+                if isinstance(node.content, Text) and node.content.excludes:
+                    body = f"{body} & ~{_contains_any(node.content.excludes)}"
+                    terminal = self.terminal(body)
+                    value = self.rule(terminal, "text", "[lazy]")
+                else:
+                    value = self.rule(body, "text", "[lazy]")
                 return " ".join(p for p in (string_literal(node.begin) if node.begin else "", value) if p)
             parts = [string_literal(node.begin) if node.begin else "", self.node(node.content),
                      string_literal(node.end) if node.end else ""]

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .ir import Alt, CallWire, FreeText, Json, Lit, Seq, Star, Tag, flatten, split_tag
+from .ir import Alt, CallWire, FreeText, Json, Lit, Seq, Star, Tag, Text, flatten, split_tag
 
 
 BLANK = r"[ \t\r\n]*"
@@ -31,9 +31,17 @@ def node_format(node) -> dict[str, Any]:
     if isinstance(node, Lit):
         return {"type": "const_string", "value": node.text}
     if isinstance(node, Json):
-        return {"type": "json_schema", "json_schema": node.schema}
+        out = {"type": "json_schema", "json_schema": node.schema}
+        if node.excludes:
+            out["excludes"] = list(node.excludes)
+        return out
     if isinstance(node, Tag):
-        content = {"type": "any_text"} if isinstance(node.content, FreeText) else node_format(node.content)
+        if isinstance(node.content, FreeText):
+            content = {"type": "any_text"}
+        elif isinstance(node.content, Text):
+            content = {"type": "any_text", "excludes": list(node.content.excludes)}
+        else:
+            content = node_format(node.content)
         return {"type": "tag", "begin": node.begin, "content": content, "end": node.end}
     if isinstance(node, Seq):
         items = flatten(node)
