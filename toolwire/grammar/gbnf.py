@@ -102,7 +102,7 @@ def grammar(wire: CallWire, mode: str, *, thinking: bool, fields: dict[str, str]
         root = " ".join(p for p in (reasoning, free) if p)
     else:
         region = w.named(" | ".join(regions), "call")
-        body = f"{region} ({free} {region})* {free}"
+        body = region if wire.calls_last else f"{region} ({free} {region})* {free}"
         gap = "[ \\t\\r\\n]*" if reasoning else ""  # blank framing after the reasoning, before the first call
         root = body if lazy else " ".join(p for p in (reasoning, gap, body) if p)
     text = "root ::= " + root + "\n" + "".join(f"{name} ::= {body}\n" for name, body in w.rules.items())

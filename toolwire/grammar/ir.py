@@ -121,6 +121,8 @@ class CallWire:
     where the grammar is narrower than the parser (what the parser also accepts, read as variants).
     ``text_excludes`` are further strings free text (outside calls, and reasoning) never contains: markers the
     parser reads wherever they appear (a call opener outside its section, a reasoning marker in content).
+    ``calls_last``: the call region ends the output (the parser reads text after it as a problem: DSML's
+    ``text_after_block``), so nothing follows it.
     """
 
     format: str
@@ -132,6 +134,7 @@ class CallWire:
     family: str = ""
     notes: tuple[str, ...] = ()
     text_excludes: tuple[str, ...] = ()
+    calls_last: bool = False
 
     def call_nodes(self) -> list["Node"]:
         """The call node of every tool, in tool order."""

@@ -134,12 +134,17 @@ def grammar_text(wire: CallWire, mode: str, *, thinking: bool) -> str:
             regions_after_text.append(f"{pre} {rest}")
             regions_first.append(f"{string_literal(trigger)} {rest}")
         later = w.rule(" | ".join(regions_after_text), "call")
-        if mode == "auto":
+        rest_of_output = "" if wire.calls_last else f"{later}* TAIL"  # calls_last: nothing after the region
+        if mode == "auto" and wire.calls_last:
+            start = " ".join(head + [f"({later} | TAIL)"])
+        elif mode == "auto":
             start = " ".join(head + [f"{later}*", "TAIL"])
         else:
             first = w.rule(" | ".join(regions_first), "first_call")
-            gap = ["/[ \\t\\r\\n]*/"] if head else []  # blank framing after the reasoning, before the first call
-            start = " ".join(head + gap + [first, f"{later}*", "TAIL"])
+            # blank framing after the reasoning, before the first call (a trigger that starts with blanks brings
+            # its own: llguidance's greedy lexer would not give a gap's blanks back to it)
+            gap = ["/[ \\t\\r\\n]*/"] if head and not any(t[:1].isspace() for t in triggers) else []
+            start = " ".join(p for p in head + gap + [first, rest_of_output] if p)
     lines.append(tail)
     lines.append(f"start: {start}")
     lines.extend(w.rules)

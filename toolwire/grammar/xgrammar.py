@@ -83,7 +83,7 @@ def structural_tag(wire: CallWire, mode: str, *, thinking: bool) -> dict[str, An
                      "at_least_one": True, "stop_after_first": False}
             tags = [{"type": "tag", "begin": wire.section.begin, "content": inner, "end": wire.section.end}]
         body = {"type": "triggered_tags", "triggers": list(wire.triggers), "tags": tags,
-                "at_least_one": mode in ("required", "named"), "stop_after_first": False,
+                "at_least_one": mode in ("required", "named"), "stop_after_first": wire.calls_last,
                 "excludes": [*wire.stop_tokens, *wire.text_excludes]}
     if thinking and wire.reasoning is not None:
         text = {"type": "any_text", "excludes": [wire.reasoning[0], *(b for b in banned if b != wire.reasoning[1])]}
