@@ -16,8 +16,8 @@ Values (:func:`dsml_value`), in the schema's property order, optional ones optio
 
 * a string-typed (or untyped) parameter is ``string="true"`` free text that contains none of the markers
   that could end it early (the parameter's closer; the next parameter's opener and ``</invoke>``, which the
-  parser reads as an implicit close), or an enum of strings is one of them; it may also be written
-  ``string="false"`` as a JSON string (the template does that for a string holding the closer);
+  parser reads as an implicit close), or an enum of strings is one of them (the template writes a string
+  holding the closer as ``string="false"`` JSON; the grammar does not: such a string cannot be written);
 * any other type is ``string="false"`` JSON of the declared type.
 """
 
@@ -27,8 +27,9 @@ from typing import Any
 
 from toolwire.parsers.dsml import DsmlStreamParser
 
-from ..ir import Alt, CallWire, Lit, Section, Seq, Tag, TEXT, json_node, optional
+from ..ir import Alt, CallWire, Lit, Section, Seq, Tag, Text, json_node, optional
 from . import describes, reasoning_markers
+from .xml_params import is_text_typed
 
 STRING_ATTRIBUTE = '" string="{}">'
 """How a parameter tag ends: the closing quote of its name and the ``string`` attribute (``true`` / ``false``)."""
@@ -38,33 +39,20 @@ LINE = "\n"
 """The line break the DSML templates write between tags."""
 
 
-def is_text_typed(schema: Any) -> bool:
-    """Whether a value of ``schema`` is written ``string="true"``: no type, or ``string`` among its types."""
-    if not isinstance(schema, dict):
-        return True
-    kind = schema.get("type")
-    if kind is None:
-        values = schema.get("enum", [schema["const"]] if "const" in schema else None)
-        if values is not None:
-            return all(isinstance(v, str) for v in values)
-        return not any(k in schema for k in ("properties", "items", "anyOf", "oneOf", "allOf", "$ref"))
-    return "string" in (kind if isinstance(kind, list) else [kind])
-
-
 def dsml_value(g, key: str, schema: Any, path: str):
     """One ``<｜DSML｜parameter name="KEY" string="...">VALUE</｜DSML｜parameter>`` element."""
     head = g.param_open + key
-    as_json = Seq((Lit(head + STRING_ATTRIBUTE.format("false")), json_node(_schema(schema)),
+    stops = (g.param_open, g.invoke_close)  # the parser closes a value at these too (implicit_parameter_close)
+    json_stops = (g.param_close, *stops)  # and a JSON value at its closer, also inside a string
+    as_json = Seq((Lit(head + STRING_ATTRIBUTE.format("false")), json_node(_schema(schema), path, json_stops),
                    Lit(g.param_close)))
     if not is_text_typed(schema):
         return as_json
     text_head = head + STRING_ATTRIBUTE.format("true")
     values = schema.get("enum", [schema["const"]] if "const" in schema else None) if isinstance(schema, dict) else None
     if values is not None and all(isinstance(v, str) for v in values):
-        text = Seq((Lit(text_head), Alt(tuple(Lit(v) for v in values)), Lit(g.param_close)))
-    else:
-        text = Tag(text_head, TEXT, g.param_close)
-    return Alt((text, as_json))
+        return Seq((Lit(text_head), Alt(tuple(Lit(v) for v in values)), Lit(g.param_close)))
+    return Tag(text_head, Text(stops), g.param_close)
 
 
 def _schema(schema: Any) -> dict:
@@ -84,9 +72,21 @@ def invoke(g, name: str, schema: dict) -> Seq:
 
 @describes(DsmlStreamParser)
 def dsml(fmt, request, *, thinking: bool) -> CallWire:
-    """The version's block: ``block_open\\n`` invoke (``\\n`` invoke)* ``\\nblock_close``."""
+    """The version's block: ``\\n\\n`` ``block_open\\n`` invoke (``\\n`` invoke)* ``\\nblock_close``; the
+    ``\\n\\n`` (``DsmlGrammar.separator``, which the parser requires: ``missing_block_separator``) is part of
+    the trigger."""
     g = fmt.parser_class.grammar
+    trigger = g.separator + g.block_open
     calls = tuple((tool.name, invoke(g, tool.name, tool.schema)) for tool in request.tools)
-    section = Section(g.block_open + LINE, LINE + g.block_close, LINE)
-    return CallWire(fmt.name, (g.block_open,), calls, section=section, reasoning=reasoning_markers(fmt),
-                    stop_tokens=tuple(fmt.stop_tokens), family="dsml")
+    section = Section(trigger + LINE, LINE + g.block_close, LINE)
+    return CallWire(fmt.name, (trigger,), calls, section=section, reasoning=reasoning_markers(fmt),
+                    stop_tokens=tuple(fmt.stop_tokens), family="dsml", text_excludes=text_excludes(g), calls_last=True)
+
+
+def text_excludes(g) -> tuple[str, ...]:
+    """Every DSML marker the parser reads in text (a block, also another version's or a variant spelling; a
+    bare invoke or parameter tag; the reasoning closer): free text never spells one."""
+    markers = [g.block_open, g.block_close, g.invoke_open, g.invoke_close, g.param_open, g.param_close,
+               g.think_close, *sorted(g.opens), *sorted(g.closes), *sorted(g.canonical)]
+    words = [m for m in dict.fromkeys(markers) if m and m != g.separator + g.block_open]
+    return tuple(m for m in words if not any(o != m and o in m for o in words))  # a spelling holding another: redundant
