@@ -84,7 +84,8 @@ def structural_tag(wire: CallWire, mode: str, *, thinking: bool) -> dict[str, An
             tags = [{"type": "tag", "begin": wire.section.begin, "content": inner, "end": wire.section.end}]
         body = {"type": "triggered_tags", "triggers": list(wire.triggers), "tags": tags,
                 "at_least_one": mode in ("required", "named"), "stop_after_first": wire.calls_last,
-                "excludes": [*wire.stop_tokens, *wire.text_excludes]}
+                "excludes": [e for e in (*wire.stop_tokens, *wire.text_excludes)
+                             if not any(e in t for t in wire.triggers)]}  # xgrammar: one inside a trigger blocks it
     if thinking and wire.reasoning is not None:
         text = {"type": "any_text", "excludes": [wire.reasoning[0], *(b for b in banned if b != wire.reasoning[1])]}
         reasoning = {"type": "tag", "begin": "", "content": text,
