@@ -57,11 +57,14 @@ def calls_valid(parsed, tools: list[dict]) -> str | None:
     return None
 
 
-def keys_in_schema_order(parsed, tools: list[dict]) -> bool:
-    """Whether every call's top-level argument keys follow the order of its schema's ``properties``."""
+def keys_in_schema_order(parsed, tools: list[dict], key_order: str = "schema") -> bool:
+    """Whether every call's top-level argument keys follow the order the grammar writes them in: its schema's
+    ``properties`` order, or (``key_order="sorted"``) sorted case-insensitively."""
     for call in parsed.tool_calls:
         fn = next(t["function"] for t in tools if t["function"]["name"] == call.name)
         order = list((fn.get("parameters") or {}).get("properties", {}))
+        if key_order == "sorted":
+            order.sort(key=str.lower)
         keys = [k for k in call.arguments if k in order]
         if keys != sorted(keys, key=order.index):
             return False
@@ -83,7 +86,9 @@ def check_outputs(fmt, rows: Iterable[dict], target: str, *, tokenizer: Any = No
         if reason is not None:
             report.exclude(reason.split(":")[0])
             continue
-        if not keys_in_schema_order(parsed, row["tools"]):
+        from . import describe
+
+        if not keys_in_schema_order(parsed, row["tools"], describe(fmt, row["tools"]).key_order):
             report.exclude("properties out of schema order")  # the grammar writes declared order only
             continue
         grammar = fmt.grammar(row["tools"], target=target, thinking=thinking)

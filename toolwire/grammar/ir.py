@@ -135,6 +135,7 @@ class CallWire:
     notes: tuple[str, ...] = ()
     text_excludes: tuple[str, ...] = ()
     calls_last: bool = False
+    key_order: str = "schema"  # the order arguments are written in: "schema" (properties order) or "sorted"
 
     def call_nodes(self) -> list["Node"]:
         """The call node of every tool, in tool order."""
