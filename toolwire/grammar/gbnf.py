@@ -109,7 +109,10 @@ def grammar(wire: CallWire, mode: str, *, thinking: bool, fields: dict[str, str]
     out_triggers = []
     if lazy:
         for trigger in triggers:
-            if reasoning:
+            if wire.calls_first:  # only a trigger that opens the output (after blanks) starts the grammar
+                out_triggers.append({"type": TRIGGER_PATTERN_FULL,
+                                     "value": f"[ \\t\\r\\n]*({re.escape(trigger)})[\\s\\S]*"})
+            elif reasoning:
                 close = re.escape(wire.reasoning[1])
                 out_triggers.append({"type": TRIGGER_PATTERN_FULL,
                                      "value": f"[\\s\\S]*?{close}[\\s\\S]*?({re.escape(trigger)})[\\s\\S]*"})

@@ -122,7 +122,8 @@ class CallWire:
     ``text_excludes`` are further strings free text (outside calls, and reasoning) never contains: markers the
     parser reads wherever they appear (a call opener outside its section, a reasoning marker in content).
     ``calls_last``: the call region ends the output (the parser reads text after it as a problem: DSML's
-    ``text_after_block``), so nothing follows it.
+    ``text_after_block``), so nothing follows it. ``calls_first``: a call region only opens the output (after
+    reasoning): Llama's calls are the whole reply, text before them makes them content.
     """
 
     format: str
@@ -135,6 +136,7 @@ class CallWire:
     notes: tuple[str, ...] = ()
     text_excludes: tuple[str, ...] = ()
     calls_last: bool = False
+    calls_first: bool = False
     key_order: str = "schema"  # the order arguments are written in: "schema" (properties order) or "sorted"
 
     def call_nodes(self) -> list["Node"]:

@@ -135,7 +135,10 @@ def grammar_text(wire: CallWire, mode: str, *, thinking: bool) -> str:
             regions_first.append(f"{string_literal(trigger)} {rest}")
         later = w.rule(" | ".join(regions_after_text), "call")
         rest_of_output = "" if wire.calls_last else f"{later}* TAIL"  # calls_last: nothing after the region
-        if mode == "auto" and wire.calls_last:
+        if mode == "auto" and wire.calls_first:  # a call region opens the output, or there is none
+            first = w.rule(" | ".join(regions_first), "first_call")
+            start = " ".join(head + [f"({' '.join(p for p in (first, rest_of_output) if p)} | TAIL)"])
+        elif mode == "auto" and wire.calls_last:
             start = " ".join(head + [f"({later} | TAIL)"])
         elif mode == "auto":
             start = " ".join(head + [f"{later}*", "TAIL"])

@@ -86,6 +86,8 @@ def structural_tag(wire: CallWire, mode: str, *, thinking: bool) -> dict[str, An
                 "at_least_one": mode in ("required", "named"), "stop_after_first": wire.calls_last,
                 "excludes": [e for e in (*wire.stop_tokens, *wire.text_excludes)
                              if not any(e in t for t in wire.triggers)]}  # xgrammar: one inside a trigger blocks it
+    if wire.calls_first and mode == "auto" and wire.calls:  # calls open the output, or there is no call
+        body = {"type": "or", "elements": [dict(body, at_least_one=True), {"type": "any_text", "excludes": banned}]}
     if thinking and wire.reasoning is not None:
         text = {"type": "any_text", "excludes": [wire.reasoning[0], *(b for b in banned if b != wire.reasoning[1])]}
         reasoning = {"type": "tag", "begin": "", "content": text,
