@@ -87,6 +87,9 @@ def grammar(wire: CallWire, mode: str, *, thinking: bool, fields: dict[str, str]
     ``grammar_lazy`` and ``grammar_triggers`` fields. ``fields`` maps a tool name to the request field its
     schema came from (named in a refusal)."""
     w = _Writer(fields or {})
+    if wire.whole is not None:
+        root = w.node(wire.whole)
+        return "root ::= " + root + "\n" + "".join(f"{name} ::= {body}\n" for name, body in w.rules.items()), False, []
     triggers = list(wire.triggers)
     free = w.excluding([*triggers, *wire.stop_tokens, *wire.text_excludes])  # no call starts, no end of turn spelled as text
     regions = []

@@ -123,7 +123,10 @@ class CallWire:
     parser reads wherever they appear (a call opener outside its section, a reasoning marker in content).
     ``calls_last``: the call region ends the output (the parser reads text after it as a problem: DSML's
     ``text_after_block``), so nothing follows it. ``calls_first``: a call region only opens the output (after
-    reasoning): Llama's calls are the whole reply, text before them makes them content.
+    reasoning): Llama's calls are the whole reply, text before them makes them content. ``whole``: for a
+    format whose output is structured from its first character (harmony's messages), the node of the entire
+    output for the request's mode, built by the family; the emitters write it as it is (``triggers`` then only
+    inform). A :class:`Tag` whose ``end`` is empty and whose content is text runs to the end of the output.
     """
 
     format: str
@@ -137,6 +140,7 @@ class CallWire:
     text_excludes: tuple[str, ...] = ()
     calls_last: bool = False
     calls_first: bool = False
+    whole: "Node | None" = None  # the whole output, when it is structured from its first character (below)
     key_order: str = "schema"  # the order arguments are written in: "schema" (properties order) or "sorted"
 
     def call_nodes(self) -> list["Node"]:

@@ -70,6 +70,10 @@ class _Writer:
             return string_literal(node.text) if node.text else ""
         if isinstance(node, Json):
             return self.rule("%json " + json.dumps(node.schema, ensure_ascii=False), "json")
+        if isinstance(node, Tag) and not node.end and isinstance(node.content, (FreeText, Text)):  # to the end
+            excludes = getattr(node.content, "excludes", ())
+            value = self.terminal(f"/(?s:.*)/ & ~{_contains_any(excludes)}" if excludes else "/(?s:.*)/")
+            return " ".join(p for p in (string_literal(node.begin) if node.begin else "", value) if p)
         if isinstance(node, Tag):
             if isinstance(node.content, (FreeText, Text)):
                 body = f"/(?s:.*){regex_literal(node.end)}/"
@@ -102,6 +106,9 @@ def _contains_any(words) -> str:
 def grammar_text(wire: CallWire, mode: str, *, thinking: bool) -> str:
     """The Lark grammar for ``wire`` in ``mode``."""
     w = _Writer()
+    if wire.whole is not None:
+        start = w.node(wire.whole)
+        return "\n".join(["%llguidance {}", "", f"start: {start}", *w.rules]) + "\n"
     triggers = list(wire.triggers)
     banned = [*triggers, *wire.stop_tokens, *wire.text_excludes]  # free text never starts a call nor ends the turn
     lines = ["%llguidance {}", ""]

@@ -35,6 +35,9 @@ def node_format(node) -> dict[str, Any]:
         if node.excludes:
             out["excludes"] = list(node.excludes)
         return out
+    if isinstance(node, Tag) and not node.end and isinstance(node.content, (FreeText, Text)):  # text to the end
+        text = {"type": "any_text", "excludes": list(getattr(node.content, "excludes", ()))}
+        return {"type": "sequence", "elements": [node_format(Lit(node.begin)), text]} if node.begin else text
     if isinstance(node, Tag):
         if isinstance(node.content, FreeText):
             content = {"type": "any_text"}
@@ -73,6 +76,8 @@ def call_tag(node) -> dict[str, Any]:
 
 def structural_tag(wire: CallWire, mode: str, *, thinking: bool) -> dict[str, Any]:
     """The ``{"type": "structural_tag", "format": ...}`` dict for ``wire`` in ``mode``."""
+    if wire.whole is not None:
+        return {"type": "structural_tag", "format": node_format(wire.whole)}
     banned = [*wire.triggers, *wire.stop_tokens, *wire.text_excludes]  # free text never starts a call nor ends the turn
     if mode == "none" or not wire.calls:
         body: dict[str, Any] = {"type": "any_text", "excludes": banned}
