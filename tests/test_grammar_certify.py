@@ -23,6 +23,10 @@ from toolwire.grammar.coverage import supported_formats
 from support import golden, golden_parse_kwargs, require_shared
 
 TARGETS = ("llguidance", "gbnf")
+BYTE_WALKS_INEXACT = {"gpt_oss"}
+"""Formats whose byte-level walks on llguidance / GBNF are not certifiable: harmony's markers are special tokens
+the parser reads wherever they are spelled, and these targets cannot keep them out of JSON strings (xgrammar
+can; docs/grammar.md, "harmony")."""
 PYTHON_LITERAL_VALUE = re.compile(r">[\[{]'")
 
 
@@ -36,6 +40,8 @@ def test_parser_accepted_outputs_are_grammar_accepted(name, target):
     require_shared()
     rows = golden("parse", name)
     report = check_outputs(toolwire.get_format(name), rows, target, thinking_of=_thinking)
+    if report.checked == 0 and report.excluded == {"no call": len(rows)}:
+        pytest.skip(f"no golden {name} output holds a call; certified on hand-written outputs in its family test")
     print(f"\n{name} {target}: {report.passed}/{report.checked} accepted; outside the claim: {report.excluded}; "
           f"rejected: {len(report.failures)}")
     assert report.checked >= 3
@@ -63,6 +69,8 @@ def test_out_of_order_properties_are_the_documented_narrowing():
 @pytest.mark.parametrize("choice", ["required", "auto", "none", {"name": "get_weather"}])
 def test_grammar_generated_outputs_parse_back_as_proposed(name, target, choice):
     require_shared()
+    if name in BYTE_WALKS_INEXACT:
+        pytest.skip(f"{name}: byte-level walks cannot keep markers out of JSON strings on {target}")
     tools = golden("parse", name)[0]["tools"]
     fmt = toolwire.get_format(name)
     thinking = fmt.markers.get("think_close") is not None and name != "qwen25"
@@ -88,7 +96,8 @@ _schema = st.dictionaries(_names, st.one_of(_leaf, st.dictionaries(_names, _leaf
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(schema=_schema, target=st.sampled_from(TARGETS), name=st.sampled_from(supported_formats()))
+@given(schema=_schema, target=st.sampled_from(TARGETS),
+       name=st.sampled_from([f for f in supported_formats() if f not in BYTE_WALKS_INEXACT]))
 def test_random_schemas_round_trip(schema, target, name):
     tools = [{"type": "function", "function": {"name": "tool_a", "parameters": schema}}]
     report = check_walks(toolwire.get_format(name), tools, target, samples=3, seed=1)
