@@ -72,13 +72,15 @@ def invoke(g, name: str, schema: dict) -> Seq:
 
 @describes(DsmlStreamParser)
 def dsml(fmt, request, *, thinking: bool) -> CallWire:
-    """The version's block: ``\\n\\n`` ``block_open\\n`` invoke (``\\n`` invoke)* ``\\nblock_close``; the
+    """The version's block: ``\\n\\n`` ``block_open\\n`` (invoke ``\\n``)+ ``block_close``; the
     ``\\n\\n`` (``DsmlGrammar.separator``, which the parser requires: ``missing_block_separator``) is part of
     the trigger."""
     g = fmt.parser_class.grammar
     trigger = g.separator + g.block_open
-    calls = tuple((tool.name, invoke(g, tool.name, tool.schema)) for tool in request.tools)
-    section = Section(trigger + LINE, LINE + g.block_close, LINE)
+    # each invoke carries its line break (rather than a separator, whose \n would share a prefix with the
+    # block's \n</...> end: llguidance's greedy lexer cannot back off from one to the other)
+    calls = tuple((tool.name, Seq((invoke(g, tool.name, tool.schema), Lit(LINE)))) for tool in request.tools)
+    section = Section(trigger + LINE, g.block_close)
     return CallWire(fmt.name, (trigger,), calls, section=section, reasoning=reasoning_markers(fmt),
                     stop_tokens=tuple(fmt.stop_tokens), family="dsml", text_excludes=text_excludes(g), calls_last=True)
 
