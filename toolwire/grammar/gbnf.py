@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from .ir import Alt, CallWire, FreeText, Json, Lit, Seq, Star, Tag, Text, after, flatten, region_nodes
+from .ir import Alt, CallWire, Chars, FreeText, Json, Lit, Seq, Star, Tag, Text, after, flatten, region_nodes
 from .json_gbnf import JsonGbnf, gbnf_literal
 from .text_rules import excluding_rules
 
@@ -74,6 +74,8 @@ class _Writer:
             return " ".join(p for p in (self.node(Lit(node.begin)), inner, self.node(Lit(node.end))) if p)
         if isinstance(node, Seq):
             return " ".join(p for p in (self.node(i, tool) for i in flatten(node)) if p) or '""'
+        if isinstance(node, Chars):
+            return node.regex()
         if isinstance(node, Star):
             return "(" + (self.node(node.item, tool) or '""') + ")*"
         if isinstance(node, Alt):
@@ -88,15 +90,16 @@ def grammar(wire: CallWire, mode: str, *, thinking: bool, fields: dict[str, str]
     schema came from (named in a refusal)."""
     w = _Writer(fields or {})
     triggers = list(wire.triggers)
-    free = w.excluding([*triggers, *wire.stop_tokens])  # no call starts, no end of turn spelled as text
+    free = w.excluding(wire.banned())  # no call starts, no end of turn spelled as text
     regions = []
     for trigger in triggers:
         for node in region_nodes(wire, trigger):
             regions.append(w.node(node, tool=_tool_of(wire, node)))
     reasoning = ""
-    if thinking and wire.reasoning is not None:
-        reasoning = (f"{w.excluding([*wire.reasoning, *triggers, *wire.stop_tokens])} "
-                     f"{spelled(wire.reasoning[1])}")
+    if wire.reasoning is not None and (thinking or wire.self_reasoning):
+        reasoning = f"{w.excluding(wire.banned())} {spelled(wire.reasoning[1])}"
+        if not thinking:  # the model may open it itself, as the first thing it writes
+            reasoning = f"({spelled(wire.reasoning[0])} {reasoning})?"
     lazy = mode == "auto" and bool(regions)
     if mode == "none" or not regions:
         root = " ".join(p for p in (reasoning, free) if p)

@@ -98,7 +98,23 @@ class Text:
     excludes: tuple[str, ...] = ()
 
 
-Node = Union[Lit, Json, FreeText, Text, Tag, Seq, Alt, Star]
+@dataclass(frozen=True)
+class Chars:
+    """``low`` to ``high`` (None: any number) characters of the class ``cls`` (regex class syntax, ASCII only:
+    ``0-9``, ``a-zA-Z0-9``), e.g. a call index or a call id."""
+
+    cls: str
+    low: int = 1
+    high: int | None = None
+
+    def regex(self) -> str:
+        """The class and count in regex syntax (also GBNF's)."""
+        count = "+" if (self.low, self.high) == (1, None) else (
+            f"{{{self.low}}}" if self.low == self.high else f"{{{self.low},{'' if self.high is None else self.high}}}")
+        return f"[{self.cls}]{count}"
+
+
+Node = Union[Lit, Json, FreeText, Text, Tag, Seq, Alt, Star, Chars]
 
 
 @dataclass(frozen=True)
@@ -127,8 +143,16 @@ class CallWire:
     section: Section | None = None
     reasoning: tuple[str, str] | None = None
     stop_tokens: tuple[str, ...] = ()
+    reserved: tuple[str, ...] = ()  # further markers free text never spells (a call marker outside its section)
+    self_reasoning: bool = False  # the model may open a reasoning block itself, at the very start of its output
     family: str = ""
     notes: tuple[str, ...] = ()
+
+    def banned(self) -> list[str]:
+        """What free text (outside calls, and reasoning) never contains: the triggers, the reserved markers, the
+        reasoning markers (a closer in content is dropped with a diagnostic, an opener at the start opens
+        reasoning) and the stop tokens spelled as text."""
+        return list(dict.fromkeys([*self.triggers, *self.reserved, *(self.reasoning or ()), *self.stop_tokens]))
 
     def call_nodes(self) -> list["Node"]:
         """The call node of every tool, in tool order."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 
-from .ir import Alt, CallWire, FreeText, Json, Lit, Seq, Star, Tag, Text, after, flatten, region_nodes
+from .ir import Alt, CallWire, Chars, FreeText, Json, Lit, Seq, Star, Tag, Text, after, flatten, region_nodes
 
 _REGEX_SPECIAL = set("\\.+*?()|[]{}^$/")
 
@@ -86,6 +86,8 @@ class _Writer:
         if isinstance(node, Seq):
             parts = [self.node(i) for i in flatten(node)]
             return " ".join(p for p in parts if p) or '""'
+        if isinstance(node, Chars):
+            return f"/{node.regex()}/"
         if isinstance(node, Star):
             return "(" + (self.node(node.item) or '""') + ")*"
         if isinstance(node, Alt):
@@ -103,16 +105,18 @@ def grammar_text(wire: CallWire, mode: str, *, thinking: bool) -> str:
     """The Lark grammar for ``wire`` in ``mode``."""
     w = _Writer()
     triggers = list(wire.triggers)
-    banned = [*triggers, *wire.stop_tokens]  # free text never starts a call nor spells the end of turn
+    banned = wire.banned()  # free text never starts a call nor spells the end of turn
     lines = ["%llguidance {}", ""]
     tail = f"TAIL: /(?s:.*)/ & ~{_contains_any(banned)}" if banned else "TAIL: /(?s:.*)/"
     head = []
-    if thinking and wire.reasoning is not None:
+    if wire.reasoning is not None and (thinking or wire.self_reasoning):
         close = wire.reasoning[1]
         body = f"/(?s:.*){regex_literal(close)}/"
-        body = f"{body} & ~{_contains_any([wire.reasoning[0], *banned])}"  # no opener again, no call
+        body = f"{body} & ~{_contains_any([b for b in banned if b != close])}"  # no opener again, no call
         lines.append(f"REASONING: {body}")
-        head.append(w.rule("REASONING", "reasoning", "[lazy]"))
+        reasoning = w.rule("REASONING", "reasoning", "[lazy]")
+        # the prompt opened it, or the model may open it itself as the first thing it writes
+        head.append(reasoning if thinking else f"({string_literal(wire.reasoning[0])} {reasoning})?")
     if mode == "none" or not wire.calls:
         start = " ".join(head + ["TAIL"])
     else:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .ir import Alt, CallWire, FreeText, Json, Lit, Seq, Star, Tag, Text, flatten, split_tag
+from .ir import Alt, CallWire, Chars, FreeText, Json, Lit, Seq, Star, Tag, Text, flatten, split_tag
 
 
 BLANK = r"[ \t\r\n]*"
@@ -48,6 +48,8 @@ def node_format(node) -> dict[str, Any]:
         if len(items) == 1:
             return node_format(items[0])
         return {"type": "sequence", "elements": [node_format(i) for i in items]}
+    if isinstance(node, Chars):
+        return {"type": "regex", "pattern": node.regex()}
     if isinstance(node, Star):
         return {"type": "star", "content": node_format(node.item)}
     if isinstance(node, Alt):
@@ -73,7 +75,7 @@ def call_tag(node) -> dict[str, Any]:
 
 def structural_tag(wire: CallWire, mode: str, *, thinking: bool) -> dict[str, Any]:
     """The ``{"type": "structural_tag", "format": ...}`` dict for ``wire`` in ``mode``."""
-    banned = [*wire.triggers, *wire.stop_tokens]  # free text never starts a call nor spells the end of turn
+    banned = wire.banned()  # free text never starts a call nor spells the end of turn
     if mode == "none" or not wire.calls:
         body: dict[str, Any] = {"type": "any_text", "excludes": banned}
     else:
@@ -84,11 +86,13 @@ def structural_tag(wire: CallWire, mode: str, *, thinking: bool) -> dict[str, An
             tags = [{"type": "tag", "begin": wire.section.begin, "content": inner, "end": wire.section.end}]
         body = {"type": "triggered_tags", "triggers": list(wire.triggers), "tags": tags,
                 "at_least_one": mode in ("required", "named"), "stop_after_first": False,
-                "excludes": list(wire.stop_tokens)}
-    if thinking and wire.reasoning is not None:
-        text = {"type": "any_text", "excludes": [wire.reasoning[0], *banned]}  # no opener again, no call
-        reasoning = {"type": "tag", "begin": "", "content": text,
+                "excludes": [b for b in banned if b not in wire.triggers]}
+    if wire.reasoning is not None and (thinking or wire.self_reasoning):
+        text = {"type": "any_text", "excludes": [b for b in banned if b != wire.reasoning[1]]}  # no opener, no call
+        reasoning = {"type": "tag", "begin": "" if thinking else wire.reasoning[0], "content": text,
                      "end": wire.reasoning[1]}
+        if not thinking:  # the model may open it itself, as the first thing it writes
+            reasoning = {"type": "optional", "content": reasoning}
         gap = [{"type": "regex", "pattern": BLANK}] if mode in ("required", "named") and wire.calls else []
         body = {"type": "sequence", "elements": [reasoning, *gap, body]}
     return {"type": "structural_tag", "format": body}

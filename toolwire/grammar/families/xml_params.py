@@ -96,4 +96,4 @@ def qwen_xml(fmt, request, *, thinking: bool) -> CallWire:
                                    Lit(g.function_close + LINE + g.call_close))))
                   for tool in request.tools)
     return CallWire(fmt.name, (g.call_open,), calls, reasoning=reasoning_markers(fmt),
-                    stop_tokens=tuple(fmt.stop_tokens), family="xml_params")
+                    stop_tokens=tuple(fmt.stop_tokens), family="xml_params", self_reasoning=g.think_open is not None)
