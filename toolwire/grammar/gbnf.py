@@ -112,7 +112,7 @@ def grammar(wire: CallWire, mode: str, *, thinking: bool, fields: dict[str, str]
     out_triggers = []
     if lazy:
         for trigger in triggers:
-            if reasoning:
+            if thinking and wire.reasoning is not None:
                 close = re.escape(wire.reasoning[1])
                 out_triggers.append({"type": TRIGGER_PATTERN_FULL,
                                      "value": f"[\\s\\S]*?{close}[\\s\\S]*?({re.escape(trigger)})[\\s\\S]*"})
