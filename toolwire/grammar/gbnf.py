@@ -99,15 +99,18 @@ def grammar(wire: CallWire, mode: str, *, thinking: bool, fields: dict[str, str]
     if wire.reasoning is not None and (thinking or wire.self_reasoning):
         reasoning = f"{w.excluding(wire.banned())} {spelled(wire.reasoning[1])}"
         if not thinking:  # the model may open it itself, as the first thing it writes
-            reasoning = f"({spelled(wire.reasoning[0])} {reasoning})?"
+            lead = f"({spelled(wire.reasoning_lead)})? " if wire.reasoning_lead else ""
+            reasoning = f"({lead}{spelled(wire.reasoning[0])} {reasoning})?"
     lazy = mode == "auto" and bool(regions)
     if mode == "none" or not regions:
         root = " ".join(p for p in (reasoning, free) if p)
     else:
         region = w.named(" | ".join(regions), "call")
-        body = f"{region} ({free} {region})* {free}"
+        body = region if wire.last_region else f"{region} ({free} {region})* {free}"
         gap = "[ \\t\\r\\n]*" if reasoning else ""  # blank framing after the reasoning, before the first call
         root = body if lazy else " ".join(p for p in (reasoning, gap, body) if p)
+        if wire.last_region and not lazy and mode == "auto":  # (never: auto is lazy) text, or text then the block
+            root = " ".join(p for p in (reasoning, f"{free} ({region})?") if p)
     text = "root ::= " + root + "\n" + "".join(f"{name} ::= {body}\n" for name, body in w.rules.items())
     out_triggers = []
     if lazy:

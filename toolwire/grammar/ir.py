@@ -145,6 +145,8 @@ class CallWire:
     stop_tokens: tuple[str, ...] = ()
     reserved: tuple[str, ...] = ()  # further markers free text never spells (a call marker outside its section)
     self_reasoning: bool = False  # the model may open a reasoning block itself, at the very start of its output
+    last_region: bool = False  # a call region ends the output (DSML: text after the block is a diagnostic)
+    reasoning_lead: str = ""  # framing the output may start with before such a self-opened block (GLM's "\n")
     family: str = ""
     notes: tuple[str, ...] = ()
 

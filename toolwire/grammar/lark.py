@@ -97,6 +97,14 @@ class _Writer:
         raise TypeError(f"free text outside a tag cannot be emitted ({node!r})")
 
 
+def _gap(head: list, triggers: list) -> list[str]:
+    """Blank framing between a reasoning block and a call that must come first, unless a trigger starts with
+    blanks itself (DSML's ``\n\n``): llguidance's greedy lexer would give them to the gap and never to it."""
+    if not head or any(t[:1].isspace() for t in triggers):
+        return []
+    return ["/[ \\t\\r\\n]*/"]
+
+
 def _contains_any(words) -> str:
     return "/(?s:.*)(" + "|".join(regex_literal(w) for w in words) + ")(?s:.*)/"
 
@@ -116,16 +124,22 @@ def grammar_text(wire: CallWire, mode: str, *, thinking: bool) -> str:
         lines.append(f"REASONING: {body}")
         reasoning = w.rule("REASONING", "reasoning", "[lazy]")
         # the prompt opened it, or the model may open it itself as the first thing it writes
-        head.append(reasoning if thinking else f"({string_literal(wire.reasoning[0])} {reasoning})?")
+        opener = string_literal(wire.reasoning[0])
+        if wire.reasoning_lead:  # one lexeme each: llguidance's greedy lexer must not split the lead off
+            opener = f"({string_literal(wire.reasoning_lead + wire.reasoning[0])} | {opener})"
+        head.append(reasoning if thinking else f"({opener} {reasoning})?")
     if mode == "none" or not wire.calls:
         start = " ".join(head + ["TAIL"])
     else:
         regions_after_text, regions_first = [], []
         for trigger in triggers:
             others = [t for t in banned if t != trigger]
-            pre_body = f"/(?s:.*){regex_literal(trigger)}/"
-            if others:
-                pre_body = f"{pre_body} & ~{_contains_any(others)}"
+            if any(o in trigger for o in others):  # a banned marker inside the trigger: ban it before the trigger
+                pre_body = f"(/(?s:.*)/ & ~{_contains_any(others)}) /{regex_literal(trigger)}/"
+            else:
+                pre_body = f"/(?s:.*){regex_literal(trigger)}/"
+                if others:
+                    pre_body = f"{pre_body} & ~{_contains_any(others)}"
             pre_terminal = f"PRE_{triggers.index(trigger)}"
             lines.append(f"{pre_terminal}: {pre_body}")
             pre = w.rule(pre_terminal, "pre", "[lazy]")
@@ -136,11 +150,15 @@ def grammar_text(wire: CallWire, mode: str, *, thinking: bool) -> str:
             regions_after_text.append(f"{pre} {rest}")
             regions_first.append(f"{string_literal(trigger)} {rest}")
         later = w.rule(" | ".join(regions_after_text), "call")
-        if mode == "auto":
+        if wire.last_region:  # one region, and it ends the output
+            start = " ".join(head + ([f"({later} | TAIL)"] if mode == "auto" else
+                                     [*_gap(head, triggers),
+                                      w.rule(" | ".join(regions_first), "first_call")]))
+        elif mode == "auto":
             start = " ".join(head + [f"{later}*", "TAIL"])
         else:
             first = w.rule(" | ".join(regions_first), "first_call")
-            gap = ["/[ \\t\\r\\n]*/"] if head else []  # blank framing after the reasoning, before the first call
+            gap = _gap(head, triggers)
             start = " ".join(head + gap + [first, f"{later}*", "TAIL"])
     lines.append(tail)
     lines.append(f"start: {start}")

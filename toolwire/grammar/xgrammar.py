@@ -85,13 +85,16 @@ def structural_tag(wire: CallWire, mode: str, *, thinking: bool) -> dict[str, An
                      "at_least_one": True, "stop_after_first": False}
             tags = [{"type": "tag", "begin": wire.section.begin, "content": inner, "end": wire.section.end}]
         body = {"type": "triggered_tags", "triggers": list(wire.triggers), "tags": tags,
-                "at_least_one": mode in ("required", "named"), "stop_after_first": False,
+                "at_least_one": mode in ("required", "named"), "stop_after_first": wire.last_region,
                 "excludes": [b for b in banned if b not in wire.triggers]}
     if wire.reasoning is not None and (thinking or wire.self_reasoning):
         text = {"type": "any_text", "excludes": [b for b in banned if b != wire.reasoning[1]]}  # no opener, no call
         reasoning = {"type": "tag", "begin": "" if thinking else wire.reasoning[0], "content": text,
                      "end": wire.reasoning[1]}
         if not thinking:  # the model may open it itself, as the first thing it writes
+            if wire.reasoning_lead:
+                lead = {"type": "optional", "content": {"type": "const_string", "value": wire.reasoning_lead}}
+                reasoning = {"type": "sequence", "elements": [lead, reasoning]}
             reasoning = {"type": "optional", "content": reasoning}
         gap = [{"type": "regex", "pattern": BLANK}] if mode in ("required", "named") and wire.calls else []
         body = {"type": "sequence", "elements": [reasoning, *gap, body]}

@@ -1,0 +1,37 @@
+"""Key / value element pairs: GLM-4.5 / 4.6 / 4.7 and Laguna (parser :class:`~toolwire.parsers.glm.GlmParser`)::
+
+    <tool_call>NAME\\n<arg_key>KEY</arg_key>\\n<arg_value>VALUE</arg_value>\\n</tool_call>
+
+4.5 / 4.6 write a ``\\n`` after the name and after every element (``newline_after_name``), 4.7 and Laguna
+none. The markers are the parser's ``MARKERS``; a value is typed as in the XML group
+(:func:`~toolwire.grammar.families.xml_params.xml_value`), byte-exact (no value framing), and free text in it
+spells none of ``</arg_value>``, ``<arg_key>``, ``</tool_call>`` (what can end it). 4.5 / 4.6
+may start with a framing ``\\n`` and then open ``<think>`` themselves.
+"""
+
+from __future__ import annotations
+
+from toolwire.parsers.glm import MARKERS as GLM, GlmParser
+
+from ..ir import CallWire, Lit, Seq
+from . import describes, reasoning_markers
+from .xml_params import parameters, xml_value
+
+
+@describes(GlmParser)
+def glm(fmt, request, *, thinking: bool) -> CallWire:
+    """``<tool_call>NAME`` then ``<arg_key>K</arg_key><arg_value>V</arg_value>`` pairs, then ``</tool_call>``."""
+    klass = fmt.parser_class
+    line = "\n" if klass.newline_after_name else ""
+    stops = (GLM["key_open"], GLM["call_close"])
+
+    def element(key, sub, path):
+        value = xml_value(sub, GLM["value_open"], GLM["value_close"], stops, path)
+        return Seq((Lit(GLM["key_open"] + key + GLM["key_close"] + line), value, Lit(line)))
+
+    calls = tuple((tool.name, Seq((Lit(GLM["call_open"] + tool.name + line), parameters(tool.schema, element),
+                                   Lit(GLM["call_close"]))))
+                  for tool in request.tools)
+    return CallWire(fmt.name, (GLM["call_open"],), calls, reasoning=reasoning_markers(fmt),
+                    stop_tokens=tuple(dict.fromkeys((*fmt.stop_tokens, *klass.stop_tokens))), family="arg_pairs",
+                    self_reasoning=klass.after_think > 0, reasoning_lead=line)
