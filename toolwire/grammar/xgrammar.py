@@ -86,7 +86,9 @@ def structural_tag(wire: CallWire, mode: str, *, thinking: bool) -> dict[str, An
             tags = [{"type": "tag", "begin": wire.section.begin, "content": inner, "end": wire.section.end}]
         body = {"type": "triggered_tags", "triggers": list(wire.triggers), "tags": tags,
                 "at_least_one": mode in ("required", "named"), "stop_after_first": wire.last_region,
-                "excludes": [b for b in banned if b not in wire.triggers]}
+                # xgrammar checks excludes across a trigger too: a word inside a trigger (DSML's block opener inside
+                # "\n\n" + opener) would block the trigger itself, so it is left out (docs/grammar.md)
+                "excludes": [b for b in banned if not any(b in t for t in wire.triggers)]}
     if wire.reasoning is not None and (thinking or wire.self_reasoning):
         text = {"type": "any_text", "excludes": [b for b in banned if b != wire.reasoning[1]]}  # no opener, no call
         reasoning = {"type": "tag", "begin": "" if thinking else wire.reasoning[0], "content": text,
