@@ -48,18 +48,19 @@ def test_xgrammar_structural_tag_has_one_tag_per_tool():
                                                  '<tool_call>\n{"name": "now", "arguments": ']
     assert {t["end"] for t in fmt["tags"]} == {"}\n</tool_call>"}
     assert fmt["tags"][0]["content"] == {"type": "json_schema", "json_schema": WEATHER["function"]["parameters"]}
-    assert fmt["excludes"] == ["<|im_end|>", "<|endoftext|>"]
+    assert fmt["excludes"] == ["<think>", "</think>", "<|im_end|>", "<|endoftext|>"]  # free text spells none
 
 
 @pytest.mark.parametrize("choice, mode", [("auto", "auto"), ("required", "required"), ("none", "none"),
                                           ({"type": "function", "function": {"name": "now"}}, "named"),
                                           ({"name": "now"}, "named")])
 def test_tool_choice_shapes_in_the_structural_tag(choice, mode):
-    g = toolwire.get_format("qwen3").grammar(TOOLS, tool_choice=choice)
+    g = toolwire.get_format("qwen25").grammar(TOOLS, tool_choice=choice)
     assert g.mode == mode
     body = g.structural_tag["format"]
     if mode == "none":
-        assert body == {"type": "any_text", "excludes": ["<tool_call>", "<|im_end|>", "<|endoftext|>"]}
+        assert body == {"type": "any_text", "excludes": ["<tool_call>", "<think>", "</think>", "<|im_end|>",
+                                                         "<|endoftext|>"]}
         return
     assert body["at_least_one"] is (mode != "auto")
     names = [t["begin"].split('"name": "')[1].split('"')[0] for t in body["tags"]]
@@ -96,6 +97,19 @@ def test_reasoning_is_free_text_before_the_calls(target):
     assert m.accepts("I should look it up.\n</think>\n\n" + CALL)
     assert not m.accepts("thinking " + CALL + "</think>" + CALL)  # a call inside reasoning
     assert not m.accepts(CALL)                                      # the reasoning was opened: close it first
+
+
+@pytest.mark.parametrize("target", ["llguidance", "gbnf"])
+def test_a_reasoning_block_the_model_opens_itself(target):
+    """Qwen3's parser reads a <think> written as the very first thing as reasoning; so does the grammar, and only
+    there (qwen25's parser does not: its grammar keeps <think> out of free text)."""
+    for choice in ("auto", "required"):
+        m = Matcher(toolwire.get_format("qwen3").grammar(TOOLS, target=target, tool_choice=choice))
+        assert m.accepts("<think>\nLook it up.\n</think>\n\n" + CALL)
+        if not m.grammar.lazy:  # a lazy grammar (gbnf auto) starts at the trigger and never sees the text before
+            assert not m.accepts("Hi <think>x</think>" + CALL)
+    qwen25 = toolwire.get_format("qwen25").grammar(TOOLS, target=target, tool_choice="required")
+    assert not Matcher(qwen25).accepts("<think>x</think>" + CALL)
 
 
 def test_gbnf_lazy_triggers_in_llama_cpp_form():
@@ -207,3 +221,21 @@ def test_cli_errors_exit_2_with_the_code(tmp_path, capsys, argv, code):
     assert main(["grammar", "--tools", str(tools), *argv]) == 2
     err = capsys.readouterr().err
     assert f"[{code}]" in err and "Traceback" not in err
+
+
+R1_CALL = ('<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{"city": "Oslo"}\n```'
+           '<｜tool▁call▁end｜><｜tool▁calls▁end｜>')
+
+
+@pytest.mark.parametrize("target", ["llguidance", "gbnf"])
+def test_deepseek_r1_fenced_calls(target):
+    """R1's golden outputs hold no call, so its wire is checked here, from DeepSeek-R1's documented format."""
+    fmt = toolwire.get_format("deepseek_r1")
+    parsed = fmt.parse("Checking." + R1_CALL, TOOLS)
+    assert [(c.name, c.arguments, c.status) for c in parsed.tool_calls] == [("get_weather", {"city": "Oslo"},
+                                                                           "proposed")]
+    m = Matcher(fmt.grammar(TOOLS, target=target))
+    assert m.accepts("Checking." + R1_CALL) and m.accepts("No call needed.")
+    assert not m.accepts(R1_CALL.replace("```json", "```"))
+    two = R1_CALL.replace("<｜tool▁calls▁end｜>", "") + R1_CALL.split("<｜tool▁calls▁begin｜>")[1]
+    assert m.accepts(two)  # two calls in one section

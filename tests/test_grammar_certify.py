@@ -44,7 +44,8 @@ def test_parser_accepted_outputs_are_grammar_accepted(name, target):
         pytest.skip(f"no golden {name} output holds a call; certified on hand-written outputs in its family test")
     print(f"\n{name} {target}: {report.passed}/{report.checked} accepted; outside the claim: {report.excluded}; "
           f"rejected: {len(report.failures)}")
-    assert report.checked >= 3
+    with_calls = sum(1 for row in rows if row["expected"].get("tool_calls"))
+    assert report.checked >= min(3, with_calls)  # deepseek_r1's golden outputs hold no call: tests/test_grammar.py
     # the one documented narrowing: Seed-OSS's template writes list and dict values as Python literals
     # (['a', 'b']), which the parser reads; the grammar writes JSON (docs/grammar.md, "Approximations")
     assert [text for _, text in report.failures if not PYTHON_LITERAL_VALUE.search(text)] == []

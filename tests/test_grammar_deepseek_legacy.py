@@ -1,4 +1,4 @@
-"""DeepSeek V3.1 / R1 grammars (toolwire/grammar/families/deepseek_legacy.py). Wire strings are written here by
+"""DeepSeek V3.1 / R1 grammars (toolwire/grammar/families/marker_json.py). Wire strings are written here by
 hand from the formats (the R1 ones also checked against what the R1 template renders), not produced by the
 grammar code. R1's golden vectors hold no call, so R1 is certified on these outputs."""
 
@@ -18,7 +18,7 @@ R1_CALL = ('<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n``
 R1_NOW = '<｜tool▁call▁begin｜>function<｜tool▁sep｜>now\n```json\n{}\n```<｜tool▁call▁end｜>'
 R1_OUTPUTS = [
     "<｜tool▁calls▁begin｜>" + R1_CALL + "<｜tool▁calls▁end｜>",
-    "Let me check.<｜tool▁calls▁begin｜>" + R1_CALL + "\n" + R1_NOW + "<｜tool▁calls▁end｜>",
+    "Let me check.<｜tool▁calls▁begin｜>" + R1_CALL + "<｜tool▁calls▁end｜>",
     "<｜tool▁calls▁begin｜>" + R1_NOW + "<｜tool▁calls▁end｜>",
 ]
 

@@ -1,4 +1,4 @@
-"""Mistral grammars (toolwire/grammar/families/mistral.py): ``[TOOL_CALLS]NAME[CALL_ID]ID[ARGS]{json}`` (Small
+"""Mistral grammars (toolwire/grammar/families/marker_json.py): ``[TOOL_CALLS]NAME[CALL_ID]ID[ARGS]{json}`` (Small
 3.2) and ``[TOOL_CALLS]NAME[ARGS]{json}`` (Ministral 3). Wire strings written by hand from the formats."""
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": 
 def test_small32_call_ids_are_nine_letters_or_digits(target):
     m = Matcher(toolwire.get_format("mistral_small32").grammar(TOOLS, target=target, tool_choice="required"))
     assert m.accepts('[TOOL_CALLS]get_weather[CALL_ID]a1B2c3D4e[ARGS]{"city": "Oslo"}')
-    assert m.accepts('[TOOL_CALLS]get_weather[ARGS]{"city": "Oslo"}')  # the id is optional
-    assert m.accepts('[TOOL_CALLS]get_weather[ARGS]{"city": "Oslo"}[TOOL_CALLS]get_weather[ARGS]{"city": "Rome"}')
+    assert m.accepts('[TOOL_CALLS]get_weather[CALL_ID]a00000001[ARGS]{"city": "Oslo"}'
+                     '[TOOL_CALLS]get_weather[CALL_ID]a00000002[ARGS]{"city": "Rome"}')
     assert not m.accepts('[TOOL_CALLS]get_weather[CALL_ID]a1B2c3D4[ARGS]{"city": "Oslo"}')  # eight
     assert not m.accepts('[TOOL_CALLS]get_weather[CALL_ID]a1B2c3D4-[ARGS]{"city": "Oslo"}')
     assert not m.accepts('[TOOL_CALLS]get_weather[ARGS]{"town": "Oslo"}')

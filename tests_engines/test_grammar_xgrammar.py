@@ -34,7 +34,8 @@ def test_parser_accepted_outputs_are_accepted_by_xgrammar(name):
     report = check_outputs(toolwire.get_format(name), golden_rows(name), "xgrammar", thinking_of=opens_reasoning)
     print(f"\n{name} xgrammar bytes: {report.passed}/{report.checked}; outside the claim: {report.excluded}; "
           f"rejected: {len(report.failures)}")
-    assert report.checked >= 3
+    with_calls = sum(1 for row in golden_rows(name) if row["expected"].get("tool_calls"))
+    assert report.checked >= min(3, with_calls)  # deepseek_r1's golden outputs hold no call
     # the documented narrowing: Seed-OSS writes list / dict values as Python literals, the grammar as JSON
     assert [text for _, text in report.failures if not re.search(r">[\[{]'", text)] == []
 
@@ -59,6 +60,13 @@ def test_xgrammar_walks_parse_back_as_proposed(name, choice):
     report = check_walks(fmt, tools, "xgrammar", samples=6, tool_choice=choice, thinking=thinking, seed=3)
     print(f"\n{name} xgrammar {choice}: {report.passed}/{report.checked} parsed back; unfinished {report.unfinished}")
     assert report.checked >= 4 and report.failures == []
+
+
+def test_deepseek_r1_fenced_calls_in_xgrammar():
+    fence = ('<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{"city": "Oslo"}\n```'
+             '<｜tool▁call▁end｜><｜tool▁calls▁end｜>')
+    m = Matcher(toolwire.get_format("deepseek_r1").grammar(golden_rows("qwen25")[0]["tools"]))
+    assert m.accepts("Checking." + fence) and not m.accepts(fence.replace("```json", "```"))
 
 
 def test_tool_choice_modes_in_xgrammar():
@@ -105,6 +113,9 @@ def test_vllm_adjust_request_puts_the_toolwire_tag_in_structured_outputs():
         request = parser.adjust_request(request)
         tag = json.loads(request.structured_outputs.structural_tag)
         body = tag["format"]
+        if body["type"] == "sequence":  # Qwen3 may open <think> itself first: optional reasoning, [blank], calls
+            assert body["elements"][0]["type"] == "optional"
+            body = body["elements"][-1]
         assert body["type"] == "triggered_tags" and body["triggers"] == ["<tool_call>"]
         assert body["at_least_one"] is at_least_one
         names = [t["begin"].split('"name": "')[1].split('"')[0] for t in body["tags"]]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from .ir import Alt, CallWire, FreeText, Json, Lit, Seq, Star, Tag, Text, after, flatten, region_nodes
+from .ir import Alt, CallWire, Chars, FreeText, Json, Lit, Seq, Star, Tag, Text, after, flatten, region_nodes
 from .json_gbnf import JsonGbnf, gbnf_literal
 from .text_rules import excluding_rules
 
@@ -74,6 +74,8 @@ class _Writer:
             return " ".join(p for p in (self.node(Lit(node.begin)), inner, self.node(Lit(node.end))) if p)
         if isinstance(node, Seq):
             return " ".join(p for p in (self.node(i, tool) for i in flatten(node)) if p) or '""'
+        if isinstance(node, Chars):
+            return node.regex()
         if isinstance(node, Star):
             return "(" + (self.node(node.item, tool) or '""') + ")*"
         if isinstance(node, Alt):
@@ -91,23 +93,27 @@ def grammar(wire: CallWire, mode: str, *, thinking: bool, fields: dict[str, str]
         root = w.node(wire.whole)
         return "root ::= " + root + "\n" + "".join(f"{name} ::= {body}\n" for name, body in w.rules.items()), False, []
     triggers = list(wire.triggers)
-    free = w.excluding([*triggers, *wire.stop_tokens, *wire.text_excludes])  # no call starts, no end of turn spelled as text
+    free = w.excluding(wire.banned())  # no call starts, no end of turn spelled as text
     regions = []
     for trigger in triggers:
         for node in region_nodes(wire, trigger):
             regions.append(w.node(node, tool=_tool_of(wire, node)))
     reasoning = ""
-    if thinking and wire.reasoning is not None:
-        reasoning = (f"{w.excluding([*wire.reasoning, *triggers, *wire.stop_tokens, *wire.text_excludes])} "
-                     f"{spelled(wire.reasoning[1])}")
+    if wire.reasoning is not None and (thinking or wire.self_reasoning):
+        reasoning = f"{w.excluding(wire.banned())} {spelled(wire.reasoning[1])}"
+        if not thinking:  # the model may open it itself, as the first thing it writes
+            lead = f"({spelled(wire.reasoning_lead)})? " if wire.reasoning_lead else ""
+            reasoning = f"({lead}{spelled(wire.reasoning[0])} {reasoning})?"
     lazy = mode == "auto" and bool(regions)
     if mode == "none" or not regions:
         root = " ".join(p for p in (reasoning, free) if p)
     else:
         region = w.named(" | ".join(regions), "call")
-        body = region if wire.calls_last else f"{region} ({free} {region})* {free}"
+        body = region if wire.last_region else f"{region} ({free} {region})* {free}"
         gap = "[ \\t\\r\\n]*" if reasoning else ""  # blank framing after the reasoning, before the first call
         root = body if lazy else " ".join(p for p in (reasoning, gap, body) if p)
+        if wire.last_region and not lazy and mode == "auto":  # (never: auto is lazy) text, or text then the block
+            root = " ".join(p for p in (reasoning, f"{free} ({region})?") if p)
     text = "root ::= " + root + "\n" + "".join(f"{name} ::= {body}\n" for name, body in w.rules.items())
     out_triggers = []
     if lazy:
@@ -115,7 +121,7 @@ def grammar(wire: CallWire, mode: str, *, thinking: bool, fields: dict[str, str]
             if wire.calls_first:  # only a trigger that opens the output (after blanks) starts the grammar
                 out_triggers.append({"type": TRIGGER_PATTERN_FULL,
                                      "value": f"[ \\t\\r\\n]*({re.escape(trigger)})[\\s\\S]*"})
-            elif reasoning:
+            elif thinking and wire.reasoning is not None:
                 close = re.escape(wire.reasoning[1])
                 out_triggers.append({"type": TRIGGER_PATTERN_FULL,
                                      "value": f"[\\s\\S]*?{close}[\\s\\S]*?({re.escape(trigger)})[\\s\\S]*"})

@@ -98,7 +98,23 @@ class Text:
     excludes: tuple[str, ...] = ()
 
 
-Node = Union[Lit, Json, FreeText, Text, Tag, Seq, Alt, Star]
+@dataclass(frozen=True)
+class Chars:
+    """``low`` to ``high`` (None: any number) characters of the class ``cls`` (regex class syntax, ASCII only:
+    ``0-9``, ``a-zA-Z0-9``), e.g. a call index or a call id."""
+
+    cls: str
+    low: int = 1
+    high: int | None = None
+
+    def regex(self) -> str:
+        """The class and count in regex syntax (also GBNF's)."""
+        count = "+" if (self.low, self.high) == (1, None) else (
+            f"{{{self.low}}}" if self.low == self.high else f"{{{self.low},{'' if self.high is None else self.high}}}")
+        return f"[{self.cls}]{count}"
+
+
+Node = Union[Lit, Json, FreeText, Text, Tag, Seq, Alt, Star, Chars]
 
 
 @dataclass(frozen=True)
@@ -119,11 +135,8 @@ class CallWire:
     calls is free but never contains a trigger (the parser would read a call there). ``reasoning`` is the
     (opener, closer) of the reasoning block, used when the output starts inside it. ``exactness`` lists
     where the grammar is narrower than the parser (what the parser also accepts, read as variants).
-    ``text_excludes`` are further strings free text (outside calls, and reasoning) never contains: markers the
-    parser reads wherever they appear (a call opener outside its section, a reasoning marker in content).
-    ``calls_last``: the call region ends the output (the parser reads text after it as a problem: DSML's
-    ``text_after_block``), so nothing follows it. ``calls_first``: a call region only opens the output (after
-    reasoning): Llama's calls are the whole reply, text before them makes them content. ``whole``: for a
+    ``calls_first``: a call region only opens the output (after reasoning): Llama's calls are the whole reply,
+    text before them makes them content. ``whole``: for a
     format whose output is structured from its first character (harmony's messages), the node of the entire
     output for the request's mode, built by the family; the emitters write it as it is (``triggers`` then only
     inform). A :class:`Tag` whose ``end`` is empty and whose content is text runs to the end of the output.
@@ -135,13 +148,23 @@ class CallWire:
     section: Section | None = None
     reasoning: tuple[str, str] | None = None
     stop_tokens: tuple[str, ...] = ()
+    reserved: tuple[str, ...] = ()  # further markers free text never spells (a call marker outside its section)
+    self_reasoning: bool = False  # the model may open a reasoning block itself, at the very start of its output
+    last_region: bool = False  # a call region ends the output (DSML: text after the block is a diagnostic)
+    reasoning_lead: str = ""  # framing the output may start with before such a self-opened block (GLM's "\n")
+    calls_first: bool = False  # a call region only opens the output (Llama: text before a call makes it content)
+    whole: "Node | None" = None  # the entire output as one node, for formats structured from their first
+    # character (harmony's messages); the family builds it for the request's mode, the emitters write it as it
+    # is (``triggers`` then only inform); a text Tag with an empty ``end`` runs to the end of the output
+    key_order: str = "schema"  # the order arguments are written in: "schema" (properties order) or "sorted"
     family: str = ""
     notes: tuple[str, ...] = ()
-    text_excludes: tuple[str, ...] = ()
-    calls_last: bool = False
-    calls_first: bool = False
-    whole: "Node | None" = None  # the whole output, when it is structured from its first character (below)
-    key_order: str = "schema"  # the order arguments are written in: "schema" (properties order) or "sorted"
+
+    def banned(self) -> list[str]:
+        """What free text (outside calls, and reasoning) never contains: the triggers, the reserved markers, the
+        reasoning markers (a closer in content is dropped with a diagnostic, an opener at the start opens
+        reasoning) and the stop tokens spelled as text."""
+        return list(dict.fromkeys([*self.triggers, *self.reserved, *(self.reasoning or ()), *self.stop_tokens]))
 
     def call_nodes(self) -> list["Node"]:
         """The call node of every tool, in tool order."""
@@ -198,6 +221,12 @@ def region_nodes(wire: CallWire, trigger: str) -> list:
         if not wire.section.begin.startswith(trigger) or not calls:
             return []
         call = Alt(tuple(calls)) if len(calls) > 1 else calls[0]
-        return [Seq((Lit(wire.section.begin), call, Star(Seq((Lit(wire.section.separator), call))),
-                     Lit(wire.section.end)))]
+        sep, end = wire.section.separator, wire.section.end
+        if sep and end.startswith(sep):
+            # the same language as begin (call sep)+ end-after-sep: each separator joins the call before it, so no
+            # lexeme is a prefix of another (llguidance's greedy lexer would take DSML's "\n" for the start of
+            # "\n</｜DSML｜tool_calls>" and refuse a second call)
+            each = Seq((call, Lit(sep)))
+            return [Seq((Lit(wire.section.begin), each, Star(each), Lit(end[len(sep):])))]
+        return [Seq((Lit(wire.section.begin), call, Star(Seq((Lit(sep), call))), Lit(end)))]
     return [node for node in calls if starts_with(node, trigger)]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 
-from .ir import Alt, CallWire, FreeText, Json, Lit, Seq, Star, Tag, Text, after, flatten, region_nodes
+from .ir import Alt, CallWire, Chars, FreeText, Json, Lit, Seq, Star, Tag, Text, after, flatten, region_nodes
 
 _REGEX_SPECIAL = set("\\.+*?()|[]{}^$/")
 
@@ -90,6 +90,8 @@ class _Writer:
         if isinstance(node, Seq):
             parts = [self.node(i) for i in flatten(node)]
             return " ".join(p for p in parts if p) or '""'
+        if isinstance(node, Chars):
+            return f"/{node.regex()}/"
         if isinstance(node, Star):
             return "(" + (self.node(node.item) or '""') + ")*"
         if isinstance(node, Alt):
@@ -97,6 +99,14 @@ class _Writer:
             inner = " | ".join(self.node(i) or '""' for i in rest)
             return f"({inner})?" if len(rest) < len(node.items) else f"({inner})"
         raise TypeError(f"free text outside a tag cannot be emitted ({node!r})")
+
+
+def _gap(head: list, triggers: list) -> list[str]:
+    """Blank framing between a reasoning block and a call that must come first, unless a trigger starts with
+    blanks itself (DSML's ``\n\n``): llguidance's greedy lexer would give them to the gap and never to it."""
+    if not head or any(t[:1].isspace() for t in triggers):
+        return []
+    return ["/[ \\t\\r\\n]*/"]
 
 
 def _contains_any(words) -> str:
@@ -110,27 +120,33 @@ def grammar_text(wire: CallWire, mode: str, *, thinking: bool) -> str:
         start = w.node(wire.whole)
         return "\n".join(["%llguidance {}", "", f"start: {start}", *w.rules]) + "\n"
     triggers = list(wire.triggers)
-    banned = [*triggers, *wire.stop_tokens, *wire.text_excludes]  # free text never starts a call nor ends the turn
+    banned = wire.banned()  # free text never starts a call nor spells the end of turn
     lines = ["%llguidance {}", ""]
     tail = f"TAIL: /(?s:.*)/ & ~{_contains_any(banned)}" if banned else "TAIL: /(?s:.*)/"
     head = []
-    if thinking and wire.reasoning is not None:
+    if wire.reasoning is not None and (thinking or wire.self_reasoning):
         close = wire.reasoning[1]
         body = f"/(?s:.*){regex_literal(close)}/"
-        body = f"{body} & ~{_contains_any([wire.reasoning[0], *(b for b in banned if b != close)])}"  # no call
+        body = f"{body} & ~{_contains_any([b for b in banned if b != close])}"  # no opener again, no call
         lines.append(f"REASONING: {body}")
-        head.append(w.rule("REASONING", "reasoning", "[lazy]"))
+        reasoning = w.rule("REASONING", "reasoning", "[lazy]")
+        # the prompt opened it, or the model may open it itself as the first thing it writes
+        opener = string_literal(wire.reasoning[0])
+        if wire.reasoning_lead:  # one lexeme each: llguidance's greedy lexer must not split the lead off
+            opener = f"({string_literal(wire.reasoning_lead + wire.reasoning[0])} | {opener})"
+        head.append(reasoning if thinking else f"({opener} {reasoning})?")
     if mode == "none" or not wire.calls:
         start = " ".join(head + ["TAIL"])
     else:
         regions_after_text, regions_first = [], []
         for trigger in triggers:
-            others = [t for t in banned if not trigger.endswith(t)]
-            pre_body = f"/(?s:.*){regex_literal(trigger)}/"
-            if others:
-                pre_body = f"{pre_body} & ~{_contains_any(others)}"
-            for inner in (t for t in banned if t != trigger and trigger.endswith(t)):  # only as the trigger's end
-                pre_body = f"{pre_body} & ~/(?s:.*){regex_literal(inner)}(?s:.+)/"
+            others = [t for t in banned if t != trigger]
+            if any(o in trigger for o in others):  # a banned marker inside the trigger: ban it before the trigger
+                pre_body = f"(/(?s:.*)/ & ~{_contains_any(others)}) /{regex_literal(trigger)}/"
+            else:
+                pre_body = f"/(?s:.*){regex_literal(trigger)}/"
+                if others:
+                    pre_body = f"{pre_body} & ~{_contains_any(others)}"
             pre_terminal = f"PRE_{triggers.index(trigger)}"
             lines.append(f"{pre_terminal}: {pre_body}")
             pre = w.rule(pre_terminal, "pre", "[lazy]")
@@ -141,20 +157,20 @@ def grammar_text(wire: CallWire, mode: str, *, thinking: bool) -> str:
             regions_after_text.append(f"{pre} {rest}")
             regions_first.append(f"{string_literal(trigger)} {rest}")
         later = w.rule(" | ".join(regions_after_text), "call")
-        rest_of_output = "" if wire.calls_last else f"{later}* TAIL"  # calls_last: nothing after the region
-        if mode == "auto" and wire.calls_first:  # a call region opens the output, or there is none
+        if wire.calls_first and mode == "auto":  # a call region opens the output, or there is none
             first = w.rule(" | ".join(regions_first), "first_call")
-            start = " ".join(head + [f"({' '.join(p for p in (first, rest_of_output) if p)} | TAIL)"])
-        elif mode == "auto" and wire.calls_last:
-            start = " ".join(head + [f"({later} | TAIL)"])
+            rest_of_output = "" if wire.last_region else f" {later}* TAIL"
+            start = " ".join(head + [f"({first}{rest_of_output} | TAIL)"])
+        elif wire.last_region:  # one region, and it ends the output
+            start = " ".join(head + ([f"({later} | TAIL)"] if mode == "auto" else
+                                     [*_gap(head, triggers),
+                                      w.rule(" | ".join(regions_first), "first_call")]))
         elif mode == "auto":
             start = " ".join(head + [f"{later}*", "TAIL"])
         else:
             first = w.rule(" | ".join(regions_first), "first_call")
-            # blank framing after the reasoning, before the first call (a trigger that starts with blanks brings
-            # its own: llguidance's greedy lexer would not give a gap's blanks back to it)
-            gap = ["/[ \\t\\r\\n]*/"] if head and not any(t[:1].isspace() for t in triggers) else []
-            start = " ".join(p for p in head + gap + [first, rest_of_output] if p)
+            gap = _gap(head, triggers)
+            start = " ".join(head + gap + [first, f"{later}*", "TAIL"])
     lines.append(tail)
     lines.append(f"start: {start}")
     lines.extend(w.rules)

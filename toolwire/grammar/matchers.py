@@ -165,9 +165,7 @@ class Matcher:
                     m = trial
                     out += char
                     continue
-            ascii_ = [t for t in choices if t < 0x80]
-            if not ascii_:  # only non-ASCII bytes go on (inside a marker such as <｜tool▁sep｜>): take one of them
-                ascii_ = choices
+            ascii_ = [t for t in choices if t < 0x80] or choices  # only non-ASCII allowed: a marker's bytes
             nice = [t for t in ascii_ if t in preferred]
             printable = [t for t in ascii_ if 0x20 <= t < 0x7F]
             pool = nice if nice and rng.random() < 0.5 else (printable if printable and rng.random() < 0.9 else ascii_)

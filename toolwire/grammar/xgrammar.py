@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .ir import Alt, CallWire, FreeText, Json, Lit, Seq, Star, Tag, Text, flatten, split_tag
+from .ir import Alt, CallWire, Chars, FreeText, Json, Lit, Seq, Star, Tag, Text, flatten, split_tag
 
 
 BLANK = r"[ \t\r\n]*"
@@ -51,6 +51,8 @@ def node_format(node) -> dict[str, Any]:
         if len(items) == 1:
             return node_format(items[0])
         return {"type": "sequence", "elements": [node_format(i) for i in items]}
+    if isinstance(node, Chars):
+        return {"type": "regex", "pattern": node.regex()}
     if isinstance(node, Star):
         return {"type": "star", "content": node_format(node.item)}
     if isinstance(node, Alt):
@@ -78,7 +80,7 @@ def structural_tag(wire: CallWire, mode: str, *, thinking: bool) -> dict[str, An
     """The ``{"type": "structural_tag", "format": ...}`` dict for ``wire`` in ``mode``."""
     if wire.whole is not None:
         return {"type": "structural_tag", "format": node_format(wire.whole)}
-    banned = [*wire.triggers, *wire.stop_tokens, *wire.text_excludes]  # free text never starts a call nor ends the turn
+    banned = wire.banned()  # free text never starts a call nor spells the end of turn
     if mode == "none" or not wire.calls:
         body: dict[str, Any] = {"type": "any_text", "excludes": banned}
     else:
@@ -88,15 +90,21 @@ def structural_tag(wire: CallWire, mode: str, *, thinking: bool) -> dict[str, An
                      "at_least_one": True, "stop_after_first": False}
             tags = [{"type": "tag", "begin": wire.section.begin, "content": inner, "end": wire.section.end}]
         body = {"type": "triggered_tags", "triggers": list(wire.triggers), "tags": tags,
-                "at_least_one": mode in ("required", "named"), "stop_after_first": wire.calls_last,
-                "excludes": [e for e in (*wire.stop_tokens, *wire.text_excludes)
-                             if not any(e in t for t in wire.triggers)]}  # xgrammar: one inside a trigger blocks it
+                "at_least_one": mode in ("required", "named"), "stop_after_first": wire.last_region,
+                # xgrammar checks excludes across a trigger too: a word inside a trigger (DSML's block opener inside
+                # "\n\n" + opener) would block the trigger itself, so it is left out (docs/grammar.md)
+                "excludes": [b for b in banned if not any(b in t for t in wire.triggers)]}
     if wire.calls_first and mode == "auto" and wire.calls:  # calls open the output, or there is no call
         body = {"type": "or", "elements": [dict(body, at_least_one=True), {"type": "any_text", "excludes": banned}]}
-    if thinking and wire.reasoning is not None:
-        text = {"type": "any_text", "excludes": [wire.reasoning[0], *(b for b in banned if b != wire.reasoning[1])]}
-        reasoning = {"type": "tag", "begin": "", "content": text,
+    if wire.reasoning is not None and (thinking or wire.self_reasoning):
+        text = {"type": "any_text", "excludes": [b for b in banned if b != wire.reasoning[1]]}  # no opener, no call
+        reasoning = {"type": "tag", "begin": "" if thinking else wire.reasoning[0], "content": text,
                      "end": wire.reasoning[1]}
+        if not thinking:  # the model may open it itself, as the first thing it writes
+            if wire.reasoning_lead:
+                lead = {"type": "optional", "content": {"type": "const_string", "value": wire.reasoning_lead}}
+                reasoning = {"type": "sequence", "elements": [lead, reasoning]}
+            reasoning = {"type": "optional", "content": reasoning}
         gap = [{"type": "regex", "pattern": BLANK}] if mode in ("required", "named") and wire.calls else []
         body = {"type": "sequence", "elements": [reasoning, *gap, body]}
     return {"type": "structural_tag", "format": body}

@@ -15,7 +15,7 @@ from toolwire.errors import UnsupportedByFormat
 from ..ir import CallWire
 from ..request import GrammarRequest
 
-MODULES = ("json_calls", "xml_params", "dsml", "deepseek_legacy", "kimi", "mistral", "gemma", "llama", "harmony")
+MODULES = ("json_calls", "xml_params", "marker_json", "arg_pairs", "invoke_blocks", "gemma", "llama", "harmony")
 """The family-group modules of this package (imported on first use)."""
 
 Describer = Callable[..., CallWire]

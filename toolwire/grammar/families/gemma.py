@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolwire.parsers.gemma import CALL_CLOSE, CALL_OPEN, CH_CLOSE, CH_OPEN, Q, STOPS, GemmaParser
+from toolwire.parsers.gemma import CALL_CLOSE, CALL_OPEN, Q, STOPS, GemmaParser
 
 from ..ir import Alt, CallWire, Lit, Node, Seq, Star, Tag, Text, json_node, optional
 from . import describes, reasoning_markers
@@ -107,10 +107,10 @@ def gemma4(fmt, request, *, thinking: bool) -> CallWire:
     calls = tuple((tool.name, Seq((Lit(CALL_OPEN + CALL_PREFIX + tool.name),
                                    properties(tool.schema, ""), Lit(CALL_CLOSE))))
                   for tool in request.tools)
-    # the model may open its reasoning itself at the start (<|channel>thought ... <channel|>): free text then
-    # and what the parser stops at (STOPS: also the tool response the server fills in after calls)
+    # free text never spells the call closer nor what the parser stops at (STOPS: also the tool response the
+    # server fills in after calls); the model may open its reasoning itself at the start (self_reasoning)
     stops = tuple(s for s in STOPS if s not in fmt.stop_tokens)
-    excludes = (CALL_CLOSE, *stops, CH_OPEN, CH_CLOSE) if thinking else (CALL_CLOSE, *stops)
     return CallWire(fmt.name, (CALL_OPEN,), calls, reasoning=reasoning_markers(fmt),
-                    stop_tokens=tuple(fmt.stop_tokens), family="gemma", text_excludes=excludes,
+                    stop_tokens=tuple(fmt.stop_tokens), family="gemma", reserved=(CALL_CLOSE, *stops),
+                    self_reasoning=True,
                     key_order="sorted")

@@ -43,4 +43,5 @@ def hermes_json(fmt, request, *, thinking: bool) -> CallWire:
                                    Lit(CALL_FRAME[1] + closer))))
                   for tool in request.tools)
     return CallWire(fmt.name, (opener,), calls, reasoning=reasoning_markers(fmt),
-                    stop_tokens=tuple(fmt.stop_tokens), family="json_calls")
+                    stop_tokens=tuple(fmt.stop_tokens), family="json_calls",
+                    self_reasoning=fmt.parser_class.think_tag_at_start)  # Qwen3 may write <think> itself

@@ -3,7 +3,7 @@
 
 * Llama 3.1 / 3.2: the reply *is* one call object ``{"name": NAME, "parameters": ARGS}`` (the template writes
   exactly one call per turn) or it is text. There is no marker: the call's head ``{"name": "`` is the
-  trigger, the call must open the output (``calls_first``) and end it (``calls_last``). Free text never
+  trigger, the call must open the output (``calls_first``) and end it (``last_region``). Free text never
   spells the trigger nor ``<|python_tag|>`` (built-in calls, which the grammar does not write).
 * Llama 4: ``<|python_start|>`` TEXT ``<|python_end|>`` then the call objects back to back, opening and ending
   the output; neither the block's text nor free text spells a call head (calls inside the block are a variant
@@ -38,7 +38,7 @@ def llama31(fmt, request, *, thinking: bool) -> CallWire:
     """The whole reply is one call object, or text."""
     calls = tuple((tool.name, call(tool.name, tool.schema)) for tool in request.tools)
     return CallWire(fmt.name, (CALL_HEAD,), calls, stop_tokens=tuple(fmt.stop_tokens), family="llama",
-                    text_excludes=(PYTHON_TAG,), calls_first=True, calls_last=True)
+                    reserved=(PYTHON_TAG,), calls_first=True, last_region=True)
 
 
 @describes(Llama4Parser)
@@ -54,4 +54,4 @@ def llama4(fmt, request, *, thinking: bool) -> CallWire:
                       any_open, Lit("}")))
         calls = ((", ".join(tool.name for tool in request.tools), region),)
     return CallWire(fmt.name, (PY_START,), calls, stop_tokens=tuple(fmt.stop_tokens), family="llama",
-                    text_excludes=(PY_END, CALL_HEAD), calls_first=True, calls_last=True)
+                    reserved=(PY_END, CALL_HEAD), calls_first=True, last_region=True)

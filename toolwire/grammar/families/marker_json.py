@@ -1,63 +1,84 @@
-"""Marker-delimited calls with a JSON arguments body (the parsers of :mod:`toolwire.parsers.marker_json`).
+"""Marker-framed JSON arguments (parsers on :class:`~toolwire.parsers.marker_json.JsonCallParser`), from each
+parser's declarative ``grammar`` (a :class:`~toolwire.parsers.marker_json.Grammar`: call / header / section
+markers) and its header rule:
 
-One call is ``call_open HEADER header_end ARGS [trailer] [call_close]``, read off the parser's own
-:class:`~toolwire.parsers.marker_json.Grammar` (``fmt.parser_class.grammar``); the family modules
-(:mod:`.deepseek_legacy`, :mod:`.kimi`, :mod:`.mistral`) supply only the header a tool's call is written with
-and the framing their templates put around the JSON. With a section (``section_open`` ... ``section_close``)
-the calls sit inside one block, written back to back (``separator`` between them).
+* Kimi K2 / K2-Thinking: ``<|tool_calls_section_begin|>`` ``<|tool_call_begin|>functions.NAME:IDX``
+  ``<|tool_call_argument_begin|>{json}<|tool_call_end|>`` ... ``<|tool_calls_section_end|>`` (IDX: digits);
+* DeepSeek V3.1: ``<｜tool▁calls▁begin｜>`` ``<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{json}<｜tool▁call▁end｜>``
+  ... ``<｜tool▁calls▁end｜>``;
+* DeepSeek R1: the same section, ``<｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME`` + ```` ```json ```` fence;
+* Mistral Small 3.2: ``[TOOL_CALLS]NAME[CALL_ID]ID[ARGS]{json}`` per call (ID: 9 letters or digits, the id
+  rule of the parser), no closing marker: the JSON ends the call;
+* Ministral 3: ``[TOOL_CALLS]NAME[ARGS]{json}``.
 """
 
 from __future__ import annotations
 
-from toolwire.parsers.marker_json import Grammar
+from toolwire.parsers.deepseek_legacy import MARKERS as DEEPSEEK, R1_FENCE_CLOSE, R1_FENCE_OPEN, DeepSeekR1Parser, \
+    DeepSeekV31Parser
+from toolwire.parsers.kimi import CALL_ID_PREFIX, KimiParser
+from toolwire.parsers.ministral import MinistralParser
+from toolwire.parsers.mistral import M as MISTRAL, MistralParser
 
-from ..ir import Alt, CallWire, Lit, Node, Section, Seq, Star, json_node
-from . import reasoning_markers
+from ..ir import CallWire, Chars, Lit, Section, Seq, json_node
+from . import describes, reasoning_markers
 
-DIGITS = tuple("0123456789")
-
-
-def number() -> Node:
-    """A decimal number without leading zeros (``0``, ``7``, ``12``): ``0 | [1-9][0-9]*``."""
-    digit = Alt(tuple(Lit(d) for d in DIGITS))
-    return Alt((Lit("0"), Seq((Alt(tuple(Lit(d) for d in DIGITS[1:])), Star(digit)))))
-
-
-def chars(alphabet: str, count: int) -> Node:
-    """Exactly ``count`` characters of ``alphabet``."""
-    one = Alt(tuple(Lit(c) for c in alphabet))
-    return Seq((one,) * count)
+MISTRAL_CALL_ID = Chars("a-zA-Z0-9", 9, 9)
+"""Mistral's call id: 9 letters or digits (what ``is_call_id`` accepts without ``unusual_call_id``)."""
 
 
-def marker_call(g: Grammar, header: Node, schema: dict, *, body: tuple[str, str] = ("", "")) -> Seq:
-    """``call_open HEADER header_end body[0] ARGS body[1] trailer call_close`` (a missing marker is empty)."""
-    return Seq((Lit(g.call_open), header, Lit(g.header_end + body[0]), json_node(schema),
-                Lit(body[1] + g.trailer + (g.call_close or ""))))
+def _wire(fmt, request, calls, *, triggers, section=None, reserved=()) -> CallWire:
+    return CallWire(fmt.name, tuple(triggers), tuple(calls), section=section, reasoning=reasoning_markers(fmt),
+                    stop_tokens=tuple(fmt.stop_tokens), reserved=tuple(reserved), family="marker_json",
+                    self_reasoning=fmt.parser_class.grammar.think_open is not None)
 
 
-def text_excludes(g: Grammar, *, thinking: bool) -> tuple[str, ...]:
-    """The markers free text never spells: every call marker (the parser reads a call opener outside its
-    section as a call), and the reasoning closer unless the model may open reasoning itself at the start
-    (then a leading ``<think>...</think>`` is free text to the grammar; see docs/grammar.md)."""
-    markers = [g.call_open, g.header_end, g.call_close, g.section_close]
-    if g.think_close and (thinking or not g.think_open):
-        markers.append(g.think_close)
-    return tuple(dict.fromkeys(m for m in markers if m))
+def _sectioned(fmt, request, header) -> CallWire:
+    """Calls inside the grammar's section, each ``call_open`` header ``header_end`` JSON [trailer] ``call_close``."""
+    g = fmt.parser_class.grammar
+    calls = [(t.name, Seq((Lit(g.call_open), header(t.name), Lit(g.header_end), json_node(t.schema),
+                           Lit(g.trailer + g.call_close))))
+             for t in request.tools]
+    return _wire(fmt, request, calls, triggers=(g.section_open,), section=Section(g.section_open, g.section_close),
+                 reserved=(g.call_open,))
 
 
-def marker_wire(fmt, request, header, *, family: str, thinking: bool, separator: str = "",
-                body: tuple[str, str] = ("", ""), notes: tuple[str, ...] = ()) -> CallWire:
-    """The :class:`CallWire` of a marker-JSON format: ``header(tool_name) -> Node`` spells a call's header.
+@describes(KimiParser)
+def kimi(fmt, request, *, thinking: bool) -> CallWire:
+    """Kimi K2: ``functions.NAME:IDX`` headers inside the tool-call section."""
+    return _sectioned(fmt, request, lambda name: Seq((Lit(CALL_ID_PREFIX + name + ":"), Chars("0-9"))))
 
-    Without a section every call is its own region, triggered by ``call_open``; with one the section's
-    opener is the trigger and the calls follow each other inside it."""
-    g: Grammar = fmt.parser_class.grammar
-    calls = tuple((tool.name, marker_call(g, header(tool.name), tool.schema, body=body)) for tool in request.tools)
-    section = None
-    trigger = g.call_open
-    if g.section_open:
-        section = Section(g.section_open, g.section_close, separator)
-        trigger = g.section_open
-    return CallWire(fmt.name, (trigger,), calls, section=section, reasoning=reasoning_markers(fmt),
-                    stop_tokens=tuple(fmt.stop_tokens), family=family, notes=notes,
-                    text_excludes=tuple(m for m in text_excludes(g, thinking=thinking) if m != trigger))
+
+@describes(DeepSeekV31Parser)
+def deepseek_v31(fmt, request, *, thinking: bool) -> CallWire:
+    """DeepSeek V3.1: the header is the tool name."""
+    return _sectioned(fmt, request, Lit)
+
+
+@describes(DeepSeekR1Parser)
+def deepseek_r1(fmt, request, *, thinking: bool) -> CallWire:
+    """DeepSeek R1: ``function<｜tool▁sep｜>NAME`` then the JSON in a fenced block."""
+    g = fmt.parser_class.grammar
+    calls = [(t.name, Seq((Lit(g.call_open + "function" + DEEPSEEK["sep"] + t.name + R1_FENCE_OPEN),
+                           json_node(t.schema), Lit(R1_FENCE_CLOSE + g.call_close))))
+             for t in request.tools]
+    return _wire(fmt, request, calls, triggers=(g.section_open,), section=Section(g.section_open, g.section_close),
+                 reserved=(g.call_open,))
+
+
+@describes(MistralParser)
+def mistral(fmt, request, *, thinking: bool) -> CallWire:
+    """Mistral Small 3.2: ``[TOOL_CALLS]NAME[CALL_ID]ID[ARGS]{json}``."""
+    g = fmt.parser_class.grammar
+    calls = [(t.name, Seq((Lit(g.call_open + t.name + MISTRAL["call_id"]), MISTRAL_CALL_ID, Lit(g.header_end),
+                           json_node(t.schema))))
+             for t in request.tools]
+    return _wire(fmt, request, calls, triggers=(g.call_open,))
+
+
+@describes(MinistralParser)
+def ministral(fmt, request, *, thinking: bool) -> CallWire:
+    """Ministral 3: ``[TOOL_CALLS]NAME[ARGS]{json}``."""
+    g = fmt.parser_class.grammar
+    calls = [(t.name, Seq((Lit(g.call_open + t.name + g.header_end), json_node(t.schema)))) for t in request.tools]
+    return _wire(fmt, request, calls, triggers=(g.call_open,))

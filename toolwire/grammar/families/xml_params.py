@@ -61,11 +61,14 @@ def xml_value(schema: Any, begin: str, end: str, excludes: tuple[str, ...], path
         if values is not None and all(isinstance(v, str) for v in values) and schema.get("type") in (None, "string"):
             choice = Alt(tuple(Lit(v) for v in values)) if len(values) > 1 else Lit(values[0])
             return Seq((Lit(begin + framing), choice, Lit(framing + end)))
-    if isinstance(schema, dict) and isinstance(schema.get("type"), str) and schema["type"] in SCALAR_SPELLINGS:
+    if isinstance(schema, dict) and isinstance(schema.get("type"), str) and schema["type"] in SCALAR_SPELLINGS \
+            and not schema.get("x-toolwire-json"):
         choice = Alt(tuple(Lit(v) for v in SCALAR_SPELLINGS[schema["type"]]))
         return Seq((Lit(begin + framing), choice, Lit(framing + end)))
     if is_text_typed(schema):  # the framing is text the parser drops; the value may end with it
         return Tag(begin + framing, Text(excludes), end)
+    if isinstance(schema, dict) and "x-toolwire-json" in schema:  # a marker of the caller's, not of the schema
+        schema = {k: v for k, v in schema.items() if k != "x-toolwire-json"}
     return Seq((Lit(begin + framing), json_node(schema, path, excludes), Lit(framing + end)))
 
 
@@ -96,4 +99,4 @@ def qwen_xml(fmt, request, *, thinking: bool) -> CallWire:
                                    Lit(g.function_close + LINE + g.call_close))))
                   for tool in request.tools)
     return CallWire(fmt.name, (g.call_open,), calls, reasoning=reasoning_markers(fmt),
-                    stop_tokens=tuple(fmt.stop_tokens), family="xml_params")
+                    stop_tokens=tuple(fmt.stop_tokens), family="xml_params", self_reasoning=g.think_open is not None)
