@@ -32,6 +32,7 @@ PIP=("$VENV/bin/python" -m pip install -q --disable-pip-version-check)
     pybase64 cachetools prometheus_client msgspec cloudpickle uvloop py-cpuinfo partial-json-parser orjson \
     ipython ijson pydantic jinja2 pytest
 "${PIP[@]}" llguidance jsonschema  # the grammar certification (tests_engines/test_grammar_*.py)
+"${PIP[@]}" tiktoken  # the Llama-3 / Llama-4 / o200k tokenizers of tests_engines/test_grammar_token_ids_xgrammar.py
 "${PIP[@]}" --no-deps -e .
 
 "$VENV/bin/python" - <<'PY'
