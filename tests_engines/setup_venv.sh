@@ -34,6 +34,8 @@ PIP=("$VENV/bin/python" -m pip install -q --disable-pip-version-check)
     ipython ijson pydantic jinja2 pytest
 # what vLLM's own parser tests import (tests_engines/test_vllm_own_cases.py): mistral_common (vllm.parser.mistral)
 "${PIP[@]}" "torch==$TORCH_VERSION" mistral_common einops
+"${PIP[@]}" llguidance jsonschema  # the grammar certification (tests_engines/test_grammar_*.py)
+"${PIP[@]}" tiktoken  # the Llama-3 / Llama-4 / o200k tokenizers of tests_engines/test_grammar_token_ids_xgrammar.py
 "${PIP[@]}" --no-deps -e .
 
 "$VENV/bin/python" - <<'PY'

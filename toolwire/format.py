@@ -213,6 +213,24 @@ class Format:
             parser.feed(text[start:start + _PARSE_CHUNK])
         return parser.finish()
 
+    # ---- constrained decoding (toolwire.grammar)
+    def grammar(self, tools: Sequence[Any] | None = None, *, tool_choice: Any = "auto", target: str = "xgrammar",
+                thinking: bool = False, prompt: RenderedPrompt | None = None):
+        """The constraint for this format's tool calls with ``tools``: a :class:`toolwire.grammar.Grammar`.
+
+        ``target``: ``"xgrammar"`` (a structural tag, as vLLM and SGLang take it), ``"llguidance"`` (a Lark
+        grammar for ``LLMatcher``) or ``"gbnf"`` (llama.cpp's grammar, with ``grammar_lazy`` and
+        ``grammar_triggers``). ``tool_choice``: ``"auto"`` (text, calls anywhere), ``"required"`` (the answer
+        starts with a call), ``"none"`` (no call can start) or a named tool (``{"type": "function",
+        "function": {"name": ...}}`` or ``{"name": ...}``: only that tool). Argument bodies follow each tool's
+        JSON Schema. ``prompt`` / ``thinking`` say whether the output starts inside reasoning (free text up to
+        the closer), as for :meth:`stream`. A bad tool, schema, ``tool_choice`` or ``target`` raises a toolwire
+        error naming the field; a format without a grammar description raises :class:`UnsupportedByFormat`."""
+        from toolwire.grammar import build
+
+        return build(self, _tool_list(tools), tool_choice=tool_choice, target=target, thinking=thinking,
+                     prompt=prompt)
+
     # ---- token-level training samples (toolwire.training)
     def render_tokens(self, messages: Sequence[Any], tools: Sequence[Any] | None = None, tokenizer: Any = None,
                       **options: Any):

@@ -121,15 +121,42 @@ class ToolwireDetector(BaseFormatDetector):
         return True  # the family's content rules apply without tools too; calls are still reported
 
     def supports_structural_tag(self) -> bool:
-        return False  # no grammar yet: see structure_info
+        """True when the format has a toolwire grammar description (docs/grammar.md)."""
+        from toolwire.grammar.engines import has_grammar
+
+        return has_grammar(self.format_name)
+
+    def get_structural_tag(self, tools=None, tool_choice="auto", thinking_mode: bool = False,
+                           parallel_tool_calls: bool = True):
+        """SGLang's model-native structural-tag hook: the format's toolwire grammar as an
+        ``xgrammar.StructuralTag`` (None without tools or a description)."""
+        from toolwire.grammar.engines import structural_tag
+
+        dicts = [t.model_dump() if hasattr(t, "model_dump") else t for t in tools or []]
+        choice = tool_choice.model_dump() if hasattr(tool_choice, "model_dump") else tool_choice
+        tag = structural_tag(self.format_name, dicts, choice, thinking=thinking_mode,
+                             parallel_tool_calls=parallel_tool_calls)
+        if tag is None:
+            return None
+        from xgrammar import StructuralTag
+
+        return StructuralTag.from_json(tag)
 
     def parses_required_natively(self) -> bool:
         return True  # toolwire reads the format's own syntax for tool_choice="required" too
 
     def structure_info(self):
-        """The seam for constrained decoding (SGLang's structural tags): toolwire builds no grammar yet, so
-        ``supports_structural_tag`` is False and this raises; the grammar issue fills it in."""
-        raise NotImplementedError("toolwire builds no structural tag yet")
+        """SGLang's legacy structural-tag seam: ``name -> StructureInfo(begin, end, trigger)`` of one call, from
+        the format's grammar description (the begin literal names the tool; the arguments between are JSON)."""
+        from sglang.srt.function_call.core_types import StructureInfo
+        from toolwire.grammar.engines import call_boundaries
+
+        def info(name: str) -> StructureInfo:
+            begin, end, trigger = call_boundaries(self.format_name, {"type": "function", "function": {
+                "name": name, "parameters": {"type": "object"}}})
+            return StructureInfo(begin=begin, end=end, trigger=trigger)
+
+        return info
 
 
 class ToolwireReasoningDetector(BaseReasoningFormatDetector):

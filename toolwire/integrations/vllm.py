@@ -349,6 +349,7 @@ class ToolwireToolParser(ToolParser):
     # toolwire reads the format's own syntax for every tool_choice: vLLM must not force JSON output for
     # "required" / named tools, nor route those through its JSON reader
     supports_required_and_named = False
+    structural_tag_model = "toolwire"  # any name: vLLM then asks get_structural_tag for the constraint
 
     def __init__(self, tokenizer: Any, tools: Any = None):
         super().__init__(tokenizer, tools)
@@ -379,10 +380,25 @@ class ToolwireToolParser(ToolParser):
         return request
 
     def get_structural_tag(self, request: Any, *, reasoning: bool = False, strict_level: Any = None):
-        """The seam for constrained decoding of tool calls (vLLM calls it when ``structural_tag_model`` is
-        set). toolwire builds no grammar yet, so this returns None and decoding stays unconstrained; the
-        grammar issue fills it in from the format's marker table."""
-        return None
+        """Constrained decoding of tool calls: the format's toolwire grammar as an ``xgrammar.StructuralTag``
+        (vLLM calls this because ``structural_tag_model`` is set, when ``tool_choice`` or a strict tool asks
+        for a constraint). A tool that is not strict (and ``strict_level`` below PARAMETER) keeps free JSON
+        arguments, as vLLM's own tags do; ``reasoning`` opens with the reasoning block. None (unconstrained)
+        for a format without a grammar description."""
+        from toolwire.grammar.engines import structural_tag
+
+        tools = [t.model_dump() if hasattr(t, "model_dump") else t for t in (getattr(request, "tools", None) or [])]
+        choice = getattr(request, "tool_choice", "auto")
+        choice = choice.model_dump() if hasattr(choice, "model_dump") else choice
+        level = int(strict_level) if strict_level is not None else 0
+        free = [t["function"]["name"] for t in tools if isinstance(t.get("function"), dict)
+                and t["function"].get("strict") is not True and level < _STRICT_PARAMETER]
+        tag = structural_tag(self.format_name, tools, choice, thinking=reasoning, free_arguments=free)
+        if tag is None:
+            return None
+        from xgrammar import StructuralTag
+
+        return StructuralTag.from_json(tag)
 
     def _take_request(self, request: Any) -> None:
         if self.state.stream is None:
@@ -411,6 +427,14 @@ class ToolwireToolParser(ToolParser):
     def finish_streaming(self) -> DeltaMessage | None:
         """End of stream: the text toolwire held back, and the calls it closes."""
         return self.state.finish()
+
+
+try:  # vLLM's ToolStrictLevel: arguments are constrained from PARAMETER on, or for a strict tool
+    from vllm.tool_parsers.abstract_tool_parser import ToolStrictLevel as _Level
+
+    _STRICT_PARAMETER = int(_Level.PARAMETER)
+except (ImportError, AttributeError):  # pragma: no cover - other vLLM versions
+    _STRICT_PARAMETER = 2
 
 
 def _class_name(format_name: str, kind: str) -> str:

@@ -1,4 +1,4 @@
-"""The toolwire command: formats, render, parse, plan, prefix, detect, fidelity, eval and demo.
+"""The toolwire command: formats, render, parse, grammar, plan, prefix, detect, fidelity, eval and demo.
 
 One error contract for every command: a bad input (a missing or malformed file, an unknown format, a bad
 option or field) prints ``toolwire: error [code]: ...`` naming the file or field and exits 2; ``fidelity``
@@ -127,6 +127,33 @@ def _cmd_parse(args: argparse.Namespace) -> int:
     return 0
 
 
+def _tool_choice(text: str | None):
+    """``--tool-choice``: auto / required / none, a tool name, or a JSON object."""
+    if text is None or text in ("auto", "required", "none"):
+        return text or "auto"
+    if text.lstrip().startswith("{"):
+        try:
+            return json.loads(text)
+        except ValueError as exc:
+            raise BadInput("usage", f"--tool-choice is not valid JSON: {exc}") from None
+    return {"type": "function", "function": {"name": text}}
+
+
+def _cmd_grammar(args: argparse.Namespace) -> int:
+    fmt = get_format(args.format)
+    tools = tools_value(read_json(args.tools, "tools"), args.tools)
+    grammar = fmt.grammar(tools, tool_choice=_tool_choice(args.tool_choice), target=args.target,
+                          thinking=args.thinking)
+    if args.json or args.target == "xgrammar":
+        print(json.dumps(grammar.to_dict(), ensure_ascii=False, indent=None if args.target == "xgrammar" else 2))
+    else:
+        sys.stdout.write(grammar.text)
+        if grammar.target == "gbnf" and grammar.lazy:
+            print("# grammar_lazy: true; grammar_triggers: " + json.dumps(list(grammar.grammar_triggers),
+                                                                         ensure_ascii=False), file=sys.stderr)
+    return 0
+
+
 def _cmd_plan(args: argparse.Namespace) -> int:
     from toolwire.context_policy.cli import run as plan_run
 
@@ -226,6 +253,19 @@ def build_parser() -> argparse.ArgumentParser:
     dt.set_defaults(func=_cmd_detect)
 
     from .fidelity import configure_parser as fid_cfg, run as fid_run
+
+    g = sub.add_parser("grammar", help="print the constrained-decoding grammar of a format's tool calls",
+                       description="Print the grammar that constrains this format's tool calls to the tools' schemas: "
+                                   "an xgrammar structural tag (JSON), an llguidance Lark grammar, or llama.cpp GBNF "
+                                   "(--json: the llama.cpp server fields grammar / grammar_lazy / grammar_triggers).")
+    g.add_argument("--format", required=True, help="the toolwire format name (see 'toolwire formats')")
+    g.add_argument("--tools", required=True, help="JSON file with the tool definitions (a list, or {tools: [...]})")
+    g.add_argument("--target", default="xgrammar", choices=("xgrammar", "llguidance", "gbnf"),
+                   help="the grammar target (default xgrammar)")
+    g.add_argument("--tool-choice", help="auto (default), required, none, a tool name, or a JSON tool_choice object")
+    g.add_argument("--thinking", action="store_true", help="the prompt opened a reasoning block")
+    g.add_argument("--json", action="store_true", help="print the target's JSON request form")
+    g.set_defaults(func=_cmd_grammar)
 
     fp = sub.add_parser("fidelity", help="compare a native renderer with a model's chat template",
                         description="Compare the native renderer with a chat template, scenario by scenario: bytes, "
