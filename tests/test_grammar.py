@@ -237,5 +237,7 @@ def test_deepseek_r1_fenced_calls(target):
     m = Matcher(fmt.grammar(TOOLS, target=target))
     assert m.accepts("Checking." + R1_CALL) and m.accepts("No call needed.")
     assert not m.accepts(R1_CALL.replace("```json", "```"))
-    two = R1_CALL.replace("<｜tool▁calls▁end｜>", "") + R1_CALL.split("<｜tool▁calls▁begin｜>")[1]
-    assert m.accepts(two)  # two calls in one section
+    two = R1_CALL.replace("<｜tool▁calls▁end｜>", "\n") + R1_CALL.split("<｜tool▁calls▁begin｜>")[1]
+    assert [c.status for c in fmt.parse(two, TOOLS).tool_calls] == ["proposed", "proposed"]
+    assert m.accepts(two)  # two calls in one section, a line break between them as the template writes it
+    assert not m.accepts(two.replace("```<｜tool▁call▁end｜>\n", "```<｜tool▁call▁end｜>"))

@@ -20,6 +20,7 @@ R1_OUTPUTS = [
     "<｜tool▁calls▁begin｜>" + R1_CALL + "<｜tool▁calls▁end｜>",
     "Let me check.<｜tool▁calls▁begin｜>" + R1_CALL + "<｜tool▁calls▁end｜>",
     "<｜tool▁calls▁begin｜>" + R1_NOW + "<｜tool▁calls▁end｜>",
+    "<｜tool▁calls▁begin｜>" + R1_CALL + "\n" + R1_NOW + "<｜tool▁calls▁end｜>",  # two calls, as the template writes them
 ]
 
 

@@ -62,8 +62,9 @@ def deepseek_r1(fmt, request, *, thinking: bool) -> CallWire:
     calls = [(t.name, Seq((Lit(g.call_open + "function" + DEEPSEEK["sep"] + t.name + R1_FENCE_OPEN),
                            json_node(t.schema), Lit(R1_FENCE_CLOSE + g.call_close))))
              for t in request.tools]
-    return _wire(fmt, request, calls, triggers=(g.section_open,), section=Section(g.section_open, g.section_close),
-                 reserved=(g.call_open,))
+    # the template writes a line break before every call after the first (templates/deepseek_legacy.py)
+    return _wire(fmt, request, calls, triggers=(g.section_open,),
+                 section=Section(g.section_open, g.section_close, "\n"), reserved=(g.call_open,))
 
 
 @describes(MistralParser)
