@@ -307,6 +307,8 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
             name = json.loads('"' + m.group(1) + '"')
         except ValueError:
             return
+        if not name.strip():  # names no tool: not a call (see _end_call), the body is only kept
+            return
         body.call = self._begin_call(name, source=body.source)
         body.args = stream_arguments(body.call)
         body.args_key = m.group(2)
@@ -358,6 +360,10 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
                        "no call is started, the text is kept here", severity="error", raw=M["call_open"] + text)
             for code, message in diags:
                 self._diag(code, message, severity=diagnostic_severity(code))
+            return
+        if call is None and not name.strip():  # names no tool: no call, the text is kept
+            self._diag("not_a_tool_call", "a <tool_call> whose \"name\" is empty names no tool; no call is "
+                       "started, the text is kept here", severity="error", raw=M["call_open"] + body.text())
             return
         if call is None:
             call = self._begin_call(name, source=body.source)

@@ -88,6 +88,10 @@ KNOWN = [
     *[case(n, t, thinking, label="empty-name") for n, t in [
         ("minimax_m2", M2_EMPTY_INVOKE), ("minimax_m3", M3_EMPTY_INVOKE), ("hy3", HY3_EMPTY_NAME), ("hy3", HY3_NO_SEP)]
       for thinking in (False, True)],
+    # found by the marker-soup suite after the stop-23 merges: a Hermes-JSON <tool_call> whose "name" is empty
+    *[case(n, t, label="empty-name") for n in ("qwen25", "qwen3_instruct_2507", "hermes3") for t in (
+        'ure.\n<tool_call>\n{"name": ""', '<tool_call>\n{"name": "", "arguments": {}}\n</tool_call>',
+        '<tool_call>\n{"name": " ", "arguments": {"a"')],
 ]
 
 
