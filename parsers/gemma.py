@@ -25,7 +25,7 @@ from typing import Any, Sequence
 from .base import CallBuilder, tool_schemas
 from .lexer import MarkerScanner
 from .schema_coerce import is_string_schema, parameter_schema
-from .steps import StepParser
+from .steps import BLANKS, StepParser
 
 # One marker table shared by the renderer (toolwire.templates.gemma) and this parser.
 MARKERS = {
@@ -63,7 +63,6 @@ _KEY_AHEAD = re.compile(r"[ \t\r\n]*[A-Za-z_][A-Za-z0-9_]*[ \t\r\n]*:")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 _LITERALS = {"true": True, "false": False, "null": None}
 _PYTHON = {"True": True, "False": False, "None": None}
-_WS = " \t\r\n"
 STRING = "\udfff"
 """Where a ``<|"|>`` string stood in a body's structure text (the strings are read apart, so a quote written
 with ordinary tokens, or any other text, inside a string can never confuse the structure)."""
@@ -86,7 +85,7 @@ class _Body:
         self.text, self.i, self.schema = text, 0, schema
         self.strings = iter(strings)
         self.depth, self.max_depth = 0, max_depth
-        self.last = len(text.rstrip(_WS)) - 1  # the body's last non-blank character
+        self.last = len(text.rstrip(BLANKS)) - 1  # the body's last non-blank character
 
     def enter(self) -> None:
         self.depth += 1
@@ -100,7 +99,7 @@ class _Body:
 
     def ws(self) -> None:
         t, i = self.text, self.i
-        while i < len(t) and t[i] in _WS:
+        while i < len(t) and t[i] in BLANKS:
             i += 1
         self.i = i
 
@@ -288,16 +287,13 @@ class GemmaParser(StepParser):
     def _start(self, buf: str, pos: int, final: bool) -> int | None:
         """The very start of reasoning the prompt opened: a repeated ``<|channel>thought`` is dropped."""
         if self._mode == "reasoning":
-            i = pos
-            while i < len(buf) and buf[i] in _WS:
-                i += 1
-            rest = buf[i:i + len(CH_OPEN)]
+            i = self._skip_blanks(buf, pos)
             if self._marker_at(buf, i, CH_OPEN):
                 self._diag("duplicate_reasoning_open", "the model opened the reasoning the prompt had opened",
                            raw=CH_OPEN)
                 self._state = _OPENER
                 return i + len(CH_OPEN)
-            if not final and (i == len(buf) or (len(rest) < len(CH_OPEN) and CH_OPEN.startswith(rest))):
+            if not final and self._may_still_be(buf, i, CH_OPEN):
                 return None
         self._state = _TEXT
         return pos
@@ -312,16 +308,7 @@ class GemmaParser(StepParser):
             return None if hit.start == pos else hit.start
         end = hit.end
         if marker in STOPS:
-            if end == len(buf) and not final:
-                return None if hit.start == pos else hit.start
-            if end == len(buf):
-                self._diag("stop_token_in_output", f"the output ends with the stop token {marker}", raw=marker,
-                           severity="info")
-            else:
-                emit(marker)
-                self._diag("text_after_stop_token", f"text follows {marker}, where generation stops; kept",
-                           raw=marker, severity="info")
-            return end
+            return self._stop_token(buf, pos, hit, final, emit)
         if marker == CALL_OPEN:
             self._state, self._head, self._head_len = _HEAD, [], 0
             self._call_repairs = []
@@ -339,7 +326,7 @@ class GemmaParser(StepParser):
     def _opener(self, buf: str, pos: int, final: bool) -> int | None:
         """After ``<|channel>``: the channel name ``thought`` and its newline are framing."""
         rest = buf[pos:pos + len(THOUGHT)]
-        if not final and len(rest) < len(THOUGHT) and THOUGHT.startswith(rest):
+        if not final and self._may_still_be(buf, pos, THOUGHT):
             return None
         self._state = _TEXT
         if rest == THOUGHT:
@@ -373,7 +360,7 @@ class GemmaParser(StepParser):
                 self._state = _TEXT
             return None if hit.start == pos else hit.start
         written = "".join(self._head)
-        header = written.strip(_WS)
+        header = written.strip(BLANKS)
         self._head = []
         if header.startswith("call:"):
             name = header[5:]
@@ -381,7 +368,7 @@ class GemmaParser(StepParser):
             name = header[1:] if header.startswith(":") else header
             self._call_repairs.append(("call_prefix_variant", f"the call was written {CALL_OPEN}{header}{{ "
                                                               "instead of call:NAME{"))
-        name = name.strip(_WS)
+        name = name.strip(BLANKS)
         if not name:
             self._diag("malformed_call_header", "a call without a name; kept as text", raw=CALL_OPEN + written + "{")
             self._state = _TEXT
@@ -433,17 +420,14 @@ class GemmaParser(StepParser):
 
     def _after(self, buf: str, pos: int, final: bool) -> int | None:
         """Whitespace after a call is framing when another call follows, else content."""
-        i = pos
-        while i < len(buf) and buf[i] in _WS:
-            i += 1
+        i = self._skip_blanks(buf, pos)
         self._gap += buf[pos:i]
-        rest = buf[i:i + len(CALL_OPEN)]
         if self._marker_at(buf, i, CALL_OPEN):
             self._gap = ""
             self._state, self._head, self._head_len = _HEAD, [], 0
             self._call_repairs = []
             return i + len(CALL_OPEN)
-        if not final and (i == len(buf) or (len(rest) < len(CALL_OPEN) and CALL_OPEN.startswith(rest))):
+        if not final and self._may_still_be(buf, i, CALL_OPEN):
             return None if i == pos else i
         if i == len(buf) and final:
             return None if i == pos else i

@@ -24,7 +24,7 @@ from typing import Any, Sequence
 from .base import CallBuilder
 from .lexer import MarkerScanner
 from .schema_coerce import coerce
-from .steps import StepParser
+from .steps import BLANKS, StepParser
 
 # One marker table shared by the renderer (toolwire.templates.kimi_k3) and this parser.
 MARKERS = {
@@ -42,7 +42,6 @@ _TEXT_SCAN = MarkerScanner((OPEN, CLOSE, END))
 _SEP_SCAN = MarkerScanner((SEP, OPEN, CLOSE))
 _ATTR = re.compile(r'[ \t\r\n]+([A-Za-z_][A-Za-z0-9_-]*)="([^"]*)"')
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
-_WS = " \t\r\n"
 
 _START, _TEXT, _TAG = range(3)
 
@@ -96,7 +95,7 @@ class KimiK3Parser(StepParser):
                        raw=opener)
             self._state = _TEXT
             return pos + len(opener)
-        if not final and len(rest) < len(opener) and opener.startswith(rest) and self._mode == "reasoning":
+        if not final and self._mode == "reasoning" and self._may_still_be(buf, pos, opener):
             return None
         self._state = _TEXT
         return pos
@@ -108,16 +107,7 @@ class KimiK3Parser(StepParser):
         if hit.marker is None:
             return None if hit.start == pos else hit.start
         if hit.marker == END:
-            if hit.end == len(buf) and not final:
-                return None if hit.start == pos else hit.start
-            if hit.end == len(buf):
-                self._diag("stop_token_in_output", f"the output ends with the stop token {END}", raw=END,
-                           severity="info")
-            else:
-                self._take_text(END)
-                self._diag("text_after_stop_token", f"text follows {END}, where generation stops; kept", raw=END,
-                           severity="info")
-            return hit.end
+            return self._stop_token(buf, pos, hit, final, self._take_text)
         self._closing = hit.marker == CLOSE
         self._tag = []
         self._state = _TAG
@@ -143,7 +133,7 @@ class KimiK3Parser(StepParser):
         text = "".join(self._gap)
         self._gap = []
         self._mode = "content"
-        if text.strip(_WS):
+        if text.strip(BLANKS):
             if framing_only:
                 self._diag("text_before_response", f"text between the think channel and {OPEN}response{SEP} is "
                            "kept as content", severity="info")
@@ -155,7 +145,7 @@ class KimiK3Parser(StepParser):
     def _flush_gap(self) -> None:
         text = "".join(self._gap)
         self._gap = []
-        if text.strip(_WS):
+        if text.strip(BLANKS):
             target = self._call.diag if self._call is not None else self._diag
             target("stray_text", "text between structural tags was ignored", raw=text)
 

@@ -26,7 +26,7 @@ from typing import Any, Sequence
 from .base import CallBuilder, tool_schemas
 from .lexer import MarkerScanner
 from .schema_coerce import coerce, parameter_schema
-from .steps import StepParser
+from .steps import BLANKS, StepParser
 
 NS = "]<]minimax[>["
 # One marker table shared by the renderer (toolwire.templates.minimax_m3) and this parser.
@@ -51,7 +51,6 @@ _REASONING = MarkerScanner((THINK_CLOSE, BLOCK_OPEN, EOS))
 _TAG = MarkerScanner((NS,))
 _INVOKE = re.compile(r'<invoke name="(?P<name>[^"]*)">', re.S)
 _M2_PARAMETER = re.compile(r'<parameter name="(?P<name>[^"]*)">', re.S)
-_WS = " \t\r\n"
 
 _START, _TEXT, _BLOCK, _TAGNAME = range(4)
 
@@ -94,10 +93,7 @@ class MiniMaxM3Parser(StepParser):
     def _start(self, buf: str, pos: int, final: bool) -> int | None:
         """A ``<mm:think>`` at the very start: the model opens reasoning (content mode), or repeats the
         prompt's opener (reasoning mode: dropped)."""
-        i = pos
-        while i < len(buf) and buf[i] in _WS:
-            i += 1
-        rest = buf[i:i + len(THINK_OPEN)]
+        i = self._skip_blanks(buf, pos)
         if self._marker_at(buf, i, THINK_OPEN):
             if self._mode == "reasoning":
                 self._diag("duplicate_reasoning_open", "the model opened the reasoning the prompt had opened",
@@ -106,7 +102,7 @@ class MiniMaxM3Parser(StepParser):
                 self._emit_content(buf[pos:i])
             self._mode, self._state = "reasoning", _TEXT
             return i + len(THINK_OPEN)
-        if not final and (i == len(buf) or (len(rest) < len(THINK_OPEN) and THINK_OPEN.startswith(rest))):
+        if not final and self._may_still_be(buf, i, THINK_OPEN):
             return None
         self._state = _TEXT
         return pos
@@ -120,16 +116,7 @@ class MiniMaxM3Parser(StepParser):
         if marker is None:
             return None if hit.start == pos else hit.start
         if marker == EOS:
-            if hit.end == len(buf) and not final:
-                return None if hit.start == pos else hit.start
-            if hit.end == len(buf):
-                self._diag("stop_token_in_output", f"the output ends with the stop token {EOS}", raw=EOS,
-                           severity="info")
-            else:
-                emit(EOS)
-                self._diag("text_after_stop_token", f"text follows {EOS}, where generation stops; kept", raw=EOS,
-                           severity="info")
-            return hit.end
+            return self._stop_token(buf, pos, hit, final, emit)
         if marker == BLOCK_OPEN:
             self._state = _BLOCK
             return hit.end
@@ -165,7 +152,7 @@ class MiniMaxM3Parser(StepParser):
         """The text between two tags outside any element: blanks are framing, anything else one diagnostic."""
         text = "".join(self._gap)
         self._gap = []
-        if text.strip(_WS):
+        if text.strip(BLANKS):
             self._stray(text)
 
     def _stray(self, text: str) -> None:
@@ -279,7 +266,7 @@ class MiniMaxM3Parser(StepParser):
         types = _types(element.schema)
         text = "".join(element.text)
         if element.children:
-            if text.strip(_WS):
+            if text.strip(BLANKS):
                 self._call.diag("stray_text", f"text beside the elements of {element.key!r} was ignored", raw=text)
             as_list = "array" in types or ("object" not in types and all(k == "item" for k, _ in element.children))
             return [v for _, v in element.children] if as_list else dict(element.children)
