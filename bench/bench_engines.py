@@ -56,10 +56,7 @@ def vllm_parser(tool_parser: str, reasoning_parser: str):
 
         def finish() -> dict:
             take(parser.parse_delta("", [], request, prompt, finished=True))
-            try:
-                return json.loads("".join(args))
-            except ValueError:
-                return {}
+            return harness.joined_arguments(args)
 
         return feed, finish
 
@@ -85,10 +82,7 @@ def sglang_parser(name: str):
 
         def finish() -> dict:
             args.extend(c.parameters for c in parser.parse_stream_end()[1] if c.parameters)
-            try:
-                return json.loads("".join(args))
-            except ValueError:
-                return {}
+            return harness.joined_arguments(args)
 
         return feed, finish
 

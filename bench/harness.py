@@ -164,14 +164,20 @@ def sglang_parser(detector: str, tools: list[dict]) -> Make | str:
             args.extend(c.parameters for c in parser.parse_streaming_increment(delta, sg_tools).calls if c.parameters)
 
         def finish() -> dict:
-            try:
-                return json.loads("".join(args))
-            except ValueError:
-                return {}
+            return joined_arguments(args)
 
         return feed, finish
 
     return make
+
+
+def joined_arguments(fragments: list[str]) -> dict:
+    """The arguments a peer streamed, joined and read as JSON (``{}`` when they are not JSON, so the row
+    reports the peer's arguments as wrong)."""
+    try:
+        return json.loads("".join(fragments))
+    except ValueError:
+        return {}
 
 
 TOKENIZERS = Path(__file__).resolve().parents[2] / "shared" / "real" / "tokenizers"
@@ -231,10 +237,7 @@ def vllm_parser(tool_parser: str, tools: list[dict], tokenizer: str, markers: tu
 
         def finish() -> dict:
             take(parser.parse_delta("", [], request, [], finished=True))
-            try:
-                return json.loads("".join(args))
-            except ValueError:
-                return {}
+            return joined_arguments(args)
 
         return feed, finish
 
