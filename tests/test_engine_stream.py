@@ -82,3 +82,19 @@ def test_start_state_from_the_prompt_then_the_request():
     assert start_in_reasoning("deepseek_v31", chat_template_kwargs={"thinking": True}) is True
     assert start_in_reasoning("deepseek_v31", chat_template_kwargs={"thinking": False}) is False
     assert thinking_requested(None) is False and thinking_requested({"enable_thinking": True}) is True
+
+
+class _TokenizerThatRaises:
+    """A tokenizer object whose every attribute raises something no tokenizer contract names (as a test
+    double's spec error does)."""
+
+    def __getattr__(self, name):
+        raise RuntimeError(f"no attribute {name}")
+
+
+def test_a_tokenizer_whose_reading_raises_means_text():
+    stream = EngineStream("qwen3", TOOLS, tokenizer=_TokenizerThatRaises())
+    stream.feed('Hi <tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>', ids=[1, 2])
+    stream.flush()
+    assert not stream.feeds_ids
+    assert stream.parsed.content == "Hi " and [c.name for c in stream.calls] == ["get_weather"]

@@ -188,6 +188,21 @@ def test_injected_marker_text_stays_content_with_token_ids():
     assert calls == {} and content == text
 
 
+def test_a_reused_tool_parser_reads_each_whole_output():
+    """One tool parser object, two non-streamed outputs: the second is parsed, not answered from the first
+    one's cache (vLLM's own DeepSeek-V3.2 delimiter case does this)."""
+    row = {"family": "qwen3", "tools": [{"type": "function", "function": {"name": "f", "parameters": {}}}]}
+    tokenizer, _ = tokenizer_for("qwen3")
+    request = make_request(row, stream=False)
+    parser = ToolParserManager.get_tool_parser("toolwire_qwen3")(tokenizer, request.tools)
+    call = '<tool_call>\n{"name": "f", "arguments": {"x": 1}}\n</tool_call>'
+    first = parser.extract_tool_calls(call, request)
+    second = parser.extract_tool_calls("Here: " + call, request)
+    third = parser.extract_tool_calls("No call.", request)
+    assert (first.content, second.content, third.content) == (None, "Here: ", "No call.")
+    assert [len(r.tool_calls) for r in (first, second, third)] == [1, 1, 0]
+
+
 def test_adjust_request_keeps_control_tokens():
     row = {"family": "qwen3", "tools": [{"type": "function", "function": {"name": "f", "parameters": {}}}]}
     tokenizer, _ = tokenizer_for("qwen3")

@@ -166,6 +166,13 @@ class RequestState:
             self._restart()  # the parser object reused for another output (vLLM itself builds one per request)
         return self._message(self.open().feed(delta_text, delta_token_ids))
 
+    def _answers(self, model_output: str) -> bool:
+        """Whether the cached one-shot parse is of this output: the whole output, or the content the
+        reasoning parser handed on from it."""
+        if self.whole_output is None or not self.stream.flushed:
+            return False
+        return model_output in (self.whole_output, self.stream.parsed.content or "")
+
     def _restart(self) -> None:
         self.stream = None
         self.whole_output = None
@@ -196,9 +203,10 @@ class RequestState:
 
     def parse_whole(self, model_output: str):
         """One-shot parse (non-streaming responses), cached so the sibling parser reuses it (it is handed the
-        reasoning parser's content, not the whole output: the cached parse of the whole output answers it)."""
-        if self.stream is not None and (not self.stream.flushed or self.whole_output is None):
-            self._restart()  # after a streamed output, a new one
+        reasoning parser's content, not the whole output: the cached parse of the whole output answers it).
+        Any other output is a new one (the parser object reused), parsed afresh."""
+        if self.stream is not None and not self._answers(model_output):
+            self._restart()  # after a streamed output, or another whole one
         if self.stream is None:
             self.whole_output = model_output
             stream = self.open()
