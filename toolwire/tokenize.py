@@ -75,6 +75,7 @@ class Vocabulary:
         ordered = sorted(control, key=len, reverse=True)
         self.control_pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
         self._spans: dict[str, tuple[tuple[int, int], ...]] = {}
+        self.whole_texts: dict[int, str] = {}  # TokenDecoder's: ordinary id -> its text, when whole characters
 
     def encode_plain(self, text: str) -> list[int]:
         """``text`` as ordinary tokens: no control token can come out of it."""
@@ -563,6 +564,11 @@ class TokenDecoder:
     its marker text; ordinary ids become ``special=False`` text, with an incomplete UTF-8 sequence held
     back until its last byte arrives. ``flush()`` releases what is held back at the end of output.
     A parser recognises a marker only in ``special`` pieces; marker text inside ordinary pieces is text.
+
+    With a byte-level vocabulary (:attr:`Vocabulary.token_bytes` or :attr:`Vocabulary.plain_bytes`) the text
+    of each ordinary id whose bytes are whole UTF-8 characters is remembered on the vocabulary (at most one
+    string per id of the vocabulary, shared by every stream of that tokenizer): while nothing is held back,
+    such an id costs one dict look-up, and :meth:`plain_text` gives a parser the text of a run of them.
     """
 
     def __init__(self, tokenizer: Any):
@@ -572,10 +578,46 @@ class TokenDecoder:
         self._read = 0               # ids[:read] are the emitted context
         self._bytes = None if self._utf8 is not None else self.vocab.plain_bytes
         self._pending: list[bytes] = []  # (plain_bytes) bytes of ids not yet emitted: an incomplete character
+        byte_level = self._utf8 is not None or self._bytes is not None
+        self._whole = self.vocab.whole_texts if byte_level else None
+        self._clean = True  # no byte of an incomplete character is held back
+
+    def plain_text(self, ids: Sequence[int]) -> str | None:
+        """The text of ``ids`` (a list or tuple of ``int``) when nothing is held back and each id is an
+        ordinary one already seen to decode to whole characters by itself: what :meth:`feed` would return as
+        one text piece, without changing the decoder. None otherwise (empty ``ids`` too): feed them."""
+        whole = self._whole
+        if whole is None or not self._clean:
+            return None
+        if type(ids) is tuple or type(ids) is list:
+            if len(ids) == 1:
+                tid = ids[0]
+                return whole.get(tid) if type(tid) is int else None
+            parts = []
+            for tid in ids:
+                text = whole.get(tid) if type(tid) is int else None
+                if text is None:
+                    return None
+                parts.append(text)
+            return "".join(parts) if parts else None
+        return None
+
+    def _whole_text(self, tid: int, data: bytes) -> str | None:
+        """The text of an ordinary id's ``data`` when it is whole UTF-8 characters (remembered for the id),
+        else None. A text ending with U+FFFD is not remembered: the bytes path holds such a text back."""
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        if text and not text.endswith("\ufffd") and self.vocab.known(tid):
+            self._whole[tid] = text
+        return text
 
     def feed(self, ids: Iterable[int]) -> list[TokenPiece]:
         if self._bytes is not None:
             return self._feed_bytes(ids)
+        if self._utf8 is not None:
+            return self._feed_utf8(ids)
         out: list[TokenPiece] = []
         for tid in ids:
             tid = int(tid)
@@ -583,45 +625,98 @@ class TokenDecoder:
             if marker is not None:
                 self._release(out)
                 _append(out, TokenPiece(marker, True))
-            elif self._utf8 is not None:
-                _append(out, TokenPiece(self._utf8.decode(self.vocab.token_bytes(tid)), False))
             else:
                 self._ids.append(tid)
                 self._step(out)
         return [p for p in out if p.text]
+
+    def _feed_utf8(self, ids: Iterable[int]) -> list[TokenPiece]:
+        """:meth:`feed` for a :attr:`Vocabulary.token_bytes` vocabulary: the bytes of ordinary ids go through
+        one incremental UTF-8 decoder (invalid bytes replaced), a control id releases what it holds."""
+        out: list[TokenPiece] = []
+        run: list[str] = []   # text of the current stretch of ordinary ids
+        whole = self._whole
+        control = self.vocab.control_ids
+        token_bytes = self.vocab.token_bytes
+        utf8 = self._utf8
+        clean = self._clean
+        for tid in ids:
+            tid = int(tid)
+            if clean:
+                text = whole.get(tid)
+                if text is not None:
+                    run.append(text)
+                    continue
+            marker = control.get(tid)
+            if marker is not None:
+                if not clean:
+                    run.append(utf8.decode(b"", final=True))
+                    utf8.reset()
+                    clean = True
+                if run:
+                    _add_text(out, run)
+                    run = []
+                if marker:
+                    out.append(TokenPiece(marker, True))
+                continue
+            data = token_bytes(tid)
+            text = self._whole_text(tid, data) if clean else None
+            if text is None:
+                text = utf8.decode(data)
+                clean = not utf8.getstate()[0]
+            run.append(text)
+        self._clean = clean
+        if run:
+            _add_text(out, run)
+        return out
 
     def _feed_bytes(self, ids: Iterable[int]) -> list[TokenPiece]:
         """:meth:`feed` for a :attr:`Vocabulary.plain_bytes` vocabulary: each id's bytes are decoded once; the
         text waits while it ends with U+FFFD (an incomplete character), as decoding the ids together would."""
         out: list[TokenPiece] = []
         run: list[str] = []   # text of the current stretch of ordinary ids
+        whole = self._whole
         control = self.vocab.control_ids
         piece_bytes = self._bytes
         pending = self._pending
         for tid in ids:
             tid = int(tid)
+            if not pending:
+                text = whole.get(tid)
+                if text is not None:
+                    run.append(text)
+                    continue
             marker = control.get(tid)
             if marker is not None:
                 if pending:
                     run.append(b"".join(pending).decode("utf-8", "replace"))
                     pending.clear()
                 if run:
-                    out.append(TokenPiece("".join(run), False))
+                    _add_text(out, run)
                     run = []
-                out.append(TokenPiece(marker, True))
+                if marker:
+                    out.append(TokenPiece(marker, True))
                 continue
-            pending.append(piece_bytes(tid))
+            data = piece_bytes(tid)
+            if not pending:
+                text = self._whole_text(tid, data)
+                if text is not None and not text.endswith("\ufffd"):
+                    run.append(text)
+                    continue
+            pending.append(data)
             text = (pending[0] if len(pending) == 1 else b"".join(pending)).decode("utf-8", "replace")
             if text.endswith("\ufffd"):
                 continue  # an incomplete character: wait for its next byte
             pending.clear()
             run.append(text)
+        self._clean = not pending
         if run:
-            out.append(TokenPiece("".join(run), False))
-        return [p for p in out if p.text]
+            _add_text(out, run)
+        return out
 
     def flush(self) -> list[TokenPiece]:
         out: list[TokenPiece] = []
+        self._clean = True
         if self._bytes is not None:
             if self._pending:
                 out.append(TokenPiece(b"".join(self._pending).decode("utf-8", "replace"), False))
@@ -653,6 +748,13 @@ class TokenDecoder:
             _append(out, TokenPiece(decode(self._ids)[len(before):], False))
         self._ids.clear()
         self._read = 0
+
+
+def _add_text(out: list[TokenPiece], run: list[str]) -> None:
+    """The run's text as one ordinary piece, unless it is empty."""
+    text = run[0] if len(run) == 1 else "".join(run)
+    if text:
+        out.append(TokenPiece(text, False))
 
 
 def _append(out: list[TokenPiece], piece: TokenPiece) -> None:
