@@ -151,6 +151,7 @@ def toolwire_messages(enc) -> IdMake:
 
 
 def _harmony_encoding():
+    """openai_harmony and its gpt-oss encoding read from the local vocabulary, or (None, None)."""
     os.environ.setdefault("TIKTOKEN_ENCODINGS_BASE", str(O200K))  # the local vocabulary file, never a download
     oh = harness.optional_import("openai_harmony")
     if oh is None or not O200K.exists():

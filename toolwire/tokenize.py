@@ -576,10 +576,9 @@ class TokenDecoder:
         self._utf8 = codecs.getincrementaldecoder("utf-8")("replace") if self.vocab.token_bytes else None
         self._ids: list[int] = []   # left context (already emitted) + ids not yet emitted
         self._read = 0               # ids[:read] are the emitted context
-        self._bytes = None if self._utf8 is not None else self.vocab.plain_bytes
         self._pending: list[bytes] = []  # (plain_bytes) bytes of ids not yet emitted: an incomplete character
-        byte_level = self._utf8 is not None or self._bytes is not None
-        self._whole = self.vocab.whole_texts if byte_level else None
+        self._id_bytes = self.vocab.token_bytes or self.vocab.plain_bytes  # None: a text-decoding vocabulary
+        self._whole = self.vocab.whole_texts if self._id_bytes is not None else None
         self._clean = True  # no byte of an incomplete character is held back
 
     def plain_text(self, ids: Sequence[int]) -> str | None:
@@ -604,20 +603,20 @@ class TokenDecoder:
 
     def _whole_text(self, tid: int, data: bytes) -> str | None:
         """The text of an ordinary id's ``data`` when it is whole UTF-8 characters (remembered for the id),
-        else None. A text ending with U+FFFD is not remembered: the bytes path holds such a text back."""
+        else None. A text ending with U+FFFD is left to :meth:`_decode_held` (the bytes path holds it back)."""
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
             return None
-        if text and not text.endswith("\ufffd") and self.vocab.known(tid):
+        if text.endswith("\ufffd"):
+            return None
+        if text and self.vocab.known(tid):
             self._whole[tid] = text
         return text
 
     def feed(self, ids: Iterable[int]) -> list[TokenPiece]:
-        if self._bytes is not None:
-            return self._feed_bytes(ids)
-        if self._utf8 is not None:
-            return self._feed_utf8(ids)
+        if self._whole is not None:
+            return self._feed_byte_level(ids)
         out: list[TokenPiece] = []
         for tid in ids:
             tid = int(tid)
@@ -630,15 +629,14 @@ class TokenDecoder:
                 self._step(out)
         return [p for p in out if p.text]
 
-    def _feed_utf8(self, ids: Iterable[int]) -> list[TokenPiece]:
-        """:meth:`feed` for a :attr:`Vocabulary.token_bytes` vocabulary: the bytes of ordinary ids go through
-        one incremental UTF-8 decoder (invalid bytes replaced), a control id releases what it holds."""
+    def _feed_byte_level(self, ids: Iterable[int]) -> list[TokenPiece]:
+        """:meth:`feed` for a byte-level vocabulary: a remembered id is its text; another ordinary id's bytes
+        go through :meth:`_decode_held`; a control id first releases what is held back."""
         out: list[TokenPiece] = []
         run: list[str] = []   # text of the current stretch of ordinary ids
         whole = self._whole
         control = self.vocab.control_ids
-        token_bytes = self.vocab.token_bytes
-        utf8 = self._utf8
+        id_bytes = self._id_bytes
         clean = self._clean
         for tid in ids:
             tid = int(tid)
@@ -650,8 +648,7 @@ class TokenDecoder:
             marker = control.get(tid)
             if marker is not None:
                 if not clean:
-                    run.append(utf8.decode(b"", final=True))
-                    utf8.reset()
+                    run.append(self._release_held())
                     clean = True
                 if run:
                     _add_text(out, run)
@@ -659,69 +656,48 @@ class TokenDecoder:
                 if marker:
                     out.append(TokenPiece(marker, True))
                 continue
-            data = token_bytes(tid)
+            data = id_bytes(tid)
             text = self._whole_text(tid, data) if clean else None
             if text is None:
-                text = utf8.decode(data)
-                clean = not utf8.getstate()[0]
+                text, clean = self._decode_held(data)
             run.append(text)
         self._clean = clean
         if run:
             _add_text(out, run)
         return out
 
-    def _feed_bytes(self, ids: Iterable[int]) -> list[TokenPiece]:
-        """:meth:`feed` for a :attr:`Vocabulary.plain_bytes` vocabulary: each id's bytes are decoded once; the
-        text waits while it ends with U+FFFD (an incomplete character), as decoding the ids together would."""
-        out: list[TokenPiece] = []
-        run: list[str] = []   # text of the current stretch of ordinary ids
-        whole = self._whole
-        control = self.vocab.control_ids
-        piece_bytes = self._bytes
+    def _decode_held(self, data: bytes) -> tuple[str, bool]:
+        """An ordinary id's bytes after what is held back: the text they complete, and whether nothing is held
+        back now. With :attr:`Vocabulary.token_bytes` an incremental UTF-8 decoder (invalid bytes replaced);
+        with :attr:`Vocabulary.plain_bytes` the held bytes and these decoded together, held back while the text
+        ends with U+FFFD (an incomplete character), as decoding the ids together would."""
+        if self._utf8 is not None:
+            text = self._utf8.decode(data)
+            return text, not self._utf8.getstate()[0]
         pending = self._pending
-        for tid in ids:
-            tid = int(tid)
-            if not pending:
-                text = whole.get(tid)
-                if text is not None:
-                    run.append(text)
-                    continue
-            marker = control.get(tid)
-            if marker is not None:
-                if pending:
-                    run.append(b"".join(pending).decode("utf-8", "replace"))
-                    pending.clear()
-                if run:
-                    _add_text(out, run)
-                    run = []
-                if marker:
-                    out.append(TokenPiece(marker, True))
-                continue
-            data = piece_bytes(tid)
-            if not pending:
-                text = self._whole_text(tid, data)
-                if text is not None and not text.endswith("\ufffd"):
-                    run.append(text)
-                    continue
-            pending.append(data)
-            text = (pending[0] if len(pending) == 1 else b"".join(pending)).decode("utf-8", "replace")
-            if text.endswith("\ufffd"):
-                continue  # an incomplete character: wait for its next byte
-            pending.clear()
-            run.append(text)
-        self._clean = not pending
-        if run:
-            _add_text(out, run)
-        return out
+        pending.append(data)
+        text = (pending[0] if len(pending) == 1 else b"".join(pending)).decode("utf-8", "replace")
+        if text.endswith("\ufffd"):
+            return "", False  # wait for the character's next byte
+        pending.clear()
+        return text, True
+
+    def _release_held(self) -> str:
+        """The text of the bytes held back (an incomplete character, replaced), which are then dropped."""
+        if self._utf8 is not None:
+            text = self._utf8.decode(b"", final=True)
+            self._utf8.reset()
+            return text
+        text = b"".join(self._pending).decode("utf-8", "replace")
+        self._pending.clear()
+        return text
 
     def flush(self) -> list[TokenPiece]:
+        if self._whole is not None:
+            text = "" if self._clean else self._release_held()
+            self._clean = True
+            return [TokenPiece(text, False)] if text else []
         out: list[TokenPiece] = []
-        self._clean = True
-        if self._bytes is not None:
-            if self._pending:
-                out.append(TokenPiece(b"".join(self._pending).decode("utf-8", "replace"), False))
-                self._pending.clear()
-            return [p for p in out if p.text]
         self._release(out)
         return [p for p in out if p.text]
 
@@ -738,10 +714,6 @@ class TokenDecoder:
         self._read = len(self._ids)
 
     def _release(self, out: list[TokenPiece]) -> None:
-        if self._utf8 is not None:
-            _append(out, TokenPiece(self._utf8.decode(b"", final=True), False))
-            self._utf8.reset()
-            return
         if self._read < len(self._ids):
             decode = self.vocab.decode_plain
             before = decode(self._ids[:self._read]) if self._read else ""
