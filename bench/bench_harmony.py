@@ -12,6 +12,10 @@ Peer, when importable (``.bench-venv``, see ``bench/setup_peers.sh``): openai-ha
 (Rust; ``process(id)`` then ``last_content_delta``, what a server streams), its vocabulary read from the same
 local file through ``TIKTOKEN_ENCODINGS_BASE`` (nothing is downloaded). Both runs' final arguments are checked.
 Targets: toolwire's 64k cost at most 2x its 1k cost; at least 0.5x openai-harmony's speed.
+
+A second table times reasoning and content the same way: ``<|channel|>analysis<|message|><N chars><|end|>``
+``<|start|>assistant<|channel|>final<|message|><N chars><|return|>``, "at N" once the final message holds ~N
+characters; openai-harmony's deltas are sorted by ``current_channel`` (what a server does with them).
 """
 
 from __future__ import annotations
@@ -28,6 +32,9 @@ from bench.bench_qwen import TOOLS, arguments
 O200K = harness.TOKENIZERS / "o200k_base"
 HEAD = "<|channel|>commentary to=functions.search <|constrain|>json<|message|>"
 TAIL = "<|call|>"
+REASONING_HEAD = "<|channel|>analysis<|message|>"
+FINAL_HEAD = "<|end|><|start|>assistant<|channel|>final<|message|>"
+FINAL_TAIL = "<|return|>"
 
 IdMake = Callable[[], tuple[Callable[[int], None], Callable[[], dict]]]
 
@@ -47,6 +54,15 @@ def output(enc, size: int) -> tuple[list[int], dict, int]:
     ids = enc.encode(HEAD + json.dumps(args, ensure_ascii=False) + TAIL, allowed_special="all")
     value_ids = enc.encode(args["q"][:size], allowed_special="all")
     return ids, args, len(head) + len(value_ids)
+
+
+def messages_output(enc, size: int) -> tuple[list[int], tuple[str, str], int]:
+    """The ids of an analysis message and a final message of ``size`` characters each, (reasoning, content),
+    and the index of the id at which ~``size`` characters of the final message were written."""
+    text = arguments(size)["q"]
+    ids = enc.encode(REASONING_HEAD + text + FINAL_HEAD + text + FINAL_TAIL, allowed_special="all")
+    head = enc.encode(REASONING_HEAD + text + FINAL_HEAD, allowed_special="all")
+    return ids, (text, text), len(head) + len(enc.encode_ordinary(text))
 
 
 def per_id_at(make: IdMake, ids: list[int], at: int, *, check: dict) -> float:
@@ -106,14 +122,82 @@ def toolwire_parser(enc) -> IdMake:
     return make
 
 
-def harmony_parser() -> IdMake | str:
-    """openai-harmony's ``StreamableParser`` for the assistant role: ``process(id)``, the call's content deltas
-    joined; or :data:`harness.MISSING`."""
+def toolwire_messages(enc) -> IdMake:
+    """toolwire's gpt_oss stream parser fed ``feed(ids=[id])``; ``finish()`` gives (reasoning, content) and
+    checks the deltas spell them."""
+    fmt = toolwire.get_format("gpt_oss")
+
+    def make():
+        parser = fmt.stream(TOOLS, encoding=enc)
+        reasoning: list[str] = []
+        content: list[str] = []
+
+        def feed(tid: int) -> None:
+            for event in parser.feed(ids=(tid,)):
+                (reasoning if event.type == "reasoning" else content).append(event.text)
+
+        def feed_many(ids: list[int]) -> None:
+            for event in parser.feed(ids=ids):
+                (reasoning if event.type == "reasoning" else content).append(event.text)
+
+        def finish() -> tuple[str, str]:
+            out = parser.finish()
+            assert ("".join(reasoning), "".join(content)) == (out.reasoning, out.content)
+            return out.reasoning, out.content
+
+        return feed, feed_many, finish
+
+    return make
+
+
+def _harmony_encoding():
+    """openai_harmony and its gpt-oss encoding read from the local vocabulary, or (None, None)."""
     os.environ.setdefault("TIKTOKEN_ENCODINGS_BASE", str(O200K))  # the local vocabulary file, never a download
     oh = harness.optional_import("openai_harmony")
     if oh is None or not O200K.exists():
+        return None, None
+    return oh, oh.load_harmony_encoding(oh.HarmonyEncodingName.HARMONY_GPT_OSS)
+
+
+def harmony_messages() -> IdMake | str:
+    """openai-harmony's ``StreamableParser``: ``process(id)``, each ``last_content_delta`` kept by
+    ``current_channel``; ``finish()`` gives (reasoning, content); or :data:`harness.MISSING`."""
+    oh, enc = _harmony_encoding()
+    if oh is None:
         return harness.MISSING
-    enc = oh.load_harmony_encoding(oh.HarmonyEncodingName.HARMONY_GPT_OSS)
+
+    def make():
+        parser = oh.StreamableParser(enc, role=oh.Role.ASSISTANT)
+        reasoning: list[str] = []
+        content: list[str] = []
+
+        def feed(tid: int) -> None:
+            parser.process(tid)
+            delta = parser.last_content_delta
+            if delta:
+                (reasoning if parser.current_channel == "analysis" else content).append(delta)
+
+        def feed_many(ids: list[int]) -> None:
+            for tid in ids:
+                feed(tid)
+
+        def finish() -> tuple[str, str]:
+            parser.process_eos()
+            texts = {m.channel: m.content[0].text for m in parser.messages}
+            assert ("".join(reasoning), "".join(content)) == (texts["analysis"], texts["final"])
+            return texts["analysis"], texts["final"]
+
+        return feed, feed_many, finish
+
+    return make
+
+
+def harmony_parser() -> IdMake | str:
+    """openai-harmony's ``StreamableParser`` for the assistant role: ``process(id)``, the call's content deltas
+    joined; or :data:`harness.MISSING`."""
+    oh, enc = _harmony_encoding()
+    if oh is None:
+        return harness.MISSING
 
     def make():
         parser = oh.StreamableParser(enc, role=oh.Role.ASSISTANT)
@@ -140,28 +224,23 @@ def harmony_parser() -> IdMake | str:
     return make
 
 
-def main() -> None:
-    """Print the table and record the 1k and 64k rows."""
-    if not O200K.exists() or harness.optional_import("tiktoken") is None:
-        print("\ngpt_oss per token id: n/a (o200k_base or tiktoken missing)")
-        return
-    enc = encoding()
+def id_table(title: str, benchmark: str, shape, tw: IdMake, peer: IdMake | str, enc) -> None:
+    """Time toolwire and the peer on ``shape(enc, size)`` outputs at every size; print the table and record the
+    1k and 64k rows under ``benchmark``."""
     peer_name = "openai-harmony StreamableParser"
-    peer = harmony_parser()
-    tw = toolwire_parser(enc)
     rows = []
     for size in harness.SIZES:
-        ids, args, at = output(enc, size)
-        row = {"size": size, "toolwire": per_id_at(tw, ids, at, check=args), "mean": mean_per_id(tw, ids, check=args)}
+        ids, check, at = shape(enc, size)
+        row = {"size": size, "toolwire": per_id_at(tw, ids, at, check=check), "mean": mean_per_id(tw, ids, check=check)}
         if callable(peer):
             try:
-                row["peer"] = per_id_at(peer, ids, at, check=args)
+                row["peer"] = per_id_at(peer, ids, at, check=check)
             except Exception:  # noqa: BLE001 - a peer that fails on this output is reported, not timed
                 row["peer"] = harness.WRONG
         else:
             row["peer"] = peer
         rows.append(row)
-    print(f"\ngpt_oss, one call's string argument, one token id per step (CPU µs per id)\n")
+    print(f"\n{title}, one token id per step (CPU µs per id)\n")
     table = []
     for row in rows:
         value = row["peer"]
@@ -174,9 +253,21 @@ def main() -> None:
     print(f"\ntoolwire per-id cost 64k / 1k: {last['toolwire'] / first['toolwire']:.2f}x (limit 2x)")
     for row in (first, last):
         value = row["peer"]
-        harness.record("gpt_oss stream per token id", f"{harness.size_label(row['size'])}, µs/id",
+        harness.record(benchmark, f"{harness.size_label(row['size'])}, µs/id",
                        f"{row['toolwire']:.1f}", peer_name, f"{value:,.1f}" if isinstance(value, float) else value,
                        f"{value / row['toolwire']:,.2f}x" if isinstance(value, float) else "-")
+
+
+def main() -> None:
+    """Print both tables and record their 1k and 64k rows."""
+    if not O200K.exists() or harness.optional_import("tiktoken") is None:
+        print("\ngpt_oss per token id: n/a (o200k_base or tiktoken missing)")
+        return
+    enc = encoding()
+    id_table("gpt_oss, one call's string argument", "gpt_oss stream per token id", output, toolwire_parser(enc),
+             harmony_parser(), enc)
+    id_table("gpt_oss, an analysis message then a final message", "gpt_oss reasoning + content per token id",
+             messages_output, toolwire_messages(enc), harmony_messages(), enc)
 
 
 if __name__ == "__main__":

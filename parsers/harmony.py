@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 from toolwire.errors import InvalidOption
 from toolwire.limits import size_problem
-from toolwire.output import Diagnostic
+from toolwire.output import Diagnostic, Event
 
-from .base import CallBuilder, StreamParser
+from .base import _IDS, CallBuilder, StreamParser
 from .json_body import ArgumentsStream, finish_call, stream_arguments, worse_status
 from .lexer import MarkerScanner, held_back_prefix
 
@@ -186,6 +186,17 @@ class HarmonyStreamParser(StreamParser):
         self._body: _Body | None = None
         self._foreign_note = ""
         self._new_header(role="assistant", started=True, explicit=False)
+
+    def feed(self, delta: str = "", ids: Iterable[int] | None = None) -> list[Event]:
+        """:meth:`StreamParser.feed`. Ids that are all ordinary text (a message body, one id a step) go
+        straight to the router: the one text piece the decoder would give, without the general path's per-id
+        checks (each such id was checked when the decoder first met it)."""
+        if ids is not None and self._stage == _IDS and not delta:
+            text = self._tokens.decoder.plain_text(ids)
+            if text is not None:
+                self._on_text(text)
+                return self._drain()
+        return super().feed(delta, ids)
 
     # ---- the base's hooks: token pieces, or text
     def _take_pieces(self, pieces: list, final: bool) -> None:

@@ -121,6 +121,18 @@ class JsonValueScanner:
         self.pos = base + len(text)
         return -1
 
+    def string_run(self, text: str) -> bool:
+        """Scan ``text`` at once when the scanner is strictly inside a string value with no escape open and
+        ``text`` only continues it (no closing quote, no raw control character, only whole escapes): then
+        ``safe`` moves to its end and True is returned, as :meth:`feed` would do; else nothing changes."""
+        if not self.in_string or self._is_key or self._esc or self.error is not None:
+            return False
+        n = len(text)
+        if _STRING_RUN.match(text).end() != n:
+            return False
+        self.pos = self.safe = self.pos + n
+        return True
+
     def closers(self) -> str:
         """The text that closes the prefix ending at ``safe`` (``"`` for an open string, then ``}``/``]``)."""
         if self._frozen_closers is not None:
@@ -747,6 +759,11 @@ class ArgumentsStream:
     def feed(self, text: str) -> int:
         """Add raw text; returns the index in ``text`` just past the value's end, or -1 (like the scanner)."""
         scanner = self.scanner
+        if text and self._sent_upto == scanner.pos and scanner.opener == "{" and scanner.string_run(text):
+            self._parts.append(text)  # a string value goes on: all of it is safe to send (the usual step)
+            self._sent_upto = scanner.pos
+            self._send(text)
+            return -1
         tracking = scanner.strict
         end = scanner.feed(text)
         piece = text if end < 0 else text[:end]

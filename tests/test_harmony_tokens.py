@@ -6,10 +6,12 @@ import json
 import socket
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import toolwire
 from toolwire.templates import harmony as harmony_module
 from toolwire.templates.harmony import load_o200k_harmony
+from toolwire.tokenize import TokenDecoder
 from support import assert_events_consistent, full_state
 from harmony_oracles import harmony_encoding, o200k_dir, tiktoken_encoding
 
@@ -121,3 +123,40 @@ def test_mixing_text_and_ids_is_refused():
         parser.feed(ids=[1])
     with pytest.raises(ValueError):
         FMT.stream(encoding=enc).feed("x", ids=[1])
+
+
+_ID_TEXTS = st.sampled_from([
+    "<|channel|>", "<|message|>", "<|end|>", "<|call|>", "<|start|>", "<|constrain|>", "<|return|>", "analysis",
+    "final", "commentary", " to=functions.f", " json", "assistant", '{"a": "', 'x"}', "\\", '\\"', "\\n", "Grüße",
+    "🫠", "東京", "\n", " ", "<|endoftext|>", "<|end", "|>",
+])
+
+
+@settings(max_examples=150, deadline=None)
+@given(texts=st.lists(st.tuples(_ID_TEXTS, st.sampled_from(["text", "marker", "first id"])), max_size=30),
+       extra=st.lists(st.sampled_from([10 ** 9, -1, 1.5, "x"]), max_size=2))
+def test_plain_text_ids_go_the_general_way_too(texts, extra):
+    """The shortcut for ids that are plain text gives, feed by feed, the events and result of the general id
+    path: markers (by id or spelled in text), split and cut characters, bad ids, one id or three ids a step."""
+    enc = tiktoken_encoding()
+    ids = []
+    for text, how in texts:  # "first id": a character's first bytes alone (held back until more arrive)
+        ids += (enc.encode(text, allowed_special="all") if how == "marker" else enc.encode_ordinary(text)
+                if how == "text" else enc.encode_ordinary(text)[:1])
+    ids += extra
+
+    def run(step):
+        parser = FMT.stream(TOOLS, encoding=enc)
+        batches = [parser.feed(ids=ids[i:i + step]) for i in range(0, len(ids), step)] + [parser.flush()]
+        return batches, full_state(parser.finish())
+
+    for step in (1, 3):
+        run(step)
+        warm = run(step)  # every ordinary id's text is remembered now
+        real = TokenDecoder.plain_text
+        TokenDecoder.plain_text = lambda self, ids: None
+        try:
+            general = run(step)
+        finally:
+            TokenDecoder.plain_text = real
+        assert warm == general

@@ -312,6 +312,55 @@ def test_fragments_always_decode_to_the_final_arguments(value, data):
     assert closed.status in ("truncated", "proposed")
 
 
+def test_string_run_takes_only_text_that_continues_a_string_value():
+    scanner = JsonValueScanner()
+    scanner.feed('{"k')
+    assert not scanner.string_run("ey")  # inside a key: nothing is safe before its value
+    scanner.feed('": "ab')
+    assert scanner.string_run("c \\n é 😀") and (scanner.pos, scanner.safe) == (17, 17)
+    for text in ('x"', "x\\", "x\n", "\\q"):  # a closing quote, an open or a bad escape, a raw line break...
+        assert not scanner.string_run(text), text
+    assert (scanner.pos, scanner.safe, scanner.in_string) == (17, 17, True)  # ...change nothing
+    assert scanner.feed('d", "n": 1}') == 11 and scanner.done
+    assert not scanner.string_run("x")
+    broken = JsonValueScanner()
+    broken.feed('{"a": "x\n')  # a raw line break: no longer strict JSON
+    assert broken.error is not None and not broken.string_run("more")
+
+
+_STRING_PIECES = st.lists(st.sampled_from(["ab", " ", '"', "\\", "\\n", "\\u00e9", "\\u00", "é", "😀", "\n",
+                                           "\x00", ", ", '": ', "{", "}", "[1, ", "]"]), max_size=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(pieces=_STRING_PIECES, cuts=st.lists(st.integers(1, 6), min_size=1, max_size=5))
+def test_the_string_run_shortcut_changes_no_fragment(pieces, cuts):
+    """Streaming with the shortcut gives the fragments, end and scanner state of plain scanning, on valid and
+    invalid text alike."""
+    raw = '{"q": "' + "".join(pieces)
+    chunks, i, n = [], 0, 0
+    while i < len(raw):
+        chunks.append(raw[i:i + cuts[n % len(cuts)]])
+        i, n = i + cuts[n % len(cuts)], n + 1
+
+    def run():
+        frags: list[str] = []
+        s = ArgumentsStream(frags.append)
+        ends = [s.feed(chunk) for chunk in chunks]
+        sc = s.scanner
+        state = (sc.pos, sc.safe, sc.done, sc.error, sc.error_pos, sc.in_string, sc.closers())
+        closed = s.close(truncated=True)
+        return frags, ends, state, closed
+
+    real = JsonValueScanner.string_run
+    JsonValueScanner.string_run = lambda self, text: False
+    try:
+        plain = run()
+    finally:
+        JsonValueScanner.string_run = real
+    assert run() == plain
+
+
 def _chunks(length: int, rng: random.Random):
     i = 0
     while i < length:

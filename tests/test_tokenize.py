@@ -481,6 +481,64 @@ def test_byte_level_token_decoder_decodes_each_id_once_with_the_tokenizers_resul
     assert [p.text for batch in fast_out for p in batch if p.special] == ["<|im_end|>", "<tool_call>", "<|im_end|>"]
 
 
+BYTE_LEVEL_TOKENIZERS = ["qwen3", "deepseek_v4", "llama3_tiktoken", "o200k"]
+
+
+def _decode_in_steps(tok, ids: list, steps: list[int]) -> list[list[TokenPiece]]:
+    decoder = TokenDecoder(tok)
+    out, i, n = [], 0, 0
+    while i < len(ids):
+        step = steps[n % len(steps)]
+        out.append(decoder.feed(ids[i:i + step]))
+        i, n = i + step, n + 1
+    return out + [decoder.flush()]
+
+
+@pytest.mark.parametrize("tok_name", BYTE_LEVEL_TOKENIZERS)
+def test_remembered_texts_change_no_piece(tok_name, request):
+    """Each ordinary id's text is remembered on the vocabulary once seen; the pieces are the same whether the
+    memory is empty (every id decoded from its bytes) or full, at any chunking, split characters included."""
+    tok = request.getfixturevalue(tok_name)
+    vocab = vocabulary(tok)
+    marker = sorted(vocab.control, key=len)[len(vocab.control) // 2]
+    split = vocab.encode_plain("🫠 Grüße 東京 👋🏽")
+
+    @given(st.lists(st.one_of(st.sampled_from(split), st.integers(0, 300), st.integers(0, 30_000),
+                              st.just(vocab.control[marker])), max_size=40),
+           st.lists(st.integers(1, 5), min_size=1, max_size=4))
+    @settings(max_examples=60, deadline=None)
+    def check(ids, steps):
+        vocab.whole_texts.clear()
+        cold = _decode_in_steps(tok, ids, steps)
+        warm = _decode_in_steps(tok, ids, steps)
+        one_by_one = _decode_in_steps(tok, ids, [1])
+        assert cold == warm
+        assert [p for b in warm for p in b if p.special] == [p for b in one_by_one for p in b if p.special]
+        assert "".join(p.text for b in warm for p in b) == "".join(p.text for b in one_by_one for p in b)
+        assert not set(vocab.whole_texts) & set(vocab.control_ids)
+
+    check()
+
+
+def test_plain_text_is_the_feed_of_remembered_whole_ids_only(o200k):
+    vocab = vocabulary(o200k)
+    vocab.whole_texts.clear()
+    word, emoji = vocab.encode_plain(" Grüße"), vocab.encode_plain("🫠")
+    assert len(emoji) > 1  # the emoji's bytes are split across ids
+    decoder = TokenDecoder(o200k)
+    assert decoder.plain_text(word) is None  # not seen yet
+    assert "".join(p.text for tid in word for p in decoder.feed([tid])) == " Grüße"
+    assert decoder.plain_text(word) == " Grüße" and decoder.plain_text(tuple(word[:1])) == o200k.decode(word[:1])
+    control = vocab.control["<|call|>"]
+    for ids in ([], [control], word + [control], [float(word[0])], [True], [10 ** 9], [emoji[0]]):
+        assert decoder.plain_text(ids) is None, ids
+    assert decoder.plain_text(iter(word)) is None  # only a list or tuple is read without being consumed
+    assert decoder.feed(emoji[:1]) == []  # the emoji's first bytes are held back...
+    assert decoder.plain_text(word) is None  # ...so no id is plain text until they are released
+    assert decoder.feed(emoji[1:] + word) == [TokenPiece("🫠 Grüße", False)]
+    assert decoder.plain_text(word) == " Grüße"
+
+
 @pytest.mark.parametrize("version", ["v3", "v3-tekken", "v7"])
 def test_token_decoder_with_mistral_tokenizers(version):
     tok = _mistral(version)
