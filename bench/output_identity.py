@@ -49,7 +49,7 @@ REAL_TOKENIZER = {
                      "qwen36", "qwen38"], "Qwen3"),
     **dict.fromkeys(["deepseek_v32", "deepseek_v4", "deepseek_v41"], "DeepSeek-V4"),
     **dict.fromkeys(["deepseek_v31", "deepseek_r1"], "DeepSeek-V3"),
-    "llama31": "Llama-3", "llama32": "Llama-3", "llama4": "Llama-4",
+    "llama31": "Llama-3", "llama32": "Llama-3", "llama4": "Llama-4", "gpt_oss": "o200k_base",
 }
 SYNTAX = ['{"name": "', '", "arguments": ', '{"', '": ', '"', "}", "]", "[", ",", "\\", '\\"', "\\n", "\\u00e9",
           "<parameter=", "</parameter>", "<function=", "</function>", "<arg_key>", "</arg_key>", "<arg_value>",
@@ -152,6 +152,10 @@ def _chunks(text: str, rng: random.Random) -> list[str]:
 def _tokenizer(name: str):
     from toolwire.tokenize import load_tokenizer
 
+    if name == "o200k_base":  # gpt-oss reads o200k_harmony, built offline on these ranks
+        from toolwire.templates.harmony import load_o200k_harmony
+
+        return load_o200k_harmony(TOKENIZERS / name)
     return load_tokenizer(str(TOKENIZERS / name))
 
 
