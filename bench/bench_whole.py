@@ -168,12 +168,16 @@ def _run(family: str, who: str, what: str, size: int) -> dict:
 
 # ---------------------------------------------------------------- the table
 
-def main() -> None:
-    """One row per family: CPU seconds and peak memory / output size, toolwire and SGLang, and the ratio."""
+def main(families: list[str] | None = None) -> None:
+    """One row per family (``families``: these only, in this order; default every case): CPU seconds and peak
+    memory / output size, toolwire and SGLang, and the ratio."""
     size = int(SIZE_MB * 1_000_000)
     sglang = harness.optional_import("sglang.srt.function_call.base_format_detector") is not None
+    unknown = sorted(set(families or ()) - set(CASES))
+    if unknown:
+        raise SystemExit(f"no whole-output case for {unknown}; cases: {', '.join(CASES)}")
     rows = []
-    for family in CASES:
+    for family in families or CASES:
         cells: dict[str, dict] = {}
         for who in ("toolwire", "sglang") if sglang else ("toolwire",):
             cpu, mem = _run(family, who, "cpu", size), _run(family, who, "mem", size)
@@ -212,6 +216,6 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["--child"]:
         family, who, what, size = sys.argv[2:6]
         print(json.dumps(measure(family, who, what, int(size))))
-    else:
+    else:  # python -m bench.bench_whole [FAMILY ...]: those rows only (one at a time on a busy machine)
         print(harness.environment())
-        main()
+        main(sys.argv[1:])
