@@ -9,6 +9,7 @@ limits=Limits(max_argument_bytes=1 GiB))`` (the default limit of 1 MiB would ref
 tools)``, the family's detector that ``.bench-venv`` imports (``bench/setup_peers.sh``). Both results are
 checked against the arguments the output was built from; a peer that returns other ones is reported, not timed.
 
+``python -m bench.bench_whole [FAMILY ...]`` measures those rows only (default: every case in :data:`CASES`).
 Every measurement runs in a fresh subprocess, one at a time: CPU time of the parse (``time.process_time``,
 all threads) in one, peak memory in another (``tracemalloc``: the peak of what the parse allocates beyond the
 output text itself, which exists before; the ratio is that peak over the output's UTF-8 size). Targets
