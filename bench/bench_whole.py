@@ -9,6 +9,7 @@ limits=Limits(max_argument_bytes=1 GiB))`` (the default limit of 1 MiB would ref
 tools)``, the family's detector that ``.bench-venv`` imports (``bench/setup_peers.sh``). Both results are
 checked against the arguments the output was built from; a peer that returns other ones is reported, not timed.
 
+``python -m bench.bench_whole [FAMILY ...]`` measures those rows only (default: every case in :data:`CASES`).
 Every measurement runs in a fresh subprocess, one at a time: CPU time of the parse (``time.process_time``,
 all threads) in one, peak memory in another (``tracemalloc``: the peak of what the parse allocates beyond the
 output text itself, which exists before; the ratio is that peak over the output's UTF-8 size). Targets
@@ -168,12 +169,16 @@ def _run(family: str, who: str, what: str, size: int) -> dict:
 
 # ---------------------------------------------------------------- the table
 
-def main() -> None:
-    """One row per family: CPU seconds and peak memory / output size, toolwire and SGLang, and the ratio."""
+def main(families: list[str] | None = None) -> None:
+    """One row per family (``families``: these only, in this order; default every case): CPU seconds and peak
+    memory / output size, toolwire and SGLang, and the ratio."""
     size = int(SIZE_MB * 1_000_000)
     sglang = harness.optional_import("sglang.srt.function_call.base_format_detector") is not None
+    unknown = sorted(set(families or ()) - set(CASES))
+    if unknown:
+        raise SystemExit(f"no whole-output case for {unknown}; cases: {', '.join(CASES)}")
     rows = []
-    for family in CASES:
+    for family in families or CASES:
         cells: dict[str, dict] = {}
         for who in ("toolwire", "sglang") if sglang else ("toolwire",):
             cpu, mem = _run(family, who, "cpu", size), _run(family, who, "mem", size)
@@ -212,6 +217,6 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["--child"]:
         family, who, what, size = sys.argv[2:6]
         print(json.dumps(measure(family, who, what, int(size))))
-    else:
+    else:  # python -m bench.bench_whole [FAMILY ...]: those rows only (one at a time on a busy machine)
         print(harness.environment())
-        main()
+        main(sys.argv[1:])

@@ -102,6 +102,11 @@ def tool_schemas(tools: Iterable[Any] | None) -> dict[str, dict]:
     return out
 
 
+_RAW_AFTER_VALUE = 2
+"""How many raw pieces (a closing tag) may follow a string value's pieces when :meth:`CallBuilder.end_string`
+looks for them."""
+
+
 class CallBuilder:
     """Builds one candidate while its text streams in, emitting ToolCallStarted / ArgumentsDelta events."""
 
@@ -164,8 +169,18 @@ class CallBuilder:
             self._fragment(encode_basestring(text)[1:-1])  # json_string_body(text), one call less per delta
 
     def end_string(self) -> str:
-        """Close the open string value and store it. Returns the value."""
-        value = "".join(self._string_parts)
+        """Close the open string value and store it. Returns the value. When the raw text ends with the value's
+        pieces (the XML-style parsers record each in both; a closing tag may follow), they become the joined
+        value there too, so a long value is kept once (the raw text joins to the same string)."""
+        parts = self._string_parts
+        value = "".join(parts)
+        raw, n = self.raw_parts, len(parts)
+        if n > 1:
+            for end in range(len(raw), max(n, len(raw) - _RAW_AFTER_VALUE) - 1, -1):
+                if raw[end - 1] is parts[-1]:
+                    if all(a is b for a, b in zip(raw[end - n:end], parts)):
+                        raw[end - n:end] = [value]
+                    break
         self._fragment('"')
         self._set(self._string_key, value)
         self._string_key = None
@@ -205,10 +220,12 @@ class CallBuilder:
         if status is not None and not (self.status == "rejected" and status == "proposed"):
             self.status = status
         self._fragment("{}" if self._key_count == 0 else "}")
+        arguments_text = "".join(self.fragments)
+        self.fragments = [arguments_text]  # its pieces go before the raw text is joined (a long value: less memory)
         cand = ToolCallCandidate(
             index=self.index, id=self.id, name=self.name, arguments=self.arguments,
             raw_arguments="".join(self.raw_parts), status=self.status, source=self.source,
-            diagnostics=self.diagnostics, arguments_text="".join(self.fragments),
+            diagnostics=self.diagnostics, arguments_text=arguments_text,
         )
         self.parser._events.append(ToolCallFinished(self.index, cand))
         self.parser._candidates.append(cand)

@@ -97,6 +97,7 @@ class LlamaParser(TrailingStopToken, StreamParser):
         self._pending = ""                   # blanks (and a ';') not yet known to be content or framing
         self._text: list[str] = []           # the outer object (prefix / whole) or the built-in call text
         self._outer: JsonValueScanner | None = None
+        self._outer_behind = False           # the arguments went to their stream only (see _body)
         self._call: StreamedCall | None = None
         self._tail: list[str] = []
         self._steps = {_START: self._start, _PREFIX_STATE: self._prefix, _BODY: self._body, _TAIL: self._tail_text,
@@ -162,6 +163,7 @@ class LlamaParser(TrailingStopToken, StreamParser):
                 call.diag("arguments_key", "the call says 'arguments' where Llama writes 'parameters'",
                           severity="info")
             self._call = StreamedCall(call)
+            self._outer_behind = True
             self._text = []
             self._state = _BODY
             return len(buf) - (len(head) - m.end())  # the body starts right after the prefix (in this piece)
@@ -180,17 +182,27 @@ class LlamaParser(TrailingStopToken, StreamParser):
         return self._whole_done(buf, len(buf) - (len(head) - end))
 
     def _body(self, buf: str, pos: int, final: bool) -> int | None:
-        """The arguments object, streamed raw; the outer scanner follows along."""
+        """The arguments object, streamed raw. Only the arguments stream scans it while it is strict JSON: the
+        outer scanner would read the same text at one level deeper and end in the state that ``{}`` gives it.
+        Once the arguments are not strict JSON, the outer scanner reads all of their text (it then follows
+        along), so that it finds the object's end in malformed text exactly as when it read every piece."""
         start = pos
-        if self._call.stream.scanner.pos == 0:  # blanks between the key and the value are framing
+        stream = self._call.stream
+        if stream.scanner.pos == 0:  # blanks between the key and the value are framing
             while pos < len(buf) and buf[pos] in _BLANK:
                 pos += 1
         piece = buf[pos:]
         if not piece:
             return None if pos == start else pos
         end = self._call.feed(piece)
-        used = piece if end < 0 else piece[:end]
-        self._outer.feed(used)
+        if not self._outer_behind:
+            self._outer.feed(piece if end < 0 else piece[:end])
+        elif not stream.scanner.strict:
+            self._outer_behind = False
+            self._outer.feed(stream.raw)
+        elif end >= 0:
+            self._outer_behind = False
+            self._outer.feed("{}")
         if end < 0:
             return len(buf)
         self._call.close()
