@@ -428,20 +428,22 @@ _STRING_ATTRIBUTE = {True: '" string="true">', False: '" string="false">'}
 def _write_calls(version: DsmlVersion, out: PromptBuilder, turn: _Turn) -> None:
     """The ``\\n\\n<｜DSML｜tool_calls>`` block of an assistant turn."""
     m, i = version.markers, turn.index
-    special, template, content = out.special, out.template, out.content
+    put, content = out.appender(), out.content  # put: markers and fixed wording, never empty
     breaks_tag, close = _NAME_BREAKERS.search, m["parameter_close"]
-    template("\n\n", i)
-    special(m["tool_calls_open"], i)
-    template("\n", i)
+    invoke_open, param_open = ("special", m["invoke_open"], i), ("special", m["parameter_open"], i)
+    newline, tag_end = ("template", "\n", i), ("special", '">', i)
+    put(("template", "\n\n", i))
+    put(("special", m["tool_calls_open"], i))
+    put(newline)
     for n, (ci, name, arguments, _) in enumerate(turn.calls):
         if breaks_tag(name):
             _check_name(name, i, ci)
         if n:
-            template("\n", i)
-        special(m["invoke_open"], i)
+            put(newline)
+        put(invoke_open)
         content(name, i)
-        special('">', i)
-        template("\n", i)
+        put(tag_end)
+        put(newline)
         for k, (key, value) in enumerate(arguments.items()):
             if breaks_tag(key):
                 _check_name(key, i, ci, key)
@@ -453,16 +455,16 @@ def _write_calls(version: DsmlVersion, out: PromptBuilder, turn: _Turn) -> None:
                 except UnrepresentableValue as exc:
                     raise UnrepresentableValue(exc.detail, message_index=i, field=_call_field(ci, key)) from None
             if k:
-                template("\n", i)
-            special(m["parameter_open"], i)
+                put(newline)
+            put(param_open)
             content(key, i)
-            special(_STRING_ATTRIBUTE[is_string], i)
+            put(("special", _STRING_ATTRIBUTE[is_string], i))
             content(text, i)
-            special(m["parameter_close"], i)
-        template("\n", i)
-        special(m["invoke_close"], i)
-    template("\n", i)
-    special(m["tool_calls_close"], i)
+            put(("special", close, i))
+        put(newline)
+        put(("special", m["invoke_close"], i))
+    put(newline)
+    put(("special", m["tool_calls_close"], i))
 
 
 def _write_assistant(version: DsmlVersion, out: PromptBuilder, turn: _Turn, reasoning: str | None) -> None:
@@ -540,6 +542,8 @@ def _render_v4(version: DsmlVersion, turns: list[_Turn], options: RenderOptions,
     """V4 / V4.1: tool results are user turns; transitions are written after the turn they follow."""
     m, thinking = version.markers, options.thinking
     special, template, content = out.special, out.template, out.content
+    put = out.appender()  # markers and fixed wording, never empty
+    user, result_open, result_close = m["user"], m["tool_result_open"], m["tool_result_close"]
     last_user = _last_user(turns)
     final = len(turns) - 1
     for i, turn in enumerate(turns):
@@ -561,16 +565,16 @@ def _render_v4(version: DsmlVersion, turns: list[_Turn], options: RenderOptions,
             special(m["user"], idx)
             content(turn.text, idx)
         elif role == "user":
-            special(m["user"], idx)
+            put(("special", user, idx))
             for n, (kind, text, bidx, _) in enumerate(turn.blocks):
                 if n:
-                    template("\n\n", bidx)
+                    put(("template", "\n\n", bidx))
                 if kind == "text":
                     content(text, bidx)
                 else:
-                    template(m["tool_result_open"], bidx)
+                    put(("template", result_open, bidx))
                     content(text, bidx)
-                    template(m["tool_result_close"], bidx)
+                    put(("template", result_close, bidx))
         elif role == "latest_reminder":
             special(m["latest_reminder"], idx)
             content(turn.text, idx)
@@ -589,8 +593,8 @@ def _render_v4(version: DsmlVersion, turns: list[_Turn], options: RenderOptions,
                 special(m["think_open" if thinking else "think_close"], idx)
             special(TASK_TOKENS[turn.task], idx)
         elif role in ("user", "developer"):
-            special(m["assistant"], idx)
-            special(m["think_open" if thinking and (not drop or i >= last_user) else "think_close"], idx)
+            put(("special", m["assistant"], idx))
+            put(("special", m["think_open" if thinking and (not drop or i >= last_user) else "think_close"], idx))
 
 
 def render(version: DsmlVersion, messages: list[Message], tools: list[Tool], options: RenderOptions,

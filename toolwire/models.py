@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Literal, Union
+from typing import Any, Iterable, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr, TypeAdapter, ValidationError, model_validator
 from pydantic_core import SchemaValidator, core_schema
@@ -403,32 +403,29 @@ def _plain_json_value(item: Any, depth: int = 1) -> bool:
     if kind is dict:
         if depth > MAX_REQUEST_DEPTH:
             return False
-        for key, inner in item.items():
+        for key in item:
             if type(key) is not str or not (key.isascii() or _LONE_SURROGATE.search(key) is None):
                 return False
-            inner_kind = type(inner)
-            if inner_kind is str:
-                if not inner.isascii() and _LONE_SURROGATE.search(inner) is not None:
-                    return False
-            elif not (inner is None or inner_kind is bool or inner_kind is float) and not _plain_json_value(
-                    inner, depth + 1):
-                return False
-        return True
+        return _plain_json_items(item.values(), depth)
     if kind is list or kind is tuple:
-        if depth > MAX_REQUEST_DEPTH:
-            return False
-        for inner in item:
-            inner_kind = type(inner)
-            if inner_kind is str:
-                if not inner.isascii() and _LONE_SURROGATE.search(inner) is not None:
-                    return False
-            elif not (inner is None or inner_kind is bool or inner_kind is float) and not _plain_json_value(
-                    inner, depth + 1):
-                return False
-        return True
+        return depth <= MAX_REQUEST_DEPTH and _plain_json_items(item, depth)
     if kind is int:
         return item.bit_length() <= 14_000
     return item is None or kind is bool or kind is float  # another type, or a subclass: the full walk decides
+
+
+def _plain_json_items(values: Iterable[Any], depth: int) -> bool:
+    """:func:`_plain_json_value` of each inner value of a container at nesting ``depth`` (strings and scalars
+    decided here, without a call)."""
+    for inner in values:
+        inner_kind = type(inner)
+        if inner_kind is str:
+            if not inner.isascii() and _LONE_SURROGATE.search(inner) is not None:
+                return False
+        elif not (inner is None or inner_kind is bool or inner_kind is float) and not _plain_json_value(
+                inner, depth + 1):
+            return False
+    return True
 
 
 def _too_many_digits(number: int) -> bool:
