@@ -487,6 +487,8 @@ def _render_v32(version: DsmlVersion, turns: list[_Turn], options: RenderOptions
     """V3.2: user turns carry the assistant prefix; tool results are inline ``<function_results>``."""
     m, thinking = version.markers, options.thinking
     special, template, content = out.special, out.template, out.content
+    put = out.appender()  # markers and fixed wording, never empty
+    user, assistant = m["user"], m["assistant"]
     last_user = _last_user(turns)
     final = len(turns) - 1
     for i, turn in enumerate(turns):
@@ -498,7 +500,7 @@ def _render_v32(version: DsmlVersion, turns: list[_Turn], options: RenderOptions
                 template("\n\n", idx)
                 _write_tools(version, out, turn.tools)
         elif role in ("user", "developer"):
-            special(m["user"], idx)
+            put(("special", user, idx))
             if role == "developer":
                 if turn.tools:
                     template("\n\n", idx)
@@ -506,8 +508,8 @@ def _render_v32(version: DsmlVersion, turns: list[_Turn], options: RenderOptions
                 template("\n\n# The user's message is: ", idx)
             content(turn.text, idx)
             if prompt_follows:
-                special(m["assistant"], idx)
-                special(m["think_open" if thinking and i == last_user else "think_close"], idx)
+                put(("special", assistant, idx))
+                put(("special", m["think_open" if thinking and i == last_user else "think_close"], idx))
         elif role == "assistant":
             if thinking and i > last_user and not (turn.reasoning or turn.calls):
                 raise UnsupportedByFormat("in thinking mode an assistant turn after the last user turn needs"
@@ -526,15 +528,15 @@ def _render_v32(version: DsmlVersion, turns: list[_Turn], options: RenderOptions
                 raise UnsupportedByFormat("tool result without a matching tool call in the preceding assistant"
                                           " message", message_index=idx, field="tool_call_id")
             if position == 1:
-                template("\n\n<function_results>", idx)
-            template("\n<result>", idx)
+                put(("template", "\n\n<function_results>", idx))
+            put(("template", "\n<result>", idx))
             content(turn.text, idx)
-            template("</result>", idx)
+            put(("template", "</result>", idx))
             if position == len(calls):
-                template("\n</function_results>", idx)
+                put(("template", "\n</function_results>", idx))
                 if prompt_follows:
-                    template("\n\n", idx)
-                    special(m["think_open" if thinking and i >= last_user else "think_close"], idx)
+                    put(("template", "\n\n", idx))
+                    put(("special", m["think_open" if thinking and i >= last_user else "think_close"], idx))
 
 
 def _render_v4(version: DsmlVersion, turns: list[_Turn], options: RenderOptions, out: PromptBuilder,
