@@ -348,6 +348,8 @@ def _hints(unknown: set) -> str:
 
 def _tool_list(tools: Any) -> Any:
     """A :class:`toolwire.ToolSet` (anything with ``tool_definitions()``) as its list of definitions."""
+    if tools is None or tools.__class__ is list:  # the usual request: nothing to look up (a failed getattr costs)
+        return tools
     definitions = getattr(tools, "tool_definitions", None)
     return definitions() if callable(definitions) else tools
 
