@@ -269,12 +269,14 @@ def normalize_tools(tools: Any) -> list[Tool]:
         tool.__pydantic_private__["_raw"] = raw  # tool._raw = raw, without pydantic's __setattr__
         out.append(tool)
     for index, tool in enumerate(out):
-        fn, field = tool.function, f"tools[{index}].function"
-        check_text(fn.name, field=f"{field}.name")
-        if fn.description:
-            check_text(fn.description, field=f"{field}.description")
-        if fn.parameters is not None:
-            check_json_value(fn.parameters, field=f"{field}.parameters")
+        fn = tool.function
+        name, description, parameters = fn.name, fn.description, fn.parameters
+        if not name.isascii():  # ASCII text holds no lone surrogate
+            check_text(name, field=f"tools[{index}].function.name")
+        if description and not description.isascii():
+            check_text(description, field=f"tools[{index}].function.description")
+        if parameters is not None and not _plain_json_value(parameters):  # check_json_value's own first test
+            check_json_value(parameters, field=f"tools[{index}].function.parameters")
     return out
 
 
