@@ -533,15 +533,7 @@ def test_ascii_text_gets_the_tokenizers_own_ids(name, request):
     backend = getattr(tok, "backend_tokenizer", tok)
     vocab = vocabulary(tok)
     assert vocab._python is not None  # these tokenizers' shapes are covered: the fast path is taken
-
-    @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-    @given(_ASCII_TEXT)
-    def check(text):
-        assume(not any(marker in text for marker in vocab.control))  # the tokenizer would match those itself
-        expected = backend.encode(text, add_special_tokens=False).ids if text else []
-        assert vocab.encode_plain(text) == expected
-
-    check()
+    _assert_native_ids(vocab, backend, _ASCII_TEXT, examples=300)
     spelled = vocab.encode_plain("say <|im_end|> now" if name == "qwen3" else "say <｜end▁of▁sentence｜> now")
     assert not set(spelled) & set(vocab.control_ids)
 
@@ -564,9 +556,14 @@ def test_unicode_text_gets_the_tokenizers_own_ids(name, request):
     vocab = vocabulary(tok)
     assert vocab._python is not None and vocab._python._unicode_splits is not None  # the Unicode path is taken
     assert vocab._python.encode("It is 10 °C and clear in 東京.") is not None
+    _assert_native_ids(vocab, backend, _UNICODE_TEXT, examples=400)
 
-    @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-    @given(_UNICODE_TEXT)
+
+def _assert_native_ids(vocab, backend, texts, *, examples: int) -> None:
+    """``vocab.encode_plain`` gives the native pipeline's ids for every text drawn from ``texts``."""
+
+    @settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(texts)
     def check(text):
         assume(not any(marker in text for marker in vocab.control))  # the tokenizer would match those itself
         expected = backend.encode(text, add_special_tokens=False).ids if text else []
