@@ -10,9 +10,9 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter
 from toolwire.errors import InvalidOption, UnknownFormat
 from toolwire.models import Message, normalize_messages
 
-from .boundaries import find_boundaries
+from .boundaries import Boundaries, find_boundaries
 from .families import POLICIES, family_policy, never_rendered
-from .policies import OVERRIDES, Context, Decision
+from .policies import OVERRIDES, Context, Decision, FamilyPolicy, Rule
 from . import warnings as W
 from .warnings import PlanWarning
 
@@ -63,16 +63,12 @@ def plan(messages: Sequence[Any], format: Any, *, thinking: bool = False, policy
     name = format if isinstance(format, str) else format.name
     if isinstance(format, str) and name not in POLICIES:
         raise UnknownFormat(name, POLICIES)
-    if policy is not None and policy not in OVERRIDES:
-        raise InvalidOption(f"unknown policy {policy!r}; use one of {sorted(OVERRIDES)} or None", field="policy")
+    _check_policy(policy)
     msgs = normalize_messages(messages)
     b = find_boundaries(msgs)
     fam = family_policy(name)
-    ctx = Context(msgs, b, bool(thinking), bool(drop_thinking), dict(extra),
-                  has_tools=bool(tools) or any(m.model_extra and m.model_extra.get("tools") for m in msgs),
-                  add_generation_prompt=bool(add_generation_prompt))
-    # a template with no place for earlier reasoning cannot be made to show it, whatever the override
-    rule = OVERRIDES[policy] if policy and fam.rule is not never_rendered else fam.rule
+    ctx = _context(msgs, b, thinking, drop_thinking, extra, tools, add_generation_prompt)
+    rule = _rule(fam, policy)
     required = frozenset(fam.passback.turns(ctx)) if fam.passback else frozenset()
 
     rows: list[dict[str, Any]] = []  # the decisions, validated together below
@@ -115,6 +111,44 @@ def plan(messages: Sequence[Any], format: Any, *, thinking: bool = False, policy
                           "messages": rendered, "decisions": decisions, "warnings": warnings})
     result.__dict__["kept_indices"] = frozenset(kept)
     return result  # (the cached kept_indices, computed once here: every render asks for it)
+
+
+def kept_reasoning(messages: list[Message], format_name: str, *, thinking: bool, policy: str | None,
+                   drop_thinking: bool, tools: Sequence[Any], add_generation_prompt: bool,
+                   extra: dict[str, Any]) -> frozenset[int]:
+    """The assistant messages whose reasoning is rendered: the ``kept_indices`` of :func:`plan` for the same
+    arguments (``messages`` already validated), without the reasons, decisions and warnings that only the plan
+    reports. What ``Format.render`` asks; an unknown ``policy`` is refused as :func:`plan` refuses it."""
+    _check_policy(policy)
+    fam = family_policy(format_name)
+    rule = _rule(fam, policy)
+    if rule is never_rendered:
+        return _NOTHING_KEPT
+    b = find_boundaries(messages)
+    ctx = _context(messages, b, thinking, drop_thinking, extra, tools, add_generation_prompt)
+    return frozenset([i for i in b.steps if rule(ctx, i)[0] != "drop"])
+
+
+_NOTHING_KEPT: frozenset[int] = frozenset()
+
+
+def _check_policy(policy: str | None) -> None:
+    if policy is not None and policy not in OVERRIDES:
+        raise InvalidOption(f"unknown policy {policy!r}; use one of {sorted(OVERRIDES)} or None", field="policy")
+
+
+def _rule(fam: FamilyPolicy, policy: str | None) -> Rule:
+    """The rule that decides: the override, except that a template with no place for earlier reasoning cannot be
+    made to show it, whatever the override."""
+    return OVERRIDES[policy] if policy and fam.rule is not never_rendered else fam.rule
+
+
+def _context(msgs: list[Message], b: Boundaries, thinking: Any, drop_thinking: Any, extra: dict[str, Any],
+             tools: Sequence[Any] | None, add_generation_prompt: Any) -> Context:
+    """What the rules see. Tools count as declared when given, or when a message carries them (``tools``)."""
+    has_tools = bool(tools) or any(m.__pydantic_extra__ and m.__pydantic_extra__.get("tools") for m in msgs)
+    return Context(msgs, b, bool(thinking), bool(drop_thinking), dict(extra), has_tools=has_tools,
+                   add_generation_prompt=bool(add_generation_prompt))
 
 
 _FIELDS_SET = frozenset(ContextPlan.model_fields)

@@ -428,20 +428,22 @@ _STRING_ATTRIBUTE = {True: '" string="true">', False: '" string="false">'}
 def _write_calls(version: DsmlVersion, out: PromptBuilder, turn: _Turn) -> None:
     """The ``\\n\\n<｜DSML｜tool_calls>`` block of an assistant turn."""
     m, i = version.markers, turn.index
-    special, template, content = out.special, out.template, out.content
+    put, content = out.appender(), out.content  # put: markers and fixed wording, never empty
     breaks_tag, close = _NAME_BREAKERS.search, m["parameter_close"]
-    template("\n\n", i)
-    special(m["tool_calls_open"], i)
-    template("\n", i)
+    invoke_open, param_open = ("special", m["invoke_open"], i), ("special", m["parameter_open"], i)
+    newline, tag_end = ("template", "\n", i), ("special", '">', i)
+    put(("template", "\n\n", i))
+    put(("special", m["tool_calls_open"], i))
+    put(newline)
     for n, (ci, name, arguments, _) in enumerate(turn.calls):
         if breaks_tag(name):
             _check_name(name, i, ci)
         if n:
-            template("\n", i)
-        special(m["invoke_open"], i)
+            put(newline)
+        put(invoke_open)
         content(name, i)
-        special('">', i)
-        template("\n", i)
+        put(tag_end)
+        put(newline)
         for k, (key, value) in enumerate(arguments.items()):
             if breaks_tag(key):
                 _check_name(key, i, ci, key)
@@ -453,16 +455,16 @@ def _write_calls(version: DsmlVersion, out: PromptBuilder, turn: _Turn) -> None:
                 except UnrepresentableValue as exc:
                     raise UnrepresentableValue(exc.detail, message_index=i, field=_call_field(ci, key)) from None
             if k:
-                template("\n", i)
-            special(m["parameter_open"], i)
+                put(newline)
+            put(param_open)
             content(key, i)
-            special(_STRING_ATTRIBUTE[is_string], i)
+            put(("special", _STRING_ATTRIBUTE[is_string], i))
             content(text, i)
-            special(m["parameter_close"], i)
-        template("\n", i)
-        special(m["invoke_close"], i)
-    template("\n", i)
-    special(m["tool_calls_close"], i)
+            put(("special", close, i))
+        put(newline)
+        put(("special", m["invoke_close"], i))
+    put(newline)
+    put(("special", m["tool_calls_close"], i))
 
 
 def _write_assistant(version: DsmlVersion, out: PromptBuilder, turn: _Turn, reasoning: str | None) -> None:
@@ -485,6 +487,8 @@ def _render_v32(version: DsmlVersion, turns: list[_Turn], options: RenderOptions
     """V3.2: user turns carry the assistant prefix; tool results are inline ``<function_results>``."""
     m, thinking = version.markers, options.thinking
     special, template, content = out.special, out.template, out.content
+    put = out.appender()  # markers and fixed wording, never empty
+    user, assistant = m["user"], m["assistant"]
     last_user = _last_user(turns)
     final = len(turns) - 1
     for i, turn in enumerate(turns):
@@ -496,7 +500,7 @@ def _render_v32(version: DsmlVersion, turns: list[_Turn], options: RenderOptions
                 template("\n\n", idx)
                 _write_tools(version, out, turn.tools)
         elif role in ("user", "developer"):
-            special(m["user"], idx)
+            put(("special", user, idx))
             if role == "developer":
                 if turn.tools:
                     template("\n\n", idx)
@@ -504,8 +508,8 @@ def _render_v32(version: DsmlVersion, turns: list[_Turn], options: RenderOptions
                 template("\n\n# The user's message is: ", idx)
             content(turn.text, idx)
             if prompt_follows:
-                special(m["assistant"], idx)
-                special(m["think_open" if thinking and i == last_user else "think_close"], idx)
+                put(("special", assistant, idx))
+                put(("special", m["think_open" if thinking and i == last_user else "think_close"], idx))
         elif role == "assistant":
             if thinking and i > last_user and not (turn.reasoning or turn.calls):
                 raise UnsupportedByFormat("in thinking mode an assistant turn after the last user turn needs"
@@ -524,15 +528,15 @@ def _render_v32(version: DsmlVersion, turns: list[_Turn], options: RenderOptions
                 raise UnsupportedByFormat("tool result without a matching tool call in the preceding assistant"
                                           " message", message_index=idx, field="tool_call_id")
             if position == 1:
-                template("\n\n<function_results>", idx)
-            template("\n<result>", idx)
+                put(("template", "\n\n<function_results>", idx))
+            put(("template", "\n<result>", idx))
             content(turn.text, idx)
-            template("</result>", idx)
+            put(("template", "</result>", idx))
             if position == len(calls):
-                template("\n</function_results>", idx)
+                put(("template", "\n</function_results>", idx))
                 if prompt_follows:
-                    template("\n\n", idx)
-                    special(m["think_open" if thinking and i >= last_user else "think_close"], idx)
+                    put(("template", "\n\n", idx))
+                    put(("special", m["think_open" if thinking and i >= last_user else "think_close"], idx))
 
 
 def _render_v4(version: DsmlVersion, turns: list[_Turn], options: RenderOptions, out: PromptBuilder,
@@ -540,6 +544,8 @@ def _render_v4(version: DsmlVersion, turns: list[_Turn], options: RenderOptions,
     """V4 / V4.1: tool results are user turns; transitions are written after the turn they follow."""
     m, thinking = version.markers, options.thinking
     special, template, content = out.special, out.template, out.content
+    put = out.appender()  # markers and fixed wording, never empty
+    user, result_open, result_close = m["user"], m["tool_result_open"], m["tool_result_close"]
     last_user = _last_user(turns)
     final = len(turns) - 1
     for i, turn in enumerate(turns):
@@ -561,16 +567,16 @@ def _render_v4(version: DsmlVersion, turns: list[_Turn], options: RenderOptions,
             special(m["user"], idx)
             content(turn.text, idx)
         elif role == "user":
-            special(m["user"], idx)
+            put(("special", user, idx))
             for n, (kind, text, bidx, _) in enumerate(turn.blocks):
                 if n:
-                    template("\n\n", bidx)
+                    put(("template", "\n\n", bidx))
                 if kind == "text":
                     content(text, bidx)
                 else:
-                    template(m["tool_result_open"], bidx)
+                    put(("template", result_open, bidx))
                     content(text, bidx)
-                    template(m["tool_result_close"], bidx)
+                    put(("template", result_close, bidx))
         elif role == "latest_reminder":
             special(m["latest_reminder"], idx)
             content(turn.text, idx)
@@ -589,8 +595,8 @@ def _render_v4(version: DsmlVersion, turns: list[_Turn], options: RenderOptions,
                 special(m["think_open" if thinking else "think_close"], idx)
             special(TASK_TOKENS[turn.task], idx)
         elif role in ("user", "developer"):
-            special(m["assistant"], idx)
-            special(m["think_open" if thinking and (not drop or i >= last_user) else "think_close"], idx)
+            put(("special", m["assistant"], idx))
+            put(("special", m["think_open" if thinking and (not drop or i >= last_user) else "think_close"], idx))
 
 
 def render(version: DsmlVersion, messages: list[Message], tools: list[Tool], options: RenderOptions,

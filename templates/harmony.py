@@ -193,7 +193,7 @@ class HarmonyFormat(Format):
         out: list[_Msg] = []
         last_call: str | None = None
         call_names: dict[str, str] = {}
-        override = options.plan is not None and options.plan.policy != "family"
+        override = bool(options.policy)
         for k, m in enumerate(loop):
             i = k + offset
             if m.role == "assistant":

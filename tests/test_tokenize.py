@@ -590,15 +590,41 @@ def test_ascii_text_gets_the_tokenizers_own_ids(name, request):
     tok = request.getfixturevalue(name)
     backend = getattr(tok, "backend_tokenizer", tok)
     vocab = vocabulary(tok)
-    assert vocab._ascii is not None  # these tokenizers' shapes are covered: the fast path is taken
+    assert vocab._python is not None  # these tokenizers' shapes are covered: the fast path is taken
+    _assert_native_ids(vocab, backend, _ASCII_TEXT, examples=300)
+    spelled = vocab.encode_plain("say <|im_end|> now" if name == "qwen3" else "say <｜end▁of▁sentence｜> now")
+    assert not set(spelled) & set(vocab.control_ids)
 
-    @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-    @given(_ASCII_TEXT)
+
+_UNICODE_TEXT = st.lists(st.one_of(
+    st.sampled_from(["°C", "é", "e\u0301", "ü", "ß", "ſ", "\u212a", "İ", "ı", "ﬁ", "東京", "中文", "、", "。", "ｱ", "한국",
+                     "\u00a0", "\u3000", "\u2028", "\u0085", "\u200b", "—", "…", "½", "²", "①", "€", "ω", "ё",
+                     "\U0001f600", "\ue000", "'S", "'ll", "'Ｓ", " ", "\n", "\r\n", "12", "abc", "X"]),
+    st.characters(codec="utf-8")), max_size=30).map("".join)
+
+
+@pytest.mark.parametrize("name", ["qwen3", "deepseek_v3", "deepseek_v4"])
+def test_unicode_text_gets_the_tokenizers_own_ids(name, request):
+    """Non-ASCII text takes the same Python pre-tokenizer (the split regexes through the ``regex`` module, after
+    the normalizer) where its characters are settled ones; its ids are the native pipeline's for any text: accents
+    composed or not, CJK, Unicode blanks, characters whose case maps onto ASCII (left to the native pipeline),
+    unassigned and astral characters (likewise)."""
+    tok = request.getfixturevalue(name)
+    backend = getattr(tok, "backend_tokenizer", tok)
+    vocab = vocabulary(tok)
+    assert vocab._python is not None and vocab._python._unicode_splits is not None  # the Unicode path is taken
+    assert vocab._python.encode("It is 10 °C and clear in 東京.") is not None
+    _assert_native_ids(vocab, backend, _UNICODE_TEXT, examples=400)
+
+
+def _assert_native_ids(vocab, backend, texts, *, examples: int) -> None:
+    """``vocab.encode_plain`` gives the native pipeline's ids for every text drawn from ``texts``."""
+
+    @settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(texts)
     def check(text):
         assume(not any(marker in text for marker in vocab.control))  # the tokenizer would match those itself
         expected = backend.encode(text, add_special_tokens=False).ids if text else []
         assert vocab.encode_plain(text) == expected
 
     check()
-    spelled = vocab.encode_plain("say <|im_end|> now" if name == "qwen3" else "say <｜end▁of▁sentence｜> now")
-    assert not set(spelled) & set(vocab.control_ids)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, ClassVar, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Sequence
 
 from .errors import InvalidOption, UnsupportedByFormat
 from .prompt import PromptBuilder, RenderedPrompt
@@ -32,12 +32,16 @@ class RenderOptions:
     add_generation_prompt: bool = True
     current_date: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
-    plan: Any = None  # the toolwire.context_policy.ContextPlan the renderer follows
+    kept_reasoning: frozenset[int] = frozenset()
+    """The assistant messages whose reasoning is rendered (:func:`toolwire.context_policy.plan`'s
+    ``kept_indices`` for this request)."""
+    policy: str | None = None
+    """The caller's ``policy`` override, or None for the family's built-in policy."""
 
     def keeps_reasoning(self, message_index: int) -> bool:
         """Whether the context plan keeps this assistant message's reasoning (the family's own rule,
         or the caller's ``policy`` override)."""
-        return message_index in self.plan.kept_indices
+        return message_index in self.kept_reasoning
 
 
 class Format:
@@ -91,33 +95,32 @@ class Format:
         parts) in a format whose template refuses or drops it raises :class:`UnsupportedByFormat`;
         ``join_content_parts=True`` joins the text parts with a blank line instead.
         """
-        thinking = _hf_aliases(extra, thinking)
-        thinking, reasoning_effort, extra = self._template_switches(bool(thinking), reasoning_effort, dict(extra))
-        unknown = set(extra) - self.extra_options
-        if unknown:
-            raise InvalidOption(f"unknown option(s) {sorted(unknown)} for format {self.name!r}"
-                                f" (accepted: {sorted(self.extra_options) or 'none'}){_hints(unknown)}",
-                                field="options")
+        if extra:
+            thinking = _hf_aliases(extra, thinking)
+        thinking, reasoning_effort, extra = self._template_switches(bool(thinking), reasoning_effort, extra)
+        if extra:
+            unknown = set(extra) - self.extra_options
+            if unknown:
+                raise InvalidOption(f"unknown option(s) {sorted(unknown)} for format {self.name!r}"
+                                    f" (accepted: {sorted(self.extra_options) or 'none'}){_hints(unknown)}",
+                                    field="options")
         if current_date is not None and not _DATE.match(str(current_date)):
             raise InvalidOption("current_date must be 'YYYY-MM-DD'", field="current_date")
         if reasoning_effort is not None and (isinstance(reasoning_effort, bool)
                                              or not isinstance(reasoning_effort, (str, int))):
             raise InvalidOption(f"reasoning_effort must be a string or an integer, got {reasoning_effort!r}",
                                 field="reasoning_effort")
-        from toolwire.context_policy.plan import plan as make_plan  # imported on first render, not with toolwire
-
-        from .models import check_message_text, normalize_messages, normalize_tools
-
-        msgs = normalize_messages(messages)
-        check_message_text(msgs)
+        steps = _RENDER_STEPS or _render_steps()
+        msgs = steps.normalize_messages(messages)
+        steps.check_message_text(msgs)
         if self.content_parts == "refuse" and not join_content_parts:
             _refuse_content_parts(msgs, self.name, self.content_parts_roles)
-        tool_models = normalize_tools(_tool_list(tools))
-        ctx_plan = make_plan(msgs, self, thinking=bool(thinking), policy=policy, drop_thinking=bool(drop_thinking),
-                             tools=tool_models, check=False, add_generation_prompt=bool(add_generation_prompt),
-                             **extra)
-        options = RenderOptions(bool(thinking), reasoning_effort, bool(drop_thinking), bool(add_generation_prompt),
-                                current_date, extra, ctx_plan)
+        tool_models = steps.normalize_tools(_tool_list(tools))
+        thinking, drop_thinking, add_generation_prompt = bool(thinking), bool(drop_thinking), bool(add_generation_prompt)
+        kept = steps.kept_reasoning(msgs, self.name, thinking=thinking, policy=policy, drop_thinking=drop_thinking,
+                                    tools=tool_models, add_generation_prompt=add_generation_prompt, extra=extra)
+        options = RenderOptions(thinking, reasoning_effort, drop_thinking, add_generation_prompt, current_date, extra,
+                                kept, policy)
         builder = PromptBuilder()
         opens_reasoning = self._render(msgs, tool_models, options, builder)
         return builder.build(opens_reasoning=bool(opens_reasoning), format=self.name)
@@ -265,6 +268,28 @@ class Format:
 
         return bridge(self, prompt_ids, completion_ids, next_messages, tools, tokenizer, **options)
 
+class _RenderSteps(NamedTuple):
+    normalize_messages: Any
+    check_message_text: Any
+    normalize_tools: Any
+    kept_reasoning: Any
+
+
+_RENDER_STEPS: _RenderSteps | None = None
+
+
+def _render_steps() -> _RenderSteps:
+    """The request validation and context plan :meth:`Format.render` runs, imported on the first render rather
+    than with toolwire (they bring pydantic)."""
+    global _RENDER_STEPS
+    from toolwire.context_policy.plan import kept_reasoning
+
+    from .models import check_message_text, normalize_messages, normalize_tools
+
+    _RENDER_STEPS = _RenderSteps(normalize_messages, check_message_text, normalize_tools, kept_reasoning)
+    return _RENDER_STEPS
+
+
 def _refuse_content_parts(messages: list[Message], format_name: str, roles: frozenset[str] | None) -> None:
     for index, message in enumerate(messages):
         if isinstance(message.content, list) and (roles is None or message.role in roles):
@@ -323,6 +348,8 @@ def _hints(unknown: set) -> str:
 
 def _tool_list(tools: Any) -> Any:
     """A :class:`toolwire.ToolSet` (anything with ``tool_definitions()``) as its list of definitions."""
+    if tools is None or tools.__class__ is list:  # the usual request: nothing to look up (a failed getattr costs)
+        return tools
     definitions = getattr(tools, "tool_definitions", None)
     return definitions() if callable(definitions) else tools
 

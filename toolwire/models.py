@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Literal, Union
+from typing import Any, Iterable, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr, TypeAdapter, ValidationError, model_validator
 from pydantic_core import SchemaValidator, core_schema
@@ -269,12 +269,14 @@ def normalize_tools(tools: Any) -> list[Tool]:
         tool.__pydantic_private__["_raw"] = raw  # tool._raw = raw, without pydantic's __setattr__
         out.append(tool)
     for index, tool in enumerate(out):
-        fn, field = tool.function, f"tools[{index}].function"
-        check_text(fn.name, field=f"{field}.name")
-        if fn.description:
-            check_text(fn.description, field=f"{field}.description")
-        if fn.parameters is not None:
-            check_json_value(fn.parameters, field=f"{field}.parameters")
+        fn = tool.function
+        name, description, parameters = fn.name, fn.description, fn.parameters
+        if not name.isascii():  # ASCII text holds no lone surrogate
+            check_text(name, field=f"tools[{index}].function.name")
+        if description and not description.isascii():
+            check_text(description, field=f"tools[{index}].function.description")
+        if parameters is not None and not _plain_json_value(parameters):  # check_json_value's own first test
+            check_json_value(parameters, field=f"tools[{index}].function.parameters")
     return out
 
 
@@ -403,32 +405,29 @@ def _plain_json_value(item: Any, depth: int = 1) -> bool:
     if kind is dict:
         if depth > MAX_REQUEST_DEPTH:
             return False
-        for key, inner in item.items():
+        for key in item:
             if type(key) is not str or not (key.isascii() or _LONE_SURROGATE.search(key) is None):
                 return False
-            inner_kind = type(inner)
-            if inner_kind is str:
-                if not inner.isascii() and _LONE_SURROGATE.search(inner) is not None:
-                    return False
-            elif not (inner is None or inner_kind is bool or inner_kind is float) and not _plain_json_value(
-                    inner, depth + 1):
-                return False
-        return True
+        return _plain_json_items(item.values(), depth)
     if kind is list or kind is tuple:
-        if depth > MAX_REQUEST_DEPTH:
-            return False
-        for inner in item:
-            inner_kind = type(inner)
-            if inner_kind is str:
-                if not inner.isascii() and _LONE_SURROGATE.search(inner) is not None:
-                    return False
-            elif not (inner is None or inner_kind is bool or inner_kind is float) and not _plain_json_value(
-                    inner, depth + 1):
-                return False
-        return True
+        return depth <= MAX_REQUEST_DEPTH and _plain_json_items(item, depth)
     if kind is int:
         return item.bit_length() <= 14_000
     return item is None or kind is bool or kind is float  # another type, or a subclass: the full walk decides
+
+
+def _plain_json_items(values: Iterable[Any], depth: int) -> bool:
+    """:func:`_plain_json_value` of each inner value of a container at nesting ``depth`` (strings and scalars
+    decided here, without a call)."""
+    for inner in values:
+        inner_kind = type(inner)
+        if inner_kind is str:
+            if not inner.isascii() and _LONE_SURROGATE.search(inner) is not None:
+                return False
+        elif not (inner is None or inner_kind is bool or inner_kind is float) and not _plain_json_value(
+                inner, depth + 1):
+            return False
+    return True
 
 
 def _too_many_digits(number: int) -> bool:

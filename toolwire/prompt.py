@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache, partial
-from typing import Any, Iterable, Literal, NamedTuple
+from typing import Any, Callable, Iterable, Literal, NamedTuple
 
 SegmentKind = Literal["special", "template", "content"]
 
@@ -130,6 +130,12 @@ class PromptBuilder:
         if text:
             self._pieces.append(("content", text, message_index))
         return self
+
+    def appender(self) -> Callable[[tuple[SegmentKind, str, int | None]], None]:
+        """The builder's own ``append`` of one ``(kind, text, message_index)`` piece, for a renderer's hot loop
+        (no method call per piece). Unlike :meth:`add`, it does not leave out empty text: use it only for text
+        that cannot be empty (markers, fixed wording)."""
+        return self._pieces.append
 
     def fixed(self, text: str, message_index: int | None, specials: "re.Pattern[str]") -> "PromptBuilder":
         """Fixed template wording in which any control-token spelling (matched by ``specials``, see

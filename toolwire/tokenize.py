@@ -146,7 +146,7 @@ class _TokenizersVocab(Vocabulary):
         super().__init__({t: i for i, t in added.items() if not _whitespace_only(t)})
         self._tok = tok
         self._plain = _plain_tokenizer(tok)
-        self._ascii = _AsciiPipeline.build(tok, self._plain)
+        self._python = _PythonPipeline.build(tok, self._plain)
         ordinary = sorted((t for t in added.values() if _whitespace_only(t)), key=len, reverse=True)
         self._ordinary_added = {t: i for i, t in added.items() if _whitespace_only(t)}
         self._ordinary_re = re.compile("|".join(map(re.escape, ordinary))) if ordinary else None
@@ -174,8 +174,8 @@ class _TokenizersVocab(Vocabulary):
     def _model_encode(self, text: str) -> list[int]:
         if not text:
             return []
-        if self._ascii is not None and text.isascii():
-            ids = self._ascii.encode(text)
+        if self._python is not None:
+            ids = self._python.encode(text)
             if ids is not None:
                 return ids
         return self._plain.encode(text, add_special_tokens=False).ids
@@ -246,6 +246,13 @@ _ASCII_CLASSES = {  # a Unicode property (or \s) restricted to ASCII, as the mem
         "M": lambda c: unicodedata.category(c).startswith("M"),
         "s": lambda c: c in "\t\n\x0b\x0c\r ",  # the White_Space property, which \s means in the tokenizer's regex
     }.items()}
+_UNICODE_SELF_CHECK = (
+    "It is 12 °C and clear in Zürich — naïve café, “quoted” ‘text’… ½ × 3² ≠ ∞", "Grüe aus 東京, the city of light — Strasse\u0301",
+    "日本語のテキスト、句読点。中文：你好！한국어 문장입니다", "Ελληνικά και русский текст, עברית ועربي",
+    "e\u0301 combining marks: a\u0308o\u0323 ligature Å Ω ™ ①②", "tabs\t\u00a0nbsp\u3000ideographic\u2003em space\n\n",
+    "1,234.56 € £ ¥ ₹ 12:30 — x² + y³ = z⁴", "  leading\u00a0 and\u2028separators\u2029 ",
+    "'S 'T 'RE 'VE 'M 'LL 'D d'été l'ÉTÉ",
+)
 _PATTERN_PART = re.compile(r"\\p\{(\w+)\}|\\([sS])|\\.|\[\^?|\]|[^\\\[\]]+", re.S)
 _SELF_CHECK = (
     "".join(_ASCII), "".join(reversed(_ASCII)), "Hello, world! It's 2025-03-14; x=1.5e3 {\"a\": [1, 22, 333, 4444]}",
@@ -258,6 +265,39 @@ def _ascii_regex(pattern: str) -> "re.Pattern[str] | None":
     """``pattern`` (a tokenizer's Oniguruma split regex) as a Python regex that matches the same on ASCII text:
     ``\\p{L}``, ``\\p{N}``, ``\\p{P}``, ``\\p{S}``, ``\\p{M}`` and ``\\s`` become their ASCII members; None
     for anything this translation does not cover (``\\S`` inside a class, other properties, bad syntax)."""
+    parts = _translated_parts(pattern, lambda prop: _ASCII_CLASSES.get(prop), _ASCII_CLASSES["s"])
+    if parts is None:
+        return None
+    try:
+        return re.compile("".join(parts), re.ASCII)
+    except re.error:
+        return None
+
+
+_WHITE_SPACE = "\\t\\n\\x0b\\x0c\\r\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"
+"""The White_Space property (what ``\\s`` means in the tokenizer's regex) as character-class members."""
+
+
+def _unicode_regex(pattern: str) -> Any:
+    """``pattern`` as a pattern of the ``regex`` module (which knows ``\\p{L}`` ... as Oniguruma does), with
+    ``\\s`` spelled as the White_Space property; None where :func:`_ascii_regex` would give None."""
+    parts = _translated_parts(pattern, lambda prop: f"\\p{{{prop}}}" if prop in _ASCII_CLASSES else None,
+                              _WHITE_SPACE)
+    if parts is None:
+        return None
+    try:
+        import regex
+    except ImportError:
+        return None
+    try:
+        return regex.compile("".join(parts), regex.VERSION0)
+    except regex.error:
+        return None
+
+
+def _translated_parts(pattern: str, property_members: Callable[[str], str | None], space: str) -> list[str] | None:
+    """The pieces of ``pattern`` with each ``\\p{X}`` replaced by ``property_members(X)`` and ``\\s`` / ``\\S`` by
+    ``space`` (character-class members), or None where the translation does not apply."""
     out: list[str] = []
     in_class = False
     pos = 0
@@ -265,16 +305,16 @@ def _ascii_regex(pattern: str) -> "re.Pattern[str] | None":
         if m.start() != pos:
             return None
         pos = m.end()
-        prop, space, part = m.group(1), m.group(2), m.group()
-        if prop is not None or space == "s":
-            members = _ASCII_CLASSES.get(prop or "s")
+        prop, space_escape, part = m.group(1), m.group(2), m.group()
+        if prop is not None or space_escape == "s":
+            members = space if prop is None else property_members(prop)
             if members is None:
                 return None
             out.append(members if in_class else f"[{members}]")
-        elif space == "S":
+        elif space_escape == "S":
             if in_class:
                 return None
-            out.append(f"[^{_ASCII_CLASSES['s']}]")
+            out.append(f"[^{space}]")
         elif part.startswith("\\") and part[1:2].isalnum() and part[1] not in "rnt":
             return None  # \d, \w, \b ...: not translated
         else:
@@ -287,31 +327,35 @@ def _ascii_regex(pattern: str) -> "re.Pattern[str] | None":
             out.append(part)
     if pos != len(pattern) or in_class:
         return None
-    try:
-        return re.compile("".join(out), re.ASCII)
-    except re.error:
-        return None
+    return out
 
 
-class _AsciiPipeline:
-    """The tokenizer's pipeline for ASCII text in Python, where it is one of the common shapes (a Unicode
-    normalizer, which leaves ASCII alone; ``Split`` regexes with ``Isolated`` behaviour; then ``ByteLevel``
-    without prefix space or regex; a BPE model). Pre-tokenizing with the translated regexes costs a fraction
-    of the native regex engine's time on short texts, and each pre-token's ids are remembered (prompts repeat
-    the same words). Built only after its ids equal the native pipeline's on a set of probe texts; returns
-    None from :meth:`encode` where it cannot follow the native pipeline exactly (then the caller uses that)."""
+class _PythonPipeline:
+    """The tokenizer's pipeline in Python, where it is one of the common shapes (Unicode normalizers; ``Split``
+    regexes with ``Isolated`` behaviour; then ``ByteLevel`` without prefix space or regex; a BPE model).
+    Pre-tokenizing with the translated regexes costs a fraction of the native regex engine's time on short
+    texts (the native call costs ~15 µs even for a short line), and each pre-token's ids are remembered
+    (prompts repeat the same words). ASCII text goes through ``re`` patterns restricted to ASCII; other text
+    through ``regex`` patterns with the same Unicode properties, after the normalizers, when all its
+    characters are ones the two engines are sure to classify alike (:func:`_settled`). Built only after its
+    ids equal the native pipeline's on a set of probe texts (the Unicode half is dropped alone if only its
+    probes differ); :meth:`encode` returns None where it cannot follow the native pipeline exactly (then the
+    caller uses that)."""
 
-    __slots__ = ("_splits", "_model", "_cache")
+    __slots__ = ("_splits", "_unicode_splits", "_forms", "_model", "_cache")
 
     CACHE_SIZE = 1 << 16
 
-    def __init__(self, splits: "list[re.Pattern[str]]", model: Any):
+    def __init__(self, splits: "list[re.Pattern[str]]", unicode_splits: list[Any] | None, forms: list[str],
+                 model: Any):
         self._splits = splits
+        self._unicode_splits = unicode_splits
+        self._forms = forms
         self._model = model
         self._cache: dict[str, list[int]] = {}
 
     @classmethod
-    def build(cls, tok: Any, plain: Any) -> "_AsciiPipeline | None":
+    def build(cls, tok: Any, plain: Any) -> "_PythonPipeline | None":
         import json
 
         try:  # each part's own description (the whole tokenizer's JSON would take ~0.5 s to write and read)
@@ -320,9 +364,10 @@ class _AsciiPipeline:
         except Exception:  # noqa: BLE001 - a part that cannot describe itself: the native pipeline only
             return None
         unicode_forms = {"NFC", "NFD", "NFKC", "NFKD"}
-        if normalizer is not None and not (normalizer.get("type") in unicode_forms or (
-                normalizer.get("type") == "Sequence"
-                and all(n.get("type") in unicode_forms for n in normalizer.get("normalizers", ())))):
+        normalizers = [] if normalizer is None else (
+            normalizer.get("normalizers", ()) if normalizer.get("type") == "Sequence" else [normalizer])
+        forms = [n.get("type") for n in normalizers]
+        if not all(form in unicode_forms for form in forms):
             return None
         pre = pre or {}
         steps = pre.get("pretokenizers", ()) if pre.get("type") == "Sequence" else [pre]
@@ -331,7 +376,7 @@ class _AsciiPipeline:
         *splits, last = steps
         if last.get("type") != "ByteLevel" or last.get("add_prefix_space") or last.get("use_regex"):
             return None
-        patterns = []
+        patterns, unicode_patterns = [], []
         for step in splits:
             regex = step.get("pattern", {}).get("Regex") if step.get("type") == "Split" else None
             if regex is None or step.get("behavior") != "Isolated" or step.get("invert"):
@@ -340,16 +385,29 @@ class _AsciiPipeline:
             if compiled is None:
                 return None
             patterns.append(compiled)
-        pipeline = cls(patterns, tok.model)
-        for probe in _SELF_CHECK:
-            if pipeline.encode(probe) != plain.encode(probe, add_special_tokens=False).ids:
-                return None
+            unicode_patterns.append(_unicode_regex(regex))
+        pipeline = cls(patterns, None if None in unicode_patterns else unicode_patterns, forms, tok.model)
+        native = lambda probe: plain.encode(probe, add_special_tokens=False).ids  # noqa: E731
+        if any(pipeline.encode(probe) != native(probe) for probe in _SELF_CHECK):
+            return None
+        if pipeline._unicode_splits is not None and any(ids is not None and ids != native(probe) for probe, ids in (
+                (probe, pipeline.encode(probe)) for probe in _UNICODE_SELF_CHECK)):
+            pipeline._unicode_splits = None  # the ASCII half stays
         return pipeline
 
     def encode(self, text: str) -> list[int] | None:
-        """Ids of ASCII ``text`` (no added tokens), or None where a split regex matches empty text."""
+        """Ids of ``text`` (no added tokens), or None where this pipeline does not follow the native one: a
+        split regex that matches empty text, or non-ASCII text outside :func:`_settled`."""
+        if text.isascii():
+            splits = self._splits
+        else:
+            splits = self._unicode_splits
+            if splits is None or not _settled(text):
+                return None
+            for form in self._forms:
+                text = unicodedata.normalize(form, text)
         words = [text]
-        for split in self._splits:
+        for split in splits:
             pieces: list[str] = []
             for word in words:
                 found = split.findall(word)
@@ -366,8 +424,37 @@ class _AsciiPipeline:
             tokenize = self._model.tokenize
             for k, word in enumerate(words):
                 if known[k] is None:
-                    known[k] = cache[word] = [t.id for t in tokenize(word.translate(_ASCII_TRANSLATE))]
+                    chars = word.translate(_ASCII_TRANSLATE) if word.isascii() else "".join(
+                        [_BYTE_LEVEL[b] for b in word.encode("utf-8")])
+                    known[k] = cache[word] = [t.id for t in tokenize(chars)]
         return list(chain.from_iterable(known))
+
+
+_SETTLED: dict[str, bool] = {}
+
+
+def _settled(text: str) -> bool:
+    """Whether every non-ASCII character of ``text`` is one the ``regex`` module, Python's normalizers and the
+    tokenizer's engine are sure to treat alike: in the Basic Multilingual Plane, assigned already in Unicode
+    3.2 with the category it has now (so every engine's Unicode data knows it the same way), not a combining
+    mark or a conjoining Hangul jamo (nothing a normalizer reorders or composes: engines were seen to order
+    marks of newer characters differently), not private-use, and with no case mapping onto an ASCII letter
+    (``ſ``, the Kelvin sign, ``ß``: case-insensitive parts of the split regexes could read them as ASCII)."""
+    known = _SETTLED
+    for char in set(text):
+        ok = known.get(char)
+        if ok is None:
+            ok = known[char] = char.isascii() or _settled_char(char)
+        if not ok:
+            return False
+    return True
+
+
+def _settled_char(char: str) -> bool:
+    category = unicodedata.category(char)
+    return (char <= "\uffff" and category[0] not in "CM" and unicodedata.ucd_3_2_0.category(char) == category
+            and not ("\u1100" <= char <= "\u11ff" or "\u3130" <= char <= "\u318f" or "\uffa0" <= char <= "\uffdc")
+            and not any(c.isascii() for c in char.lower() + char.upper() + char.casefold()))
 
 
 def _isolated(split: "re.Pattern[str]", word: str, out: list[str]) -> bool:
