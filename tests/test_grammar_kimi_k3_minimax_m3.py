@@ -5,6 +5,7 @@ tests_engines/test_grammar_xgrammar.py)."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import toolwire
 from toolwire.errors import InvalidToolDefinition
@@ -164,3 +165,29 @@ def test_walks_parse_back_as_proposed(name, target, thinking, choice):
     print(f"\n{name} {target} thinking={thinking} {choice}: {report.passed}/{report.checked} parsed back; "
           f"outside the claim {report.excluded}; unfinished {report.unfinished}")
     assert report.failures == [] and report.checked >= 3
+
+
+_names = st.from_regex(r"[a-z][a-z_]{0,7}", fullmatch=True).filter(lambda n: n not in ("invoke", "tool_call"))
+_leaf = st.one_of(
+    st.just({"type": "string"}), st.just({"type": "boolean"}), st.just({"type": "number"}),
+    st.builds(lambda lo, n: {"type": "integer", "minimum": lo, "maximum": lo + n}, st.integers(-50, 50),
+              st.integers(0, 40)),
+    st.lists(st.from_regex(r"[a-z<>/& \"]{1,6}", fullmatch=True), min_size=1, max_size=3, unique=True).map(
+        lambda vs: {"enum": vs}),
+    st.just({"type": "array", "items": {"type": "string"}, "maxItems": 3}),
+    st.just({"type": "array", "items": {"type": "integer"}, "minItems": 1}),
+    st.just({"type": ["string", "null"]}), st.just({"type": ["integer", "null"]}))
+_schema = st.dictionaries(_names, st.one_of(_leaf, st.dictionaries(_names, _leaf, min_size=1, max_size=2).map(
+    lambda p: {"type": "object", "properties": p, "required": sorted(p)[:1]})), max_size=4).flatmap(
+    lambda props: st.lists(st.sampled_from(sorted(props)) if props else st.nothing(), unique=True).map(
+        lambda req: {"type": "object", "properties": props, "required": req}))
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(schema=_schema, target=st.sampled_from(TARGETS), name=st.sampled_from(["kimi_k3", "minimax_m3"]),
+       choice=st.sampled_from(["required", "auto"]))
+def test_random_schemas_round_trip(schema, target, name, choice):
+    tools = [{"type": "function", "function": {"name": "tool_a", "parameters": schema}}]
+    report = check_walks(toolwire.get_format(name), tools, target, samples=3, seed=1, tool_choice=choice)
+    assert report.failures == []
+    assert report.checked + report.unfinished == 3
