@@ -84,6 +84,21 @@ def optional(node: "Node") -> Alt:
     return Alt((node, Lit("")))
 
 
+def repeated(item: "Node", low: int = 0, high: int | None = None, separator: str = "") -> "Node":
+    """``low`` to ``high`` (None: any number) ``item``, ``separator`` between two (a bounded list)."""
+    if high == 0:
+        return Lit("")
+    more = Seq((Lit(separator), item))
+    if high is None:
+        tail: "Node" = Star(more)
+    else:
+        tail = Lit("")
+        for _ in range(high - max(low, 1)):
+            tail = optional(Seq((more, tail)))
+    head = Seq((item, *(more,) * max(low - 1, 0), tail))
+    return head if low else optional(head)
+
+
 def json_node(schema: dict, path: str = "", excludes: tuple[str, ...] = ()) -> Json:
     """A :class:`Json` node with its stable key (``path``: where ``schema`` sits in the tool's parameters)."""
     import json
