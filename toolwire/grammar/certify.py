@@ -30,6 +30,7 @@ class Report:
     excluded: dict = field(default_factory=dict)  # reason -> count (outputs outside the claim, not failures)
     failures: list = field(default_factory=list)
     unfinished: int = 0  # walks that hit the step limit
+    walked: list = field(default_factory=list)  # the texts of the walks that passed (what the walks reached)
 
     def fail(self, reason: str, text: str) -> None:
         self.failures.append((reason, text))
@@ -203,6 +204,7 @@ def check_walks(fmt, tools: list[dict], target: str, *, samples: int, seed: int 
             continue
         if reason is None:
             report.passed += 1
+            report.walked.append(text)
         else:
             report.fail(reason, text)
     return report
