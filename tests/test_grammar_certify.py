@@ -11,6 +11,7 @@ The numbers are printed (``pytest -s``); xgrammar is certified in tests_engines/
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -119,3 +120,45 @@ def test_seed_oss_python_literal_values(target):
         literal_walks += sum(1 for text in report.walked if PYTHON_LITERAL_VALUE.search(text))
     print(f"\nseed_oss {target}: {literal_walks} walks wrote a Python-literal value")
     assert literal_walks >= 1
+
+
+JSON_CUT_BY = {**dict.fromkeys(["glm45", "glm46", "glm47", "laguna", "hy3", "minimax_m2"], None),
+               **dict.fromkeys(["deepseek_v32", "deepseek_v4", "deepseek_v41"], "invoke>"),
+               "qwen3_coder": "<parameter="}
+"""Format -> the marker whose spelling inside a JSON string cuts the parser's reading of a JSON-typed value (what
+the describer's ``json_excludes`` holds; None: nothing cuts it, xml_params.NO_JSON_CUT)."""
+
+
+@pytest.mark.parametrize("name", sorted(JSON_CUT_BY))
+def test_markers_inside_a_json_value_string(name):
+    """Why a JSON value's excludes hold only JSON_CUT_BY[name] (xgrammar compiles each exclude at a cost): every
+    marker of the call wire and of free text, and the value closer followed by each, spelled inside a JSON string
+    of an array value (in a golden output), parses back as the same proposed call, with no
+    implicit close, unless it spells that marker."""
+    require_shared()
+    from toolwire.grammar.certify import wire_markers
+
+    fmt = toolwire.get_format(name)
+    tool = next(t for t in golden("parse", name)[0]["tools"] if t["function"]["name"] == "create_reimbursement_ticket")
+    from toolwire.grammar import describe
+
+    wire = describe(fmt, [tool])
+    section = (wire.section.begin, wire.section.end) if wire.section else ()
+    markers = sorted({m.strip() or m for m in (*wire_markers(fmt, [tool], False), *wire.banned(), *section)
+                      if "create_reimbursement_ticket" not in m})
+    closers = [m for m in markers if m.startswith("</") and ("param" in m or "arg_value" in m)]
+    spelled = [*markers, *(c + "\n" + m for c in closers for m in markers)]
+    row = next(r for r in golden("parse", name) if '["INV-102"]' in r["model_output"]
+               and [c.status for c in fmt.parse(r["model_output"], r["tools"]).tool_calls] == ["proposed"])
+    expected = fmt.parse(row["model_output"], row["tools"]).tool_calls[0].arguments
+    cut = []
+    for marker in spelled:
+        output = row["model_output"].replace('["INV-102"]', json.dumps(["A" + marker + "B"], ensure_ascii=False))
+        calls = fmt.parse(output, row["tools"]).tool_calls
+        if [(c.status, c.arguments) for c in calls] != [("proposed", dict(expected, invoice_ids=["A" + marker + "B"]))]:
+            cut.append(marker)
+    print(f"\n{name}: {len(spelled)} markers spelled inside a JSON string, cut by {cut}")
+    if JSON_CUT_BY[name] is None:
+        assert cut == []
+    else:
+        assert cut and all(JSON_CUT_BY[name] in m.replace(" ", "") for m in cut)

@@ -228,7 +228,7 @@ class Matcher:
         import numpy as np
 
         preferred, short = _token_pools(vocabulary, prefer)
-        encoded = [vocabulary.encode(mk) for mk in markers if mk]
+        encoded = [ids for mk in markers if mk and self.eos not in (ids := vocabulary.encode(mk))]  # not the end
         m = self._new()
         out: list[int] = []
         for _ in range(max_steps):

@@ -54,10 +54,13 @@ SCALAR_SPELLINGS = {"boolean": ("true", "false", "True", "False"), "null": ("nul
 
 
 def xml_value(schema: Any, begin: str, end: str, excludes: tuple[str, ...], path: str, framing: str = "",
-              python_literals: bool = False):
+              python_literals: bool = False, json_excludes: tuple[str, ...] | None = None):
     """One parameter's ``begin`` value ``end``, the value typed by ``schema`` (see the module docstring).
     ``framing`` is the whitespace the template writes on both sides of a value (the parser drops it);
-    ``python_literals``: an array or object value may also be its Python literal (:func:`python_literal`)."""
+    ``python_literals``: an array or object value may also be its Python literal (:func:`python_literal`).
+    ``json_excludes``: what a JSON string inside a JSON-typed value never spells (default ``excludes``): only the
+    markers that cut the parser's reading of a JSON value (xgrammar writes them as ``json_schema`` excludes,
+    each of which multiplies its compile time)."""
     if isinstance(schema, dict):
         values = schema.get("enum", [schema["const"]] if "const" in schema else None)
         if values is not None and all(isinstance(v, str) for v in values) and schema.get("type") in (None, "string"):
@@ -71,12 +74,16 @@ def xml_value(schema: Any, begin: str, end: str, excludes: tuple[str, ...], path
         return Tag(begin + framing, Text(excludes), end)
     if isinstance(schema, dict) and "x-toolwire-json" in schema:  # a marker of the caller's, not of the schema
         schema = {k: v for k, v in schema.items() if k != "x-toolwire-json"}
-    value = json_node(schema, path, excludes)
+    value = json_node(schema, path, excludes if json_excludes is None else json_excludes)
     if python_literals and isinstance(schema, dict) and schema.get("type") in ("array", "object"):
         literal = python_literal(schema, (*excludes, end))
         value = value if literal is None else Alt((value, literal))
     return Seq((Lit(begin + framing), value, Lit(framing + end)))
 
+
+NO_JSON_CUT: tuple[str, ...] = ()
+"""``json_excludes`` for parsers that read a JSON-typed value whole (GLM, Laguna, Hy3, MiniMax-M2): no marker
+spelled inside one of its strings cuts it (tests/test_grammar_certify.py spells each one there)."""
 
 PYTHON_LITERAL_FORMATS = frozenset({"seed_oss"})
 """Formats whose template writes array and object values as Python literals (``str(value)``: ``['a', 'b']``,
@@ -158,12 +165,13 @@ def qwen_xml(fmt, request, *, thinking: bool) -> CallWire:
     """``<tool_call>\\n<function=NAME>\\n<parameter=KEY>`` value ``</parameter>\\n ... </function>\\n</tool_call>``."""
     g = fmt.parser_class.grammar
     framing = g.value_framing
-    # a free value never spells another marker of the call (the parser could end it or start a call there)
+    # a free value never spells another marker of the call (the parser could end it or start a call there); a
+    # JSON value is cut only by a parameter opener inside one of its strings (implicit_parameter_close)
     stops = (g.function_close, g.call_close, g.parameter_open)
 
     def element(key, sub, path):
         value = xml_value(sub, g.parameter_open + key + ">", g.parameter_close, stops, path, framing,
-                          python_literals=fmt.name in PYTHON_LITERAL_FORMATS)
+                          python_literals=fmt.name in PYTHON_LITERAL_FORMATS, json_excludes=(g.parameter_open,))
         return Seq((value, Lit(LINE)))
 
     calls = tuple((tool.name, Seq((Lit(g.call_open + LINE + g.function_open + tool.name + ">" + LINE),
