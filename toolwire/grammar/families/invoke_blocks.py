@@ -87,7 +87,7 @@ def dsml(fmt, request, *, thinking: bool) -> CallWire:
 
 
 def _common_tail(spellings: list[str]) -> str:
-    """The longest suffix all spellings share (``parameter>`` for ``</｜DSML｜parameter>`` and ``</|DSML|parameter>``)."""
+    """The longest suffix all spellings share (``parameter>``: ``</｜DSML｜parameter>``, ``</|DSML|parameter>``)."""
     tail = spellings[0]
     while not all(s.endswith(tail) for s in spellings):
         tail = tail[1:]
