@@ -18,17 +18,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import toolwire
-from toolwire.grammar.certify import check_outputs, check_walks
+from toolwire.grammar.certify import BYTE_WALKS_INEXACT, check_outputs, check_walks
 from toolwire.grammar.coverage import supported_formats
 
 from support import golden, golden_parse_kwargs, require_shared
 
 TARGETS = ("llguidance", "gbnf")
-BYTE_WALKS_INEXACT = {"gpt_oss"}
-"""Formats whose byte-level walks on llguidance / GBNF are not certifiable: harmony's markers are special tokens
-the parser reads wherever they are spelled, and these targets cannot keep them out of JSON strings (xgrammar
-can; docs/grammar.md, "harmony"). On the real o200k ids llguidance is certified:
-tests/test_grammar_token_ids_llguidance.py."""
 PYTHON_LITERAL_VALUE = re.compile(r">[\[{]'")
 
 
