@@ -25,7 +25,8 @@ from toolwire.grammar.coverage import supported_formats
 from toolwire.grammar.matchers import Matcher
 
 FORMATS = supported_formats()
-QWEN = {"qwen25", "qwen3", "qwen3_instruct_2507", "qwen3_thinking_2507"}
+QWEN = {"qwen25", "qwen3", "qwen3_instruct_2507", "qwen3_thinking_2507", "qwen3_coder", "qwen35", "qwen36"}
+"""The families whose real tokenizer is ../shared's Qwen3 (conftest.REAL_TOKENIZER)."""
 
 
 @pytest.mark.parametrize("name", FORMATS)
