@@ -53,7 +53,7 @@ def _compile_ms(name: str, tools: list[dict]) -> str:
 
 def main() -> None:
     """One row per format with a grammar description: build µs per target, xgrammar compile ms, certification."""
-    from toolwire.grammar.certify import check_outputs, check_walks
+    from toolwire.grammar.certify import BYTE_WALKS_INEXACT, check_outputs, check_walks
     from toolwire.grammar.coverage import supported_formats, unsupported_formats
 
     targets = _targets()
@@ -68,6 +68,10 @@ def main() -> None:
         for target in targets:
             out = check_outputs(fmt, golden, target,
                                 thinking_of=lambda r: r.get("prompt_opens_reasoning", r["options"].get("thinking")))
+            if target != "xgrammar" and name in BYTE_WALKS_INEXACT:
+                cert.append(f"{out.passed}/{out.checked} · walks not certified on bytes"
+                            + (f" ({len(out.failures)} fail)" if out.failures else ""))
+                continue
             walk = check_walks(fmt, tools, target, samples=WALKS, seed=11)
             skipped = sum(walk.excluded.values())
             cert.append(f"{out.passed}/{out.checked} · {walk.passed}/{walk.checked - skipped}"

@@ -218,7 +218,7 @@ class Format:
 
     # ---- constrained decoding (toolwire.grammar)
     def grammar(self, tools: Sequence[Any] | None = None, *, tool_choice: Any = "auto", target: str = "xgrammar",
-                thinking: bool = False, prompt: RenderedPrompt | None = None):
+                thinking: bool = False, prompt: RenderedPrompt | None = None, special_tokens: Any = None):
         """The constraint for this format's tool calls with ``tools``: a :class:`toolwire.grammar.Grammar`.
 
         ``target``: ``"xgrammar"`` (a structural tag, as vLLM and SGLang take it), ``"llguidance"`` (a Lark
@@ -228,11 +228,13 @@ class Format:
         "function": {"name": ...}}`` or ``{"name": ...}``: only that tool). Argument bodies follow each tool's
         JSON Schema. ``prompt`` / ``thinking`` say whether the output starts inside reasoning (free text up to
         the closer), as for :meth:`stream`. A bad tool, schema, ``tool_choice`` or ``target`` raises a toolwire
-        error naming the field; a format without a grammar description raises :class:`UnsupportedByFormat`."""
+        error naming the field; a format without a grammar description raises :class:`UnsupportedByFormat`.
+        ``special_tokens`` (llguidance): ``{marker: token id}`` of the markers that are special tokens of the
+        tokenizer, written as token references (docs/grammar.md, "Targets")."""
         from toolwire.grammar import build
 
         return build(self, _tool_list(tools), tool_choice=tool_choice, target=target, thinking=thinking,
-                     prompt=prompt)
+                     prompt=prompt, special_tokens=special_tokens)
 
     # ---- token-level training samples (toolwire.training)
     def render_tokens(self, messages: Sequence[Any], tools: Sequence[Any] | None = None, tokenizer: Any = None,

@@ -14,7 +14,7 @@ from typing import Any
 
 from toolwire.errors import InvalidOption
 
-from .request import TARGETS, grammar_request
+from .request import TARGETS, check_special_tokens, grammar_request
 from .result import Grammar
 
 __all__ = ["Grammar", "TARGETS", "build", "describe"]
@@ -29,8 +29,12 @@ def describe(fmt, tools: Any, *, tool_choice: Any = "auto", thinking: bool = Fal
 
 
 def build(fmt, tools: Any, *, tool_choice: Any = "auto", target: str = "xgrammar", thinking: bool = False,
-          prompt: Any = None) -> Grammar:
-    """The :class:`Grammar` constraining ``fmt``'s output for ``tools``; see :meth:`toolwire.Format.grammar`."""
+          prompt: Any = None, special_tokens: Any = None) -> Grammar:
+    """The :class:`Grammar` constraining ``fmt``'s output for ``tools``; see :meth:`toolwire.Format.grammar`.
+
+    ``special_tokens`` (llguidance only): ``{marker text: token id}`` for the markers that are one special token
+    of the tokenizer the grammar will run with (:func:`toolwire.grammar.matchers.special_tokens_of` reads them
+    from a Hugging Face or tiktoken tokenizer); they are written as ``<[id]>`` token references."""
     from toolwire.prompt import RenderedPrompt
 
     from . import gbnf, lark, xgrammar
@@ -42,6 +46,7 @@ def build(fmt, tools: Any, *, tool_choice: Any = "auto", target: str = "xgrammar
                                 f"(got {type(prompt).__name__})", field="prompt")
         thinking = prompt.opens_reasoning
     request = grammar_request(tools, tool_choice, target)
+    special = check_special_tokens(special_tokens, target)
     wire = family_describe(fmt, request, thinking=bool(thinking))
     common = dict(target=target, format=fmt.name, mode=request.mode, triggers=wire.triggers,
                   stop_tokens=wire.stop_tokens, notes=wire.notes)
@@ -51,7 +56,8 @@ def build(fmt, tools: Any, *, tool_choice: Any = "auto", target: str = "xgrammar
         tag = xgrammar.structural_tag(wire, request.mode, thinking=bool(thinking))
         return Grammar(text=json.dumps(tag, ensure_ascii=False), structural_tag=tag, **common)
     if target == "llguidance":
-        return Grammar(text=lark.grammar_text(wire, request.mode, thinking=bool(thinking)), **common)
+        return Grammar(text=lark.grammar_text(wire, request.mode, thinking=bool(thinking),
+                                                     special_tokens=special), **common)
     fields = {spec.name: f"tools[{spec.index}].function.parameters" for spec in request.tools}
     text, lazy, triggers = gbnf.grammar(wire, request.mode, thinking=bool(thinking), fields=fields)
     return Grammar(text=text, lazy=lazy, grammar_triggers=tuple(triggers), **common)

@@ -23,6 +23,8 @@ from typing import Any
 
 from toolwire.errors import InvalidToolDefinition
 
+from .escape import escaped
+
 ANNOTATIONS = frozenset({"description", "title", "default", "examples", "$schema", "$comment", "deprecated",
                          "readOnly", "writeOnly", "strict"})
 HANDLED = frozenset({"type", "properties", "required", "additionalProperties", "items", "minItems", "maxItems",
@@ -47,23 +49,7 @@ BASE_RULES = {
 
 def gbnf_literal(text: str) -> str:
     """``text`` as a GBNF string literal."""
-    out = []
-    for ch in text:
-        if ch == '"':
-            out.append('\\"')
-        elif ch == "\\":
-            out.append("\\\\")
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\r":
-            out.append("\\r")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-            out.append(f"\\x{ord(ch):02X}")
-        else:
-            out.append(ch)
-    return '"' + "".join(out) + '"'
+    return '"' + escaped(text, '"\\', upper_hex=True) + '"'
 
 
 class JsonGbnf:

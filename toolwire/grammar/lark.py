@@ -13,29 +13,17 @@ trigger-free text.
 from __future__ import annotations
 
 import json
+from typing import Mapping
 
+from .escape import escaped
 from .ir import Alt, CallWire, Chars, FreeText, Json, Lit, Seq, Star, Tag, Text, after, flatten, region_nodes
 
-_REGEX_SPECIAL = set("\\.+*?()|[]{}^$/")
+_REGEX_SPECIAL = "\\.+*?()|[]{}^$/"
 
 
 def regex_literal(text: str) -> str:
     """``text`` as a literal inside llguidance's ``/.../`` regex syntax."""
-    out = []
-    for ch in text:
-        if ch in _REGEX_SPECIAL:
-            out.append("\\" + ch)
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\r":
-            out.append("\\r")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-            out.append(f"\\x{ord(ch):02x}")
-        else:
-            out.append(ch)
-    return "".join(out)
+    return escaped(text, _REGEX_SPECIAL)
 
 
 def string_literal(text: str) -> str:
@@ -43,10 +31,54 @@ def string_literal(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
+def split_special(text: str, special: Mapping[str, int]) -> list[str | int]:
+    """``text`` cut into byte pieces (str) and the ids of the special tokens it spells (int), left to right;
+    where two special tokens start at the same place, the longer one."""
+    pieces: list[str | int] = []
+    at = 0
+    while at < len(text):
+        found = [(text.find(s, at), -len(s), s) for s in special if s and text.find(s, at) >= 0]
+        if not found:
+            break
+        start, _, token = min(found)
+        if start > at:
+            pieces.append(text[at:start])
+        pieces.append(special[token])
+        at = start + len(token)
+    if at < len(text):
+        pieces.append(text[at:])
+    return pieces
+
+
 class _Writer:
-    def __init__(self):
+    def __init__(self, special: Mapping[str, int]):
         self.rules: list[str] = []
         self._names: dict[str, str] = {}
+        self.special = special
+
+    def lit(self, text: str) -> str:
+        """``text`` as grammar items: string literals, and ``<[id]>`` where it spells a special token."""
+        return " ".join(f"<[{p}]>" if isinstance(p, int) else string_literal(p)
+                        for p in split_special(text, self.special))
+
+    def until(self, end: str, excludes, prefix: str) -> str:
+        """Free text up to and including ``end``, spelling none of ``excludes``. Byte text is a lazy lexeme
+        ending at ``end``; when ``end`` holds a special token, the text (with the bytes of ``end`` before that
+        token) is a greedy terminal the token itself ends (llguidance ends a lexeme at a special token), and
+        it spells ``end`` in bytes nowhere either."""
+        pieces = split_special(end, self.special)
+        first = next((i for i, p in enumerate(pieces) if isinstance(p, int)), None)
+        if first is None:
+            body = f"/(?s:.*){regex_literal(end)}/"
+            if excludes:
+                return self.rule(self.terminal(f"{body} & ~{_contains_any(excludes)}"), prefix, "[lazy]")
+            return self.rule(body, prefix, "[lazy]")
+        head = "".join(pieces[:first])
+        body = f"/(?s:.*){regex_literal(head)}/ & ~{_contains_any([*excludes, end])}"
+        return f"{self.terminal(body)} {self.lit(end[len(head):])}"
+
+    def spells_special(self, text: str) -> bool:
+        return any(isinstance(p, int) for p in split_special(text, self.special))
 
     def rule(self, body: str, prefix: str, options: str = "") -> str:
         key = prefix + options + body
@@ -67,25 +99,18 @@ class _Writer:
 
     def node(self, node) -> str:
         if isinstance(node, Lit):
-            return string_literal(node.text) if node.text else ""
+            return self.lit(node.text)
         if isinstance(node, Json):
             return self.rule("%json " + json.dumps(node.schema, ensure_ascii=False), "json")
         if isinstance(node, Tag) and not node.end and isinstance(node.content, (FreeText, Text)):  # to the end
             excludes = getattr(node.content, "excludes", ())
             value = self.terminal(f"/(?s:.*)/ & ~{_contains_any(excludes)}" if excludes else "/(?s:.*)/")
-            return " ".join(p for p in (string_literal(node.begin) if node.begin else "", value) if p)
+            return " ".join(p for p in (self.lit(node.begin), value) if p)
         if isinstance(node, Tag):
             if isinstance(node.content, (FreeText, Text)):
-                body = f"/(?s:.*){regex_literal(node.end)}/"
-                if isinstance(node.content, Text) and node.content.excludes:
-                    body = f"{body} & ~{_contains_any(node.content.excludes)}"
-                    terminal = self.terminal(body)
-                    value = self.rule(terminal, "text", "[lazy]")
-                else:
-                    value = self.rule(body, "text", "[lazy]")
-                return " ".join(p for p in (string_literal(node.begin) if node.begin else "", value) if p)
-            parts = [string_literal(node.begin) if node.begin else "", self.node(node.content),
-                     string_literal(node.end) if node.end else ""]
+                value = self.until(node.end, getattr(node.content, "excludes", ()), "text")
+                return " ".join(p for p in (self.lit(node.begin), value) if p)
+            parts = [self.lit(node.begin), self.node(node.content), self.lit(node.end)]
             return " ".join(p for p in parts if p)
         if isinstance(node, Seq):
             parts = [self.node(i) for i in flatten(node)]
@@ -113,9 +138,12 @@ def _contains_any(words) -> str:
     return "/(?s:.*)(" + "|".join(regex_literal(w) for w in words) + ")(?s:.*)/"
 
 
-def grammar_text(wire: CallWire, mode: str, *, thinking: bool) -> str:
-    """The Lark grammar for ``wire`` in ``mode``."""
-    w = _Writer()
+def grammar_text(wire: CallWire, mode: str, *, thinking: bool, special_tokens: Mapping[str, int] | None = None
+                 ) -> str:
+    """The Lark grammar for ``wire`` in ``mode``. ``special_tokens`` (marker text -> token id): the markers that
+    are one special token of the tokenizer the grammar runs with, written ``<[id]>`` (llguidance matches
+    special tokens only by reference, never as text); without it every marker is byte text."""
+    w = _Writer(dict(special_tokens or {}))
     if wire.whole is not None:
         start = w.node(wire.whole)
         return "\n".join(["%llguidance {}", "", f"start: {start}", *w.rules]) + "\n"
@@ -126,14 +154,17 @@ def grammar_text(wire: CallWire, mode: str, *, thinking: bool) -> str:
     head = []
     if wire.reasoning is not None and (thinking or wire.self_reasoning):
         close = wire.reasoning[1]
-        body = f"/(?s:.*){regex_literal(close)}/"
-        body = f"{body} & ~{_contains_any([b for b in banned if b != close])}"  # no opener again, no call
-        lines.append(f"REASONING: {body}")
-        reasoning = w.rule("REASONING", "reasoning", "[lazy]")
+        if w.spells_special(close):
+            reasoning = w.until(close, [b for b in banned if b != close], "reasoning")
+        else:
+            body = f"/(?s:.*){regex_literal(close)}/"
+            body = f"{body} & ~{_contains_any([b for b in banned if b != close])}"  # no opener again, no call
+            lines.append(f"REASONING: {body}")
+            reasoning = w.rule("REASONING", "reasoning", "[lazy]")
         # the prompt opened it, or the model may open it itself as the first thing it writes
-        opener = string_literal(wire.reasoning[0])
+        opener = w.lit(wire.reasoning[0])
         if wire.reasoning_lead:  # one lexeme each: llguidance's greedy lexer must not split the lead off
-            opener = f"({string_literal(wire.reasoning_lead + wire.reasoning[0])} | {opener})"
+            opener = f"({w.lit(wire.reasoning_lead + wire.reasoning[0])} | {opener})"
         head.append(reasoning if thinking else f"({opener} {reasoning})?")
     if mode == "none" or not wire.calls:
         start = " ".join(head + ["TAIL"])
@@ -141,21 +172,24 @@ def grammar_text(wire: CallWire, mode: str, *, thinking: bool) -> str:
         regions_after_text, regions_first = [], []
         for trigger in triggers:
             others = [t for t in banned if t != trigger]
-            if any(o in trigger for o in others):  # a banned marker inside the trigger: ban it before the trigger
+            if w.spells_special(trigger):  # the special token ends the text before it
+                pre = w.until(trigger, others, "pre")
+            elif any(o in trigger for o in others):  # a banned marker inside the trigger: ban it before the trigger
                 pre_body = f"(/(?s:.*)/ & ~{_contains_any(others)}) /{regex_literal(trigger)}/"
             else:
                 pre_body = f"/(?s:.*){regex_literal(trigger)}/"
                 if others:
                     pre_body = f"{pre_body} & ~{_contains_any(others)}"
-            pre_terminal = f"PRE_{triggers.index(trigger)}"
-            lines.append(f"{pre_terminal}: {pre_body}")
-            pre = w.rule(pre_terminal, "pre", "[lazy]")
+            if not w.spells_special(trigger):
+                pre_terminal = f"PRE_{triggers.index(trigger)}"
+                lines.append(f"{pre_terminal}: {pre_body}")
+                pre = w.rule(pre_terminal, "pre", "[lazy]")
             rests = [w.node(after(node, trigger)) for node in region_nodes(wire, trigger)]
             if not rests:
                 continue
             rest = w.rule(" | ".join(f"({r})" if r else '""' for r in rests), "region")
             regions_after_text.append(f"{pre} {rest}")
-            regions_first.append(f"{string_literal(trigger)} {rest}")
+            regions_first.append(f"{w.lit(trigger)} {rest}")
         later = w.rule(" | ".join(regions_after_text), "call")
         if wire.calls_first and mode == "auto":  # a call region opens the output, or there is none
             first = w.rule(" | ".join(regions_first), "first_call")

@@ -7,13 +7,15 @@
 * xgrammar target: ``xgrammar.GrammarMatcher`` on ``Grammar.from_structural_tag`` (needs torch).
 
 Text is fed as UTF-8 bytes through a byte-level vocabulary (256 byte tokens plus one end token), or as real
-token ids with :meth:`Matcher.accepts_ids` when a tokenizer is given.
+token ids with :meth:`Matcher.accepts_ids` when a tokenizer is given; :func:`llguidance_vocabulary` wraps a real
+Hugging Face or tiktoken tokenizer for llguidance (and :meth:`Matcher.walk_ids` walks over its tokens).
 """
 
 from __future__ import annotations
 
 import random
-from typing import Any, Sequence
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
 
 from toolwire.errors import MissingExtra
 
@@ -65,6 +67,48 @@ def _xgrammar():
         raise MissingExtra("running xgrammar grammars needs xgrammar (and torch): pip install 'toolwire[grammar]'"
                            ) from None
     return xgrammar
+
+
+def special_tokens_of(tokenizer: Any) -> dict[str, int]:
+    """``{text: id}`` of a tokenizer's special / added tokens (a Hugging Face tokenizer's added tokens, a tiktoken
+    encoding's special tokens): what ``Format.grammar(..., target="llguidance", special_tokens=...)`` takes."""
+    if hasattr(tokenizer, "added_tokens_decoder"):
+        return {tok.content: int(i) for i, tok in tokenizer.added_tokens_decoder.items()}
+    if hasattr(tokenizer, "_special_tokens"):  # tiktoken.Encoding
+        return {text: int(i) for text, i in tokenizer._special_tokens.items()}
+    raise TypeError(f"cannot read special tokens from a {type(tokenizer).__name__}")
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """A real tokenizer as llguidance's matcher sees it: ``tokenizer`` (an ``llguidance.LLTokenizer``), the end
+    token ``eos``, ``encode`` (text -> ids, markers as their special tokens) and ``special_tokens``."""
+
+    tokenizer: Any
+    eos: int
+    encode: Callable[[str], list]
+    special_tokens: dict
+
+    def decode(self, ids: Sequence[int]) -> str:
+        """The text of ``ids`` (special tokens as their text); UnicodeDecodeError on broken UTF-8."""
+        return self.tokenizer.decode_bytes(list(ids)).decode("utf-8")
+
+
+def llguidance_vocabulary(tokenizer: Any, eos_token: str) -> Vocabulary:
+    """A :class:`Vocabulary` for a Hugging Face fast tokenizer or a ``tiktoken.Encoding``, ``eos_token`` its end
+    of turn (``<|im_end|>``). Building it takes about a second: keep it."""
+    _llguidance()
+    special = special_tokens_of(tokenizer)
+    eos = special[eos_token]
+    if hasattr(tokenizer, "added_tokens_decoder"):
+        from llguidance.hf import from_tokenizer
+
+        return Vocabulary(from_tokenizer(tokenizer, eos_token=eos), eos,
+                          lambda text: tokenizer.encode(text, add_special_tokens=False), special)
+    from llguidance.tiktoken import lltokenizer_from_encoding
+
+    return Vocabulary(lltokenizer_from_encoding(tokenizer, eos_token=eos), eos,
+                      lambda text: tokenizer.encode(text, allowed_special="all"), special)
 
 
 def lark_of(grammar) -> str:
@@ -174,6 +218,46 @@ class Matcher:
             out.append(token)
         return None
 
+    def walk_ids(self, rng: random.Random, vocabulary: Vocabulary, *, max_steps: int = 1500, end_bias: float = 0.5,
+                 prefer: str = "", markers: Sequence[str] = (), marker_bias: float = 0.1) -> str | None:
+        """A random token sequence the grammar allows over a real ``vocabulary`` (llguidance / gbnf targets),
+        as text. At each step: with ``marker_bias`` one of ``markers`` whole, as ``vocabulary`` encodes it
+        (a special token where it is one); else a random allowed token, half the time a one-character token of
+        ``prefer``, mostly a short printable-ASCII token, now and then any allowed token; the end token with
+        ``end_bias`` when allowed. None when ``max_steps`` pass without an end or the text is not UTF-8."""
+        import numpy as np
+
+        preferred, short = _token_pools(vocabulary, prefer)
+        encoded = [ids for mk in markers if mk and self.eos not in (ids := vocabulary.encode(mk))]  # not the end
+        m = self._new()
+        out: list[int] = []
+        for _ in range(max_steps):
+            allowed = np.frombuffer(m.compute_logit_bias(), dtype=np.uint8)
+            ids = np.flatnonzero(allowed)
+            if allowed[self.eos] and (len(ids) == 1 or rng.random() < end_bias):
+                try:
+                    return vocabulary.decode(out)
+                except UnicodeDecodeError:
+                    return None
+            ids = ids[ids != self.eos]
+            if not len(ids):
+                return None
+            if encoded and len(ids) > 1 and rng.random() < marker_bias:
+                marker = rng.choice(encoded)
+                trial = m.deep_copy()
+                if trial.consume_tokens(marker) and not trial.is_error():
+                    m = trial
+                    out += marker
+                    continue
+            nice = preferred[allowed[preferred] > 0]
+            plain = short[allowed[short] > 0]
+            pool = nice if len(nice) and rng.random() < 0.5 else (plain if len(plain) and rng.random() < 0.9 else ids)
+            token = int(pool[rng.randrange(len(pool))])
+            if not m.consume_token(token) or m.is_error():
+                raise RuntimeError(f"the matcher refused token {token} it allowed")
+            out.append(token)
+        return None
+
     def _fork(self, m):
         return m.fork() if self.target == "xgrammar" else m.deep_copy()
 
@@ -199,3 +283,21 @@ class Matcher:
         ok = m.accept_token(token) if self.target == "xgrammar" else m.consume_token(token)
         if not ok:
             raise RuntimeError(f"the matcher refused token {token} it allowed")
+
+
+_POOLS: dict = {}
+
+
+def _token_pools(vocabulary: Vocabulary, prefer: str):
+    """(ids of the one-character tokens of ``prefer``, ids of the printable-ASCII tokens of 1-4 bytes), cached."""
+    import numpy as np
+
+    key = (id(vocabulary.tokenizer), prefer)
+    if key not in _POOLS:
+        tok = vocabulary.tokenizer
+        special = set(vocabulary.special_tokens.values())
+        short = [i for i in range(tok.vocab_size) if i not in special
+                 and 0 < len(b := tok.decode_bytes([i])) <= 4 and all(0x20 <= c < 0x7F or c == 0x0A for c in b)]
+        preferred = {i for ch in set(prefer) if len(ids := vocabulary.encode(ch)) == 1 for i in ids}
+        _POOLS[key] = (np.array(sorted(preferred), dtype=np.int64), np.array(short, dtype=np.int64))
+    return _POOLS[key]

@@ -7,7 +7,7 @@ Every problem is a toolwire error naming the field (``tools[1].function.paramete
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from toolwire.errors import InvalidOption, InvalidRequest, InvalidToolDefinition
 from toolwire.models import normalize_tools
@@ -42,6 +42,22 @@ def check_target(target: Any) -> str:
     if target not in TARGETS:
         raise InvalidOption(f"target must be one of {', '.join(map(repr, TARGETS))}, got {target!r}", field="target")
     return target
+
+
+def check_special_tokens(special_tokens: Any, target: str) -> dict[str, int]:
+    """``special_tokens`` as ``{marker text: token id}`` (empty for None); an :class:`InvalidOption` naming
+    ``special_tokens`` when it is not such a mapping, or is given for a target other than llguidance."""
+    if special_tokens is None:
+        return {}
+    if target != "llguidance":
+        raise InvalidOption(f"special_tokens is an option of the llguidance target, not {target!r}",
+                            field="special_tokens")
+    if not isinstance(special_tokens, Mapping) or not all(
+            isinstance(k, str) and k and isinstance(v, int) and not isinstance(v, bool) and v >= 0
+            for k, v in special_tokens.items()):
+        raise InvalidOption("special_tokens must map marker texts to token ids ({'<tool_call>': 151657})",
+                            field="special_tokens")
+    return dict(special_tokens)
 
 
 def tool_choice_mode(tool_choice: Any, names: Sequence[str]) -> tuple[str, str | None]:

@@ -19,7 +19,7 @@ from toolwire.parsers.hy3 import MARKERS as HY3, Hy3Parser
 
 from ..ir import CallWire, Lit, Section, Seq
 from . import describes, reasoning_markers
-from .xml_params import parameters, xml_value
+from .xml_params import NO_JSON_CUT, parameters, xml_value
 
 
 @describes(GlmParser)
@@ -30,7 +30,7 @@ def glm(fmt, request, *, thinking: bool) -> CallWire:
     stops = (GLM["key_open"], GLM["call_close"])
 
     def element(key, sub, path):
-        value = xml_value(sub, GLM["value_open"], GLM["value_close"], stops, path)
+        value = xml_value(sub, GLM["value_open"], GLM["value_close"], stops, path, json_excludes=NO_JSON_CUT)
         return Seq((Lit(GLM["key_open"] + key + GLM["key_close"] + line), value, Lit(line)))
 
     calls = tuple((tool.name, Seq((Lit(GLM["call_open"] + tool.name + line), parameters(tool.schema, element),
@@ -49,7 +49,7 @@ def hy3(fmt, request, *, thinking: bool) -> CallWire:
     stops = (m["key_open"], m["call_close"], m["calls_close"])
 
     def element(key, sub, path):
-        value = xml_value(sub, m["value_open"], m["value_close"], stops, path)
+        value = xml_value(sub, m["value_open"], m["value_close"], stops, path, json_excludes=NO_JSON_CUT)
         return Seq((Lit(m["key_open"] + key + m["key_close"] + "\n"), value, Lit("\n")))
 
     calls = tuple((tool.name, Seq((Lit(m["call_open"] + tool.name + m["sep"] + "\n"), parameters(tool.schema, element),

@@ -18,6 +18,8 @@ content types from its ``KNOWN_CONTENT_TYPES``.
 
 from __future__ import annotations
 
+import os
+
 from toolwire.parsers.harmony import CHANNEL, CONSTRAIN, END, MARKERS, MESSAGE, START, HarmonyStreamParser
 
 from ..ir import Alt, CallWire, Lit, Seq, Tag, Text, json_node, optional
@@ -32,6 +34,9 @@ JSON_TYPE = "json"
 """The content type of a call's arguments; also written ``<|constrain|>json``."""
 TEXT_STOPS = tuple(MARKERS.values())
 """Message text spells no harmony marker."""
+JSON_STOPS = (os.path.commonprefix(TEXT_STOPS),)
+"""A JSON string in the arguments never spells ``<|``, the start every harmony marker shares (xgrammar's
+``json_schema`` excludes; one short word instead of seven markers compiles 10-20x faster; a narrowing)."""
 
 
 def call_message(name: str, schema: dict) -> Seq:
@@ -39,7 +44,7 @@ def call_message(name: str, schema: dict) -> Seq:
     recipient = RECIPIENT + name
     header = Alt((Lit(" " + recipient + CHANNEL + COMMENTARY), Lit(CHANNEL + COMMENTARY + " " + recipient)))
     content_type = Alt((Lit(" " + JSON_TYPE), Lit(" " + CONSTRAIN + JSON_TYPE)))
-    return Seq((header, content_type, Lit(MESSAGE), json_node(schema, "", TEXT_STOPS)))
+    return Seq((header, content_type, Lit(MESSAGE), json_node(schema, "", JSON_STOPS)))
 
 
 @describes(HarmonyStreamParser)

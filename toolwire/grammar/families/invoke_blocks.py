@@ -14,7 +14,9 @@
   the declared type, as the parser reads it).
 
 Values as in the XML group (:func:`~toolwire.grammar.families.xml_params.xml_value`, byte-exact: no framing),
-free text spelling none of the markers that can end it. Free text outside the block never spells an invoke
+free text spelling none of the markers that can end it. A JSON value's strings exclude only what cuts the
+parser's reading of it: nothing for MiniMax; for DSML the parameter and invoke closers in every spelling the
+parser reads, as the tail they share (``parameter>``, ``invoke>``: a narrowing). Free text outside the block never spells an invoke
 opener (the parser reads an invoke without its block as a repaired call) nor, for DSML, another version's or
 an alias spelling of the block.
 """
@@ -26,7 +28,7 @@ from toolwire.parsers.minimax import MARKERS as MINIMAX, MiniMaxParser
 
 from ..ir import CallWire, Lit, Section, Seq
 from . import describes, reasoning_markers
-from .xml_params import LINE, is_text_typed, parameters, xml_value
+from .xml_params import LINE, NO_JSON_CUT, is_text_typed, parameters, xml_value
 
 DSML_STRING_ATTRIBUTE = ' string="{}"'
 """DSML's parameter attribute (``string="true"`` / ``"false"``), after the name's closing quote."""
@@ -39,7 +41,8 @@ def minimax(fmt, request, *, thinking: bool) -> CallWire:
     stops = (m["parameter_open"], m["invoke_close"], m["invoke_open"], m["block_close"])
 
     def element(key, sub, path):
-        value = xml_value(sub, m["parameter_open"] + key + m["attr_close"], m["parameter_close"], stops, path)
+        value = xml_value(sub, m["parameter_open"] + key + m["attr_close"], m["parameter_close"], stops, path,
+                          json_excludes=NO_JSON_CUT)
         return Seq((value, Lit(LINE)))
 
     calls = tuple((tool.name, Seq((Lit(m["invoke_open"] + tool.name + m["attr_close"] + LINE),
@@ -55,11 +58,16 @@ def dsml(fmt, request, *, thinking: bool) -> CallWire:
     """The DSML block of one DeepSeek version (V3.2 ``function_calls``, V4 ``tool_calls``, V4.1 ``calls``)."""
     g = fmt.parser_class.grammar
     stops = (g.param_open, g.invoke_close, g.invoke_open, g.block_close, g.block_open)
+    # what ends the parser's reading of a JSON value: a parameter or invoke closer, in any spelling it reads; a
+    # JSON string excludes the tail all spellings of each share (two excludes, not eight: xgrammar compiles each)
+    json_cuts = tuple(_common_tail([c, *(v for v, canonical in g.spelling_variants if canonical == c)])
+                      for c in (g.param_close, g.invoke_close))
 
     def element(key, sub, path):
         text = is_text_typed(sub)
         begin = g.param_open + key + '"' + DSML_STRING_ATTRIBUTE.format("true" if text else "false") + ">"
-        value = xml_value(sub if text else _not_text(sub), begin, g.param_close, stops, path)
+        value = xml_value(sub if text else _not_text(sub), begin, g.param_close, stops, path,
+                          json_excludes=json_cuts)
         return Seq((value, Lit(LINE)))
 
     def invoke(tool):
@@ -76,6 +84,14 @@ def dsml(fmt, request, *, thinking: bool) -> CallWire:
     return CallWire(fmt.name, (opener,), calls, section=section, reasoning=(g.think_open, g.think_close),
                     stop_tokens=tuple(dict.fromkeys((*fmt.stop_tokens, g.stop_token))), reserved=reserved,
                     family="invoke_blocks", last_region=True)
+
+
+def _common_tail(spellings: list[str]) -> str:
+    """The longest suffix all spellings share (``parameter>``: ``</｜DSML｜parameter>``, ``</|DSML|parameter>``)."""
+    tail = spellings[0]
+    while not all(s.endswith(tail) for s in spellings):
+        tail = tail[1:]
+    return tail
 
 
 def _not_text(schema):
