@@ -176,7 +176,7 @@ class Matcher:
         return self.accepts_ids(list(lazy_span(self.grammar, text).encode("utf-8")), complete=complete)
 
     def walk(self, rng: random.Random, *, max_steps: int = 3000, end_bias: float = 0.5, prefer: str = "",
-             markers: Sequence[str] = (), marker_bias: float = 0.1) -> str | None:
+             markers: Sequence[str] = (), marker_bias: float = 0.1, marker_tries: int = 4) -> str | None:
         """A random string the grammar allows (byte vocabulary). At each step: with ``marker_bias`` one of
         ``markers`` whole (when the grammar takes it there), else a random allowed byte (one of ``prefer``
         half the time, printable ASCII mostly, now and then a whole non-ASCII character); the end token with ``end_bias`` when allowed. None when
@@ -196,10 +196,9 @@ class Matcher:
             if not choices:
                 return None
             if encoded and len(choices) > 1 and rng.random() < marker_bias:
-                marker = rng.choice(encoded)
-                trial = self._fork(m)
-                if all(self._try(trial, b) for b in marker):
-                    m = trial
+                fitted = self._whole_marker(m, rng.sample(encoded, min(marker_tries, len(encoded))))
+                if fitted is not None:
+                    m, marker = fitted
                     out += marker
                     continue
             if rng.random() < 0.03:  # a non-ASCII character, whole (bytes alone could leave broken UTF-8)
@@ -258,14 +257,23 @@ class Matcher:
             out.append(token)
         return None
 
+    def _whole_marker(self, m, markers: Sequence[bytes]):
+        """The first of ``markers`` the grammar takes whole from ``m``: (the matcher past it, the marker), or
+        None."""
+        for marker in markers:
+            trial = self._fork(m)
+            if all(self._try(trial, b) for b in marker):
+                return trial, marker
+        return None
+
     def _fork(self, m):
         return m.fork() if self.target == "xgrammar" else m.deep_copy()
 
     def _try(self, m, token: int) -> bool:
-        if token not in self._allowed(m):
-            return False
-        self._consume(m, token)
-        return True
+        """Consume ``token`` on a forked matcher when the grammar takes it (checked by consuming: no mask)."""
+        if self.target == "xgrammar":
+            return m.accept_token(token)
+        return m.consume_token(token) and not m.is_error()
 
     def _allowed(self, m) -> list[int]:
         if self.target == "xgrammar":
