@@ -118,7 +118,8 @@ def test_seed_oss_python_literal_values(target):
 
 
 JSON_CUT_BY = {**dict.fromkeys(["glm45", "glm46", "glm47", "laguna", "hy3", "minimax_m2"], ()),
-               **dict.fromkeys(["deepseek_v32", "deepseek_v4", "deepseek_v41"], ("parameter>", "invoke>")),
+               **dict.fromkeys(["deepseek_v32", "deepseek_v4", "deepseek_v41"],
+                               ("parameter>", "parameter name=", "invoke>")),
                "qwen3_coder": ("<parameter=",)}
 """Format -> what every marker that cuts the parser's reading of a JSON-typed value (spelled inside one of its
 strings) contains: what the describer's ``json_excludes`` holds (empty: nothing cuts it, xml_params.NO_JSON_CUT)."""

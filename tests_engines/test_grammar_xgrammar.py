@@ -68,6 +68,29 @@ def test_deepseek_r1_fenced_calls_in_xgrammar():
     assert m.accepts("Checking." + fence) and not m.accepts(fence.replace("```json", "```"))
 
 
+@pytest.mark.parametrize("name", ["deepseek_v32", "deepseek_v4", "deepseek_v41"])
+def test_a_dsml_json_string_never_spells_a_parameter_opener(name):
+    """Found by a random walk: a JSON string ending in the parameter opener (its closing quote the opener's) and
+    a whole tag after it. The parser reads the next parameter there and rejects the call; the grammar refuses it,
+    and accepts the same call without the opener."""
+    fmt = toolwire.get_format(name)
+    g = fmt.parser_class.grammar
+    tools = golden_rows(name)[0]["tools"]
+
+    def output(invoice: str) -> str:
+        return (f"r{g.think_close}{g.separator}{g.block_open}\n{g.invoke_open}create_reimbursement_ticket\">\n"
+                f'{g.param_open}invoice_ids" string="false">{invoice}{g.param_close}\n'
+                f'{g.param_open}amount" string="false">4{g.param_close}\n'
+                f'{g.param_open}reason" string="true">x{g.param_close}\n{g.invoke_close}\n{g.block_close}')
+
+    assert g.param_open.endswith('"')
+    cut, whole = output('["a' + g.param_open + "]"), output('["a"]')  # the opener's quote ends the JSON string
+    assert [c.status for c in fmt.parse(cut, tools, thinking=True).tool_calls] == ["rejected"]
+    assert [c.status for c in fmt.parse(whole, tools, thinking=True).tool_calls] == ["proposed"]
+    matcher = Matcher(fmt.grammar(tools, target="xgrammar", tool_choice="required", thinking=True))
+    assert matcher.accepts(whole) and not matcher.accepts(cut)
+
+
 def test_tool_choice_modes_in_xgrammar():
     tools = golden_rows("qwen25")[0]["tools"]
     fmt = toolwire.get_format("qwen25")

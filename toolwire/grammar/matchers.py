@@ -177,8 +177,8 @@ class Matcher:
 
     def walk(self, rng: random.Random, *, max_steps: int = 3000, end_bias: float = 0.5, prefer: str = "",
              markers: Sequence[str] = (), marker_bias: float = 0.1, marker_tries: int = 4) -> str | None:
-        """A random string the grammar allows (byte vocabulary). At each step: with ``marker_bias`` one of
-        ``markers`` whole (when the grammar takes it there), else a random allowed byte (one of ``prefer``
+        """A random string the grammar allows (byte vocabulary). At each step: with ``marker_bias`` a marker
+        whole (the first of ``marker_tries`` random ``markers`` the grammar takes there), else a random allowed byte (one of ``prefer``
         half the time, printable ASCII mostly, now and then a whole non-ASCII character); the end token with ``end_bias`` when allowed. None when
         ``max_steps`` pass without an end or the bytes are not UTF-8."""
         m = self._new()

@@ -15,8 +15,9 @@
 
 Values as in the XML group (:func:`~toolwire.grammar.families.xml_params.xml_value`, byte-exact: no framing),
 free text spelling none of the markers that can end it. A JSON value's strings exclude only what cuts the
-parser's reading of it: nothing for MiniMax; for DSML the parameter and invoke closers in every spelling the
-parser reads, as the tail they share (``parameter>``, ``invoke>``: a narrowing). Free text outside the block never spells an invoke
+parser's reading of it: nothing for MiniMax; for DSML the parameter closer and opener and the invoke closer in
+every spelling the parser reads, as the tail each set shares (``parameter>``, ``parameter name=``,
+``invoke>``: a narrowing). Free text outside the block never spells an invoke
 opener (the parser reads an invoke without its block as a repaired call) nor, for DSML, another version's or
 an alias spelling of the block.
 """
@@ -58,10 +59,12 @@ def dsml(fmt, request, *, thinking: bool) -> CallWire:
     """The DSML block of one DeepSeek version (V3.2 ``function_calls``, V4 ``tool_calls``, V4.1 ``calls``)."""
     g = fmt.parser_class.grammar
     stops = (g.param_open, g.invoke_close, g.invoke_open, g.block_close, g.block_open)
-    # what ends the parser's reading of a JSON value: a parameter or invoke closer, in any spelling it reads; a
-    # JSON string excludes the tail all spellings of each share (two excludes, not eight: xgrammar compiles each)
-    json_cuts = tuple(_common_tail([c, *(v for v, canonical in g.spelling_variants if canonical == c)])
-                      for c in (g.param_close, g.invoke_close))
+    # what ends the parser's reading of a JSON value: a parameter closer, opener (once a whole tag follows it) or
+    # invoke closer, in any spelling it reads; a JSON string excludes the tail all spellings of each share (three
+    # excludes, not twelve: xgrammar compiles each), the opener's without its quote (the string's own closing
+    # quote can be it)
+    json_cuts = tuple(_common_tail([c, *(v for v, canonical in g.spelling_variants if canonical == c)]).rstrip('"')
+                      for c in (g.param_close, g.param_open, g.invoke_close))
 
     def element(key, sub, path):
         text = is_text_typed(sub)
