@@ -11,7 +11,7 @@ import json
 import pytest
 
 import toolwire
-from toolwire.errors import InvalidOption, InvalidRequest, InvalidToolDefinition, ToolwireError, UnsupportedByFormat
+from toolwire.errors import InvalidOption, InvalidRequest, InvalidToolDefinition, ToolwireError
 from toolwire.grammar.coverage import supported_formats, unsupported_formats
 from toolwire.grammar.matchers import Matcher
 from toolwire.workbench.cli import main
@@ -188,13 +188,12 @@ def test_gbnf_refuses_schema_features_it_cannot_express_naming_them(schema, fiel
     assert toolwire.get_format("qwen25").grammar(tools, target="llguidance").text  # the schema is whole there
 
 
-def test_a_format_without_a_description_is_refused():
-    name = unsupported_formats()[0] if unsupported_formats() else None
-    if name is None:
-        pytest.skip("every format has a grammar description")
-    with pytest.raises(UnsupportedByFormat) as exc:
-        toolwire.get_format(name).grammar(TOOLS)
-    assert exc.value.field == "format"
+@pytest.mark.parametrize("target", ["xgrammar", "llguidance", "gbnf"])
+def test_every_format_has_a_grammar_on_every_target(target):
+    assert unsupported_formats() == []
+    for name in toolwire.formats():
+        grammar = toolwire.get_format(name).grammar(TOOLS, target=target, tool_choice="required")
+        assert grammar.target == target and (grammar.text or grammar.structural_tag), name
 
 
 def test_cli_prints_each_target(tmp_path, capsys):
