@@ -84,6 +84,26 @@ def optional(node: "Node") -> Alt:
     return Alt((node, Lit("")))
 
 
+def ordered_members(members: "list[Node]", optional_flags: "list[bool]", separator: str) -> "Node":
+    """``members`` in their order, each one whose flag is set optional, ``separator`` between two written ones
+    (an object's properties in a fixed key order)."""
+    def from_(i: int) -> "Node":
+        rest: "Node" = Lit("")
+        for j in range(len(members) - 1, i - 1, -1):
+            part = Seq((Lit(separator), members[j], rest))
+            rest = Alt((part, rest)) if optional_flags[j] else part
+        return rest
+
+    choices: "list[Node]" = []  # the first member written is some i (every earlier one optional), or none at all
+    for i, may_skip in enumerate(optional_flags):
+        choices.append(Seq((members[i], from_(i + 1))))
+        if not may_skip:
+            break
+    else:
+        choices.append(Lit(""))
+    return choices[0] if len(choices) == 1 else Alt(tuple(choices))
+
+
 def repeated(item: "Node", low: int = 0, high: int | None = None, separator: str = "") -> "Node":
     """``low`` to ``high`` (None: any number) ``item``, ``separator`` between two (a bounded list)."""
     if high == 0:

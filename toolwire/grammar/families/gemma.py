@@ -20,7 +20,7 @@ from typing import Any
 
 from toolwire.parsers.gemma import CALL_CLOSE, CALL_OPEN, Q, STOPS, GemmaParser
 
-from ..ir import Alt, CallWire, Lit, Node, Seq, Star, Tag, Text, json_node, optional
+from ..ir import Alt, CallWire, Lit, Node, Seq, Tag, Text, json_node, ordered_members, repeated
 from . import describes, reasoning_markers
 
 CALL_PREFIX = "call:"
@@ -63,15 +63,9 @@ def array(schema: dict, path: str) -> Seq:
     """``[v,v,...]`` of ``items`` with at most ``maxItems`` (at least ``minItems``)."""
     item = gemma_value(schema.get("items", {}), path + ".items")
     low, high = int(schema.get("minItems", 0)), schema.get("maxItems")
-    more = Seq((Lit(","), item))
-    if high is None:
-        tail = Star(more)
-    else:
-        tail = Lit("")
-        for _ in range(int(high) - max(low, 1)):
-            tail = optional(Seq((more, tail)))
-    head = Seq((item, *(more,) * max(low - 1, 0), tail))
-    return Seq((Lit("["), head if low else optional(head), Lit("]"))) if high != 0 else Lit("[]")
+    if high == 0:
+        return Lit("[]")
+    return Seq((Lit("["), repeated(item, low, None if high is None else int(high), ","), Lit("]")))
 
 
 def properties(schema: dict, path: str, open_: str = "{", close: str = "}") -> Seq:
@@ -81,23 +75,7 @@ def properties(schema: dict, path: str, open_: str = "{", close: str = "}") -> S
     keys = sorted(props, key=str.lower)
     elements = [Seq((Lit(k + ":"), gemma_value(props[k], f"{path}.properties.{k}"))) for k in keys]
 
-    def from_(i: int) -> Node:
-        """The properties from ``i`` on, each after a ``,``."""
-        rest = Lit("")
-        for j in range(len(keys) - 1, i - 1, -1):
-            part = Seq((Lit(","), elements[j], rest))
-            rest = part if keys[j] in required else Alt((part, rest))
-        return rest
-
-    # the first property written is some i (every earlier one optional and left out), or none at all
-    choices = []
-    for i, key in enumerate(keys):
-        choices.append(Seq((elements[i], from_(i + 1))))
-        if key in required:
-            break
-    else:
-        choices.append(Lit(""))
-    body = choices[0] if len(choices) == 1 else Alt(tuple(choices))
+    body = ordered_members(elements, [k not in required for k in keys], ",")
     return Seq((Lit(open_), body, Lit(close)))
 
 

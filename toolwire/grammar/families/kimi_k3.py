@@ -29,7 +29,7 @@ from typing import Any
 from toolwire.errors import InvalidToolDefinition
 from toolwire.parsers.kimi_k3 import CLOSE, END, MARKERS, OPEN, SEP, STRUCTURE, KimiK3Parser
 
-from ..ir import Alt, CallWire, Chars, Lit, Node, Seq, Star, Tag, Text, json_node, optional, repeated
+from ..ir import Alt, CallWire, Chars, Lit, Node, Seq, Star, Tag, Text, json_node, optional, ordered_members, repeated
 from . import describes, reasoning_markers
 from .xml_params import is_text_typed, parameters
 
@@ -151,22 +151,7 @@ def json_object(schema: dict, path: str) -> Node:
     members = [Seq((Lit(json.dumps(k, ensure_ascii=False) + ": "), json_value(props[k], f"{path}.properties.{k}")))
                for k in keys]
 
-    def from_(i: int) -> Node:
-        """The members from ``i`` on, each after a ``", "``."""
-        rest: Node = Lit("")
-        for j in range(len(keys) - 1, i - 1, -1):
-            part = Seq((Lit(", "), members[j], rest))
-            rest = part if keys[j] in required else Alt((part, rest))
-        return rest
-
-    choices: list[Node] = []  # the first member written is some i (every earlier one optional), or none at all
-    for i, key in enumerate(keys):
-        choices.append(Seq((members[i], from_(i + 1))))
-        if key in required:
-            break
-    else:
-        choices.append(Lit(""))
-    return Seq((Lit("{"), choices[0] if len(choices) == 1 else Alt(tuple(choices)), Lit("}")))
+    return Seq((Lit("{"), ordered_members(members, [k not in required for k in keys], ", "), Lit("}")))
 
 
 def _check(text: str, what: str, tool: str, field: str) -> None:
