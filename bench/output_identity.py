@@ -6,7 +6,7 @@
 For every format it records a digest of:
 
 * ``render``: every golden render request of every family (35 x ~1,700 requests), with thinking on and off:
-  the prompt text, its segments (special or not) and where parsing starts, or the refusal (error type and
+  the prompt text, its segments (kind, text and message index) and where parsing starts, or the refusal (error type and
   message);
 * ``render_random``: 300 seeded random conversations (1 to 40 turns of user, assistant with reasoning and
   calls, tool results; texts with markers, escapes and non-ASCII; golden tools), thinking on and off;
@@ -84,7 +84,7 @@ def _render(fmt, request: dict, thinking: bool):
         prompt = fmt.render(request["messages"], request.get("tools"), thinking=thinking)
     except Exception as exc:  # a refusal is an output too
         return _refusal(exc)
-    return [prompt.text, [(s.text, bool(getattr(s, "special", False))) for s in prompt.segments],
+    return [prompt.text, [(s.kind, s.text, s.message_index) for s in prompt.segments],
             getattr(prompt, "opens_reasoning", None)]
 
 
