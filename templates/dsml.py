@@ -255,7 +255,7 @@ _Turn = tuple
 ROLE, INDEX, TEXT, CALLS, TASK = 0, 1, 2, 4, 5  # the fields read outside the loops that unpack a turn
 
 
-_ROLES = ("system", "developer", "user", "assistant", "tool", "latest_reminder")
+_ROLES = frozenset(("system", "developer", "user", "assistant", "tool", "latest_reminder"))
 
 
 def _turns(version: DsmlVersion, messages: list[Message], tools: list[Tool]) -> list[_Turn]:
@@ -504,11 +504,11 @@ def _render_v32(version: DsmlVersion, turns: list[_Turn], options: RenderOptions
     pieces = _piece_list(out)
     user, assistant, think_open, think_close = m["user"], m["assistant"], m["think_open"], m["think_close"]
     last_user = _last_user(turns) if thinking else -1  # read only in thinking mode
-    final = len(turns) - 1
+    prompted = len(turns) if options.add_generation_prompt else len(turns) - 1  # the turns a prompt follows
     owner_calls, position = None, 0  # in a run of tool results: the calls of the assistant turn before it, and where
     for i, turn in enumerate(turns):
         role, idx, text, reasoning, calls, _, _, tools, _ = turn
-        prompt_follows = i < final or options.add_generation_prompt
+        prompt_follows = i < prompted
         if role == "system":
             if text:
                 pieces.append(("content", text, idx))
