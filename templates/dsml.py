@@ -252,7 +252,7 @@ _Turn = tuple
 * ``blocks``: V4+ user turns, which may merge several request messages:
   ``[(kind "text" | "tool_result", text, index, tool_call_id)]``.
 """
-ROLE, INDEX, TEXT, CALLS, TASK = 0, 1, 2, 4, 5  # the fields read outside the loops that unpack a turn
+ROLE, CALLS, TASK = 0, 4, 5  # the fields read outside the loops that unpack a turn
 
 
 _ROLES = frozenset(("system", "developer", "user", "assistant", "tool", "latest_reminder"))
@@ -556,7 +556,8 @@ def _render_v4(version: DsmlVersion, turns: list[_Turn], options: RenderOptions,
     """V4 / V4.1: tool results are user turns; transitions are written after the turn they follow."""
     m, thinking, kept = version.markers, options.thinking, options.kept_reasoning
     pieces = _piece_list(out)
-    user, assistant, result_open, result_close = m["user"], m["assistant"], m["tool_result_open"], m["tool_result_close"]
+    user, assistant = m["user"], m["assistant"]
+    result_open, result_close = m["tool_result_open"], m["tool_result_close"]
     last_user = _last_user(turns) if drop else -1  # read only when earlier turns are dropped
     think_after_user = m["think_open"] if thinking else m["think_close"]
     final = len(turns) - 1
