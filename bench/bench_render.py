@@ -264,9 +264,15 @@ def deepseek_table() -> None:
     harness.print_table(["encoder", "turns", "µs", "peer / toolwire", "same text"], rows, align="lrrrl")
 
 
-def main() -> None:
-    """Print both tables (markdown)."""
-    template_table()
+def main(argv: list[str] | None = None) -> None:
+    """Print both tables (markdown); ``--deepseek`` prints only table 2."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.partition("\n")[0])
+    parser.add_argument("--deepseek", action="store_true", help="run only table 2 (DeepSeek encoders)")
+    args = parser.parse_args(argv)
+    if not args.deepseek:
+        template_table()
     deepseek_table()
 
 

@@ -241,117 +241,124 @@ def drops_earlier_turns(version: DsmlVersion, *, thinking: bool, drop_thinking: 
 # request normalization
 
 
-@dataclass(slots=True)
-class _Turn:
-    """One message as the encoders see it (V4 user turns may merge several request messages)."""
+_Turn = tuple
+"""One message as the encoders see it, a plain tuple (a long conversation has hundreds):
+``(role, index, text, reasoning, calls, task, wo_eos, tools, blocks)``.
 
-    role: str
-    index: int | None  # request message index (None for the inserted system message)
-    text: str = ""
-    reasoning: str | None = None
-    calls: list | None = None  # [(call_index, name, arguments, id)]
-    tool_call_id: str | None = None
-    task: str | None = None
-    wo_eos: bool = False
-    tools: list[Tool] | None = None
-    blocks: list | None = None  # V4 user turns: [(kind "text"|"tool_result", text, index, tool_call_id)]
+* ``index``: the request message index (None for the inserted system message);
+* ``calls``: ``[(call_index, name, arguments, id)]`` or None;
+* ``task`` / ``wo_eos``: the V4+ quick-instruction switches;
+* ``tools``: the declared tools, on the first system turn;
+* ``blocks``: V4+ user turns, which may merge several request messages:
+  ``[(kind "text" | "tool_result", text, index, tool_call_id)]``.
+"""
+ROLE, CALLS, TASK = 0, 4, 5  # the fields read outside the loops that unpack a turn
 
 
-_ROLES = ("system", "developer", "user", "assistant", "tool", "latest_reminder")
+_ROLES = frozenset(("system", "developer", "user", "assistant", "tool", "latest_reminder"))
 
 
 def _turns(version: DsmlVersion, messages: list[Message], tools: list[Tool]) -> list[_Turn]:
-    """Validate the request and turn it into encoder messages, with the tools attached to the first system."""
+    """Validate the request and turn it into encoder messages, with the tools attached to the first system.
+
+    V4+ (``results_in_user_turns``): a tool result becomes a ``tool_result`` block of a user turn (joining the
+    latest turn when that is a user turn), and user text joins a latest user turn that has no quick-instruction
+    task; the results of parallel calls are then put in the order of the calls (:func:`_sort_tool_results`),
+    after the whole request is validated."""
+    merge, quick = version.results_in_user_turns, version.quick_instructions
     turns: list[_Turn] = []
+    pending_tools = tools or None  # until the first system turn takes them
+    user_blocks: list | None = None  # V4+: the blocks of the latest turn when it is a user turn
+    text_joins = False  # V4+: whether user text may join that turn (it has no task)
+    results = 0  # V4+: the tool results in that turn
+    parallel: list[tuple[list, list]] = []  # V4+: (blocks, the calls they answer) of turns with 2+ results
+    latest_calls: list = []  # the calls of the latest assistant turn that made any
     for i, msg in enumerate(messages):
         role = msg.role
-        if role not in _ROLES or (role == "latest_reminder" and not version.quick_instructions):
+        if role not in _ROLES or (role == "latest_reminder" and not quick):
             raise UnsupportedByFormat(f"role {role!r} is not supported by {version.name}", message_index=i,
                                       field="role")
         task, wo_eos = None, False
         extra = msg.__pydantic_extra__  # msg.model_extra, without the property call
         if extra:  # quick-instruction switches come as extra message fields
-            task, wo_eos = extra.get("task"), extra.get("wo_eos", False)
-            if (task is not None or "wo_eos" in extra) and not version.quick_instructions:
-                raise UnsupportedByFormat(f"{version.name} has no quick-instruction tasks or wo_eos",
-                                          message_index=i, field="task" if task is not None else "wo_eos")
-            if task is not None and task not in TASK_TOKENS:
-                raise InvalidRequest(f"unknown task {task!r} (known: {', '.join(TASK_TOKENS)})", message_index=i,
-                                     field="task")
-            if not isinstance(wo_eos, bool):
-                raise InvalidRequest("wo_eos must be a boolean", message_index=i, field="wo_eos")
+            task, wo_eos = _quick_instruction(version, extra, i)
         calls = msg.tool_calls
         if calls and role != "assistant":
             raise InvalidRequest("only assistant messages carry tool_calls", message_index=i, field="tool_calls")
         text = msg.content
         if text.__class__ is not str:
             text = msg.text()
+        if merge and role == "tool":
+            block = ("tool_result", text, i, msg.tool_call_id)
+            if user_blocks is None:
+                user_blocks, text_joins, results = [block], True, 1
+                turns.append(("user", i, "", None, None, None, False, None, user_blocks))
+            else:
+                user_blocks.append(block)
+                results += 1
+                if results == 2:
+                    parallel.append((user_blocks, latest_calls))
+            continue
+        if merge and role == "user":
+            block = ("text", text, i, None)
+            if text_joins:
+                user_blocks.append(block)
+            else:
+                user_blocks, text_joins, results = [block], task is None, 0
+                turns.append(("user", i, text, None, None, task, wo_eos, None, user_blocks))
+            continue
         if role == "developer" and not text:
             raise UnsupportedByFormat("developer messages need content", message_index=i, field="content")
         if calls:
-            calls = [(ci, c.function.name, call_arguments(c, i, ci), c.id) for ci, c in enumerate(calls)]
-        turns.append(_Turn(role, i, text, msg.reasoning_content, calls or None, msg.tool_call_id, task, wo_eos))
-    if tools:
-        system = next((t for t in turns if t.role == "system"), None)
-        if system is None:
-            system = _Turn("system", None, "")
-            turns.insert(0, system)
-        system.tools = tools
+            calls = latest_calls = [(ci, c.function.name, call_arguments(c, i, ci), c.id) for ci, c in enumerate(calls)]
+        attached = None
+        if role == "system" and pending_tools is not None:
+            attached, pending_tools = pending_tools, None
+        turns.append((role, i, text, msg.reasoning_content, calls or None, task, wo_eos, attached, None))
+        user_blocks, text_joins = None, False
+    if pending_tools is not None:
+        turns.insert(0, ("system", None, "", None, None, None, False, pending_tools, None))
+    for blocks, calls in parallel:
+        _sort_tool_results(blocks, calls)
     return turns
 
 
-def _merge_tool_results(turns: list[_Turn]) -> list[_Turn]:
-    """V4+: tool results become ``tool_result`` blocks of a user turn; following user text joins that turn."""
-    merged: list[_Turn] = []
-    for turn in turns:
-        last = merged[-1] if merged else None
-        if turn.role == "tool":
-            block = ("tool_result", turn.text, turn.index, turn.tool_call_id)
-            if last is not None and last.role == "user":
-                last.blocks.append(block)
-            else:
-                merged.append(_Turn("user", turn.index, blocks=[block]))
-        elif turn.role == "user":
-            block = ("text", turn.text, turn.index, None)
-            if last is not None and last.role == "user" and last.task is None:
-                last.blocks.append(block)
-            else:
-                merged.append(_Turn("user", turn.index, turn.text, task=turn.task, wo_eos=turn.wo_eos,
-                                    blocks=[block]))
-        else:
-            merged.append(turn)
-    _sort_tool_results(merged)
-    return merged
+def _quick_instruction(version: DsmlVersion, extra: dict[str, Any], index: int) -> tuple[str | None, bool]:
+    """A message's ``task`` and ``wo_eos`` (V4+ quick-instruction switches, given as extra message fields)."""
+    task, wo_eos = extra.get("task"), extra.get("wo_eos", False)
+    if (task is not None or "wo_eos" in extra) and not version.quick_instructions:
+        raise UnsupportedByFormat(f"{version.name} has no quick-instruction tasks or wo_eos",
+                                  message_index=index, field="task" if task is not None else "wo_eos")
+    if task is not None and task not in TASK_TOKENS:
+        raise InvalidRequest(f"unknown task {task!r} (known: {', '.join(TASK_TOKENS)})", message_index=index,
+                             field="task")
+    if not isinstance(wo_eos, bool):
+        raise InvalidRequest("wo_eos must be a boolean", message_index=index, field="wo_eos")
+    return task, wo_eos
 
 
-def _sort_tool_results(turns: list[_Turn]) -> None:
-    """V4+: the results of parallel calls are shown in the order of the calls, matched by ``tool_call_id``."""
-    calls: list = []  # the calls of the latest assistant turn that made any
-    for turn in turns:
-        if turn.role == "assistant" and turn.calls:
-            calls = turn.calls
-            continue
-        results = [b for b in turn.blocks or () if b[0] == "tool_result"]
-        if len(results) < 2:
-            continue
-        order = {cid: n for n, (_, _, _, cid) in enumerate(calls) if cid}
-        for _, _, index, cid in results:
-            if cid not in order:
-                raise InvalidRequest(f"tool_call_id {cid!r} matches none of the preceding assistant's calls, so the"
-                                     " parallel results cannot be ordered", message_index=index, field="tool_call_id")
-        ordered = iter(sorted(results, key=lambda b: order[b[3]]))
-        turn.blocks = [next(ordered) if b[0] == "tool_result" else b for b in turn.blocks]
+def _sort_tool_results(blocks: list, calls: list) -> None:
+    """V4+: the results of parallel calls are shown in the order of the ``calls`` they answer, matched by
+    ``tool_call_id`` (``blocks``, a user turn's, is reordered in place)."""
+    results = [b for b in blocks if b[0] == "tool_result"]
+    order = {cid: n for n, (_, _, _, cid) in enumerate(calls) if cid}
+    for _, _, index, cid in results:
+        if cid not in order:
+            raise InvalidRequest(f"tool_call_id {cid!r} matches none of the preceding assistant's calls, so the"
+                                 " parallel results cannot be ordered", message_index=index, field="tool_call_id")
+    ordered = iter(sorted(results, key=lambda b: order[b[3]]))
+    blocks[:] = [next(ordered) if b[0] == "tool_result" else b for b in blocks]
 
 
 def _drop_earlier(turns: list[_Turn], keep: tuple[str, ...]) -> list[_Turn]:
     """Leave out turns of roles not in ``keep`` (developer turns) before the last user turn, as the encoders'
     ``drop_thinking`` does. Which assistant reasoning is rendered is the context plan's decision."""
     last_user = _last_user(turns)
-    return [turn for i, turn in enumerate(turns) if turn.role in keep or turn.role == "assistant" or i >= last_user]
+    return [turn for i, turn in enumerate(turns) if turn[ROLE] in keep or turn[ROLE] == "assistant" or i >= last_user]
 
 
 def _last_user(turns: list[_Turn]) -> int:
-    return max((i for i, t in enumerate(turns) if t.role in ("user", "developer")), default=-1)
+    return max((i for i, t in enumerate(turns) if t[ROLE] in ("user", "developer")), default=-1)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -385,6 +392,18 @@ _to_json = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps(value, ensu
 _to_strict_json = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
 
 
+def _piece_list(out: PromptBuilder) -> list:
+    """The list ``out`` collects its ``(kind, text, message_index)`` pieces in (the owner of
+    :meth:`PromptBuilder.appender`), so that a turn's pieces go in with one ``+=``. As with the appender, empty
+    text is not left out for the writer: every piece put in must have text (see :func:`_non_empty`)."""
+    return out.appender().__self__
+
+
+def _non_empty(pieces: tuple) -> tuple:
+    """``pieces`` without those of empty text (what :meth:`PromptBuilder.content` leaves out)."""
+    return tuple(piece for piece in pieces if piece[1])
+
+
 def _write_tools(version: DsmlVersion, out: PromptBuilder, tools: list[Tool]) -> None:
     out.fixed(version.tools_head, None, version.preamble_specials)
     out.content("\n".join([_to_json(function_to_dict(t)) for t in tools]), None)
@@ -398,6 +417,8 @@ def parameter_value(version: DsmlVersion, value: Any) -> tuple[bool, str]:
     if isinstance(value, str) and close not in value:
         return True, value
     try:
+        if value.__class__ is int:  # JSON writes an integer as Python does (and refuses the same ones)
+            return False, int.__repr__(value)
         text = _to_strict_json(value)
     except ValueError:
         raise UnrepresentableValue(f"{value!r} is not a JSON value") from None
@@ -415,7 +436,8 @@ def _call_field(call_index: int, key: str | None = None) -> str:
 
 
 def _check_name(name: str, message_index: int | None, call_index: int, key: str | None = None) -> None:
-    """Tool and parameter names are written raw inside a tag: ``"``, ``<``, ``>`` or a newline would end it."""
+    """Tool and parameter names are written raw inside a tag: ``"``, ``<``, ``>`` or a newline would end it.
+    (An identifier holds none of them, so callers test ``name.isidentifier()`` first.)"""
     bad = _NAME_BREAKERS.search(name)
     if bad:
         raise UnrepresentableValue(f"{name!r} contains {bad.group()!r}, which would end the DSML tag",
@@ -425,27 +447,21 @@ def _check_name(name: str, message_index: int | None, call_index: int, key: str 
 _STRING_ATTRIBUTE = {True: '" string="true">', False: '" string="false">'}
 
 
-def _write_calls(version: DsmlVersion, out: PromptBuilder, turn: _Turn) -> None:
-    """The ``\\n\\n<｜DSML｜tool_calls>`` block of an assistant turn."""
-    m, i = version.markers, turn.index
-    put, content = out.appender(), out.content  # put: markers and fixed wording, never empty
-    breaks_tag, close = _NAME_BREAKERS.search, m["parameter_close"]
-    invoke_open, param_open = ("special", m["invoke_open"], i), ("special", m["parameter_open"], i)
-    newline, tag_end = ("template", "\n", i), ("special", '">', i)
-    put(("template", "\n\n", i))
-    put(("special", m["tool_calls_open"], i))
-    put(newline)
-    for n, (ci, name, arguments, _) in enumerate(turn.calls):
-        if breaks_tag(name):
+def _write_calls(version: DsmlVersion, pieces: list, i: int | None, calls: list) -> None:
+    """The ``\\n\\n<｜DSML｜tool_calls>`` block of the assistant turn of message ``i``."""
+    m = version.markers
+    close, invoke_open, param_open = m["parameter_close"], m["invoke_open"], m["parameter_open"]
+    newline = ("template", "\n", i)
+    pieces += (("template", "\n\n", i), ("special", m["tool_calls_open"], i), newline)
+    for n, (ci, name, arguments, _) in enumerate(calls):
+        if not name.isidentifier():
             _check_name(name, i, ci)
+        invoke = (("special", invoke_open, i), ("content", name, i), ("special", '">', i), newline)
         if n:
-            put(newline)
-        put(invoke_open)
-        content(name, i)
-        put(tag_end)
-        put(newline)
+            pieces.append(newline)
+        pieces += invoke if name else _non_empty(invoke)
         for k, (key, value) in enumerate(arguments.items()):
-            if breaks_tag(key):
+            if not key.isidentifier():
                 _check_name(key, i, ci, key)
             if value.__class__ is str and close not in value:  # parameter_value's first case, without the call
                 is_string, text = True, value
@@ -455,28 +471,27 @@ def _write_calls(version: DsmlVersion, out: PromptBuilder, turn: _Turn) -> None:
                 except UnrepresentableValue as exc:
                     raise UnrepresentableValue(exc.detail, message_index=i, field=_call_field(ci, key)) from None
             if k:
-                put(newline)
-            put(param_open)
-            content(key, i)
-            put(("special", _STRING_ATTRIBUTE[is_string], i))
-            content(text, i)
-            put(("special", close, i))
-        put(newline)
-        put(("special", m["invoke_close"], i))
-    put(newline)
-    put(("special", m["tool_calls_close"], i))
+                pieces.append(newline)
+            parameter = (("special", param_open, i), ("content", key, i), ("special", _STRING_ATTRIBUTE[is_string], i),
+                         ("content", text, i), ("special", close, i))
+            pieces += parameter if key and text else _non_empty(parameter)
+        pieces += (newline, ("special", m["invoke_close"], i))
+    pieces += (newline, ("special", m["tool_calls_close"], i))
 
 
-def _write_assistant(version: DsmlVersion, out: PromptBuilder, turn: _Turn, reasoning: str | None) -> None:
+def _write_assistant(version: DsmlVersion, pieces: list, turn: _Turn, reasoning: str | None) -> None:
     """Reasoning (when shown) + ``</think>``, content, the call block and EOS."""
-    m, i = version.markers, turn.index
+    _, i, text, _, calls, _, wo_eos, _, _ = turn
     if reasoning is not None:
-        out.content(reasoning, i).special(m["think_close"], i)
-    out.content(turn.text, i)
-    if turn.calls:
-        _write_calls(version, out, turn)
-    if not turn.wo_eos:
-        out.special(m["eos"], i)
+        if reasoning:
+            pieces.append(("content", reasoning, i))
+        pieces.append(("special", version.markers["think_close"], i))
+    if text:
+        pieces.append(("content", text, i))
+    if calls:
+        _write_calls(version, pieces, i, calls)
+    if not wo_eos:
+        pieces.append(("special", version.markers["eos"], i))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -485,118 +500,116 @@ def _write_assistant(version: DsmlVersion, out: PromptBuilder, turn: _Turn, reas
 
 def _render_v32(version: DsmlVersion, turns: list[_Turn], options: RenderOptions, out: PromptBuilder) -> None:
     """V3.2: user turns carry the assistant prefix; tool results are inline ``<function_results>``."""
-    m, thinking = version.markers, options.thinking
-    special, template, content = out.special, out.template, out.content
-    put = out.appender()  # markers and fixed wording, never empty
-    user, assistant = m["user"], m["assistant"]
-    last_user = _last_user(turns)
-    final = len(turns) - 1
+    m, thinking, kept = version.markers, options.thinking, options.kept_reasoning
+    pieces = _piece_list(out)
+    user, assistant, think_open, think_close = m["user"], m["assistant"], m["think_open"], m["think_close"]
+    last_user = _last_user(turns) if thinking else -1  # read only in thinking mode
+    prompted = len(turns) if options.add_generation_prompt else len(turns) - 1  # the turns a prompt follows
+    owner_calls, position = None, 0  # in a run of tool results: the calls of the assistant turn before it, and where
     for i, turn in enumerate(turns):
-        idx, role = turn.index, turn.role
-        prompt_follows = i < final or options.add_generation_prompt
+        role, idx, text, reasoning, calls, _, _, tools, _ = turn
+        prompt_follows = i < prompted
         if role == "system":
-            content(turn.text, idx)
-            if turn.tools:
-                template("\n\n", idx)
-                _write_tools(version, out, turn.tools)
-        elif role in ("user", "developer"):
-            put(("special", user, idx))
+            if text:
+                pieces.append(("content", text, idx))
+            if tools:
+                pieces.append(("template", "\n\n", idx))
+                _write_tools(version, out, tools)
+        elif role == "user" or role == "developer":
+            pieces.append(("special", user, idx))
             if role == "developer":
-                if turn.tools:
-                    template("\n\n", idx)
-                    _write_tools(version, out, turn.tools)
-                template("\n\n# The user's message is: ", idx)
-            content(turn.text, idx)
+                pieces.append(("template", "\n\n# The user's message is: ", idx))
+            if text:
+                pieces.append(("content", text, idx))
             if prompt_follows:
-                put(("special", assistant, idx))
-                put(("special", m["think_open" if thinking and i == last_user else "think_close"], idx))
+                pieces += (("special", assistant, idx),
+                           ("special", think_open if thinking and i == last_user else think_close, idx))
         elif role == "assistant":
-            if thinking and i > last_user and not (turn.reasoning or turn.calls):
+            if thinking and i > last_user and not (reasoning or calls):
                 raise UnsupportedByFormat("in thinking mode an assistant turn after the last user turn needs"
                                           " reasoning_content or tool_calls", message_index=idx,
                                           field="reasoning_content")
-            reasoning = (turn.reasoning or "") if options.keeps_reasoning(idx) else None
-            _write_assistant(version, out, turn, reasoning)
+            _write_assistant(version, pieces, turn, (reasoning or "") if idx in kept else None)
         else:  # tool
-            start = i
-            while start > 0 and turns[start - 1].role == "tool":
-                start -= 1
-            owner = turns[start - 1] if start > 0 else None
-            calls = owner.calls if owner is not None and owner.role == "assistant" else None
-            position = i - start + 1
-            if not calls or position > len(calls):
+            if i == 0 or turns[i - 1][ROLE] != "tool":
+                owner = turns[i - 1] if i > 0 else None
+                owner_calls = owner[CALLS] if owner is not None and owner[ROLE] == "assistant" else None
+                position = 0
+            position += 1
+            if not owner_calls or position > len(owner_calls):
                 raise UnsupportedByFormat("tool result without a matching tool call in the preceding assistant"
                                           " message", message_index=idx, field="tool_call_id")
-            if position == 1:
-                put(("template", "\n\n<function_results>", idx))
-            put(("template", "\n<result>", idx))
-            content(turn.text, idx)
-            put(("template", "</result>", idx))
-            if position == len(calls):
-                put(("template", "\n</function_results>", idx))
-                if prompt_follows:
-                    put(("template", "\n\n", idx))
-                    put(("special", m["think_open" if thinking and i >= last_user else "think_close"], idx))
+            pieces.append(("template", "\n\n<function_results>\n<result>" if position == 1 else "\n<result>", idx))
+            if text:
+                pieces.append(("content", text, idx))
+            if position < len(owner_calls):
+                pieces.append(("template", "</result>", idx))
+            elif not prompt_follows:
+                pieces.append(("template", "</result>\n</function_results>", idx))
+            else:
+                pieces += (("template", "</result>\n</function_results>\n\n", idx),
+                           ("special", think_open if thinking and i >= last_user else think_close, idx))
 
 
 def _render_v4(version: DsmlVersion, turns: list[_Turn], options: RenderOptions, out: PromptBuilder,
                effort: Any, drop: bool) -> None:
     """V4 / V4.1: tool results are user turns; transitions are written after the turn they follow."""
-    m, thinking = version.markers, options.thinking
-    special, template, content = out.special, out.template, out.content
-    put = out.appender()  # markers and fixed wording, never empty
-    user, result_open, result_close = m["user"], m["tool_result_open"], m["tool_result_close"]
-    last_user = _last_user(turns)
+    m, thinking, kept = version.markers, options.thinking, options.kept_reasoning
+    pieces = _piece_list(out)
+    user, assistant = m["user"], m["assistant"]
+    result_open, result_close = m["tool_result_open"], m["tool_result_close"]
+    last_user = _last_user(turns) if drop else -1  # read only when earlier turns are dropped
+    think_after_user = m["think_open"] if thinking else m["think_close"]
     final = len(turns) - 1
+    if turns and thinking:
+        if version.system_token:
+            pieces.append(("special", m["system"], None))
+        effort_prompt = _effort_prompt(version, effort)
+        if effort_prompt:
+            pieces.append(("template", effort_prompt, None))
     for i, turn in enumerate(turns):
-        idx, role = turn.index, turn.role
-        opened_system = False
-        if i == 0 and thinking:
-            if version.system_token:
-                special(m["system"], None)
-                opened_system = True
-            template(_effort_prompt(version, effort), None)
-        if role == "system":
-            if version.system_token and not opened_system:
-                special(m["system"], idx)
-            content(turn.text, idx)
-            if turn.tools:
-                template("\n\n", idx)
-                _write_tools(version, out, turn.tools)
-        elif role == "developer":
-            special(m["user"], idx)
-            content(turn.text, idx)
-        elif role == "user":
-            put(("special", user, idx))
-            for n, (kind, text, bidx, _) in enumerate(turn.blocks):
+        role, idx, text, reasoning, _, task, _, tools, blocks = turn
+        if role == "user":
+            pieces.append(("special", user, idx))
+            for n, (kind, block_text, bidx, _) in enumerate(blocks):
                 if n:
-                    put(("template", "\n\n", bidx))
+                    pieces.append(("template", "\n\n", bidx))
                 if kind == "text":
-                    content(text, bidx)
+                    if block_text:
+                        pieces.append(("content", block_text, bidx))
+                elif block_text:
+                    pieces += (("template", result_open, bidx), ("content", block_text, bidx),
+                               ("template", result_close, bidx))
                 else:
-                    put(("template", result_open, bidx))
-                    content(text, bidx)
-                    put(("template", result_close, bidx))
-        elif role == "latest_reminder":
-            special(m["latest_reminder"], idx)
-            content(turn.text, idx)
-        else:  # assistant
-            after_task = i > 0 and turns[i - 1].task is not None
-            shows = thinking and not after_task and options.keeps_reasoning(idx)
-            _write_assistant(version, out, turn, (turn.reasoning or "") if shows else None)
+                    pieces += (("template", result_open, bidx), ("template", result_close, bidx))
+        elif role == "assistant":
+            shows = thinking and idx in kept and not (i > 0 and turns[i - 1][TASK] is not None)  # (not after a task)
+            _write_assistant(version, pieces, turn, (reasoning or "") if shows else None)
+        elif role == "system":
+            if version.system_token and (i or not thinking):  # (else the effort prompt opened the section)
+                pieces.append(("special", m["system"], idx))
+            if text:
+                pieces.append(("content", text, idx))
+            if tools:
+                pieces.append(("template", "\n\n", idx))
+                _write_tools(version, out, tools)
+        else:  # developer, latest_reminder
+            pieces.append(("special", user if role == "developer" else m["latest_reminder"], idx))
+            if text:
+                pieces.append(("content", text, idx))
 
-        if i < final and turns[i + 1].role not in ("assistant", "latest_reminder"):
+        if i < final:
+            if turns[i + 1][ROLE] not in ("assistant", "latest_reminder"):
+                continue
+        elif not options.add_generation_prompt:
             continue
-        if i == final and not options.add_generation_prompt:
-            continue
-        if turn.task is not None:
-            if turn.task == "action":
-                special(m["assistant"], idx)
-                special(m["think_open" if thinking else "think_close"], idx)
-            special(TASK_TOKENS[turn.task], idx)
-        elif role in ("user", "developer"):
-            put(("special", m["assistant"], idx))
-            put(("special", m["think_open" if thinking and (not drop or i >= last_user) else "think_close"], idx))
+        if task is not None:
+            if task == "action":
+                pieces += (("special", assistant, idx), ("special", think_after_user, idx))
+            pieces.append(("special", TASK_TOKENS[task], idx))
+        elif role == "user" or role == "developer":
+            think = think_after_user if not drop or i >= last_user else m["think_close"]
+            pieces += (("special", assistant, idx), ("special", think, idx))
 
 
 def render(version: DsmlVersion, messages: list[Message], tools: list[Tool], options: RenderOptions,
@@ -604,10 +617,8 @@ def render(version: DsmlVersion, messages: list[Message], tools: list[Tool], opt
     """Render a request as ``version``'s reference encoder does; returns whether the prompt opens ``<think>``."""
     effort = _effort(version, options)
     turns = _turns(version, messages, tools)
-    if version.results_in_user_turns:
-        turns = _merge_tool_results(turns)
     drop = drops_earlier_turns(version, thinking=options.thinking, drop_thinking=options.drop_thinking,
-                                   has_tools=bool(tools))
+                               has_tools=bool(tools))
     if drop:
         keep = ("user", "system", "tool", "latest_reminder") if version.quick_instructions else ("user", "system", "tool")
         turns = _drop_earlier(turns, keep)

@@ -196,6 +196,79 @@ def test_v4_tool_results_merge_with_following_user_text():
         f"{EOS}{U}<tool_result>r1\n\nr2</tool_result>\n\nand now?{A}</think>")
 
 
+
+def _call(cid, name="f", arguments="{}"):
+    return {"id": cid, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+@pytest.mark.parametrize("family", ["deepseek_v4", "deepseek_v41"])
+def test_v4_parallel_results_follow_the_call_order_in_one_user_turn(family):
+    fmt = toolwire.get_format(family)
+    msgs = [{"role": "user", "content": "q"},
+            {"role": "assistant", "content": "", "tool_calls": [_call("a"), _call("b"), _call("c")]},
+            {"role": "tool", "tool_call_id": "c", "content": "rc"},
+            {"role": "tool", "tool_call_id": "a", "content": "ra"},
+            {"role": "user", "content": "then?"},
+            {"role": "tool", "tool_call_id": "b", "content": "rb"}]
+    # results move into the call order; the user text between them keeps its place
+    assert fmt.render(msgs).text.endswith(
+        f"{EOS}{U}<tool_result>ra</tool_result>\n\n<tool_result>rb</tool_result>\n\nthen?\n\n"
+        f"<tool_result>rc</tool_result>{A}</think>")
+
+
+def test_v4_user_text_does_not_join_a_task_turn_but_a_result_does():
+    fmt = toolwire.get_format("deepseek_v4")
+    msgs = [{"role": "user", "content": "look", "task": "query"}, {"role": "user", "content": "more"}]
+    # (the task token is written only where an assistant turn follows, as the encoder does)
+    assert fmt.render(msgs).text == f"{BOS}{U}look{U}more{A}</think>"
+    msgs = [{"role": "user", "content": "q"},
+            {"role": "assistant", "content": "", "tool_calls": [_call("a")]},
+            {"role": "user", "content": "look", "task": "query"},
+            {"role": "tool", "tool_call_id": "a", "content": "r"}]
+    assert fmt.render(msgs).text.endswith(f"{EOS}{U}look\n\n<tool_result>r</tool_result><｜query｜>")
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_a_request_error_in_a_later_message_wins_over_an_earlier_writing_error(family):
+    """Every message is validated before any is written, so the error named is the request's first invalid
+    message, not a tag-breaking name or an unordered result found while writing an earlier one."""
+    broken_name = [{"role": "user", "content": "q"},
+                   {"role": "assistant", "content": "", "tool_calls": [_call("a", name='say"hi')]},
+                   {"role": "tool", "tool_call_id": "a", "content": "r"},
+                   {"role": "user", "content": "q", "tool_calls": [_call("b")]}]
+    with pytest.raises(InvalidRequest) as err:
+        toolwire.get_format(family).render(broken_name)
+    assert (err.value.message_index, err.value.field) == (3, "tool_calls")
+    with pytest.raises(UnrepresentableValue) as err:
+        toolwire.get_format(family).render(broken_name[:3])
+    assert (err.value.message_index, err.value.field) == (1, "tool_calls[0].function.name")
+
+
+def test_v4_unordered_results_are_refused_only_after_the_request_validates():
+    unordered = [{"role": "user", "content": "q"},
+                 {"role": "assistant", "content": "", "tool_calls": [_call("a"), _call("b")]},
+                 {"role": "tool", "tool_call_id": "a", "content": "1"},
+                 {"role": "tool", "tool_call_id": "zzz", "content": "2"},
+                 {"role": "wizard", "content": "q"}]
+    with pytest.raises(UnsupportedByFormat) as err:
+        toolwire.get_format("deepseek_v4").render(unordered)
+    assert (err.value.message_index, err.value.field) == (4, "role")
+    with pytest.raises(InvalidRequest) as err:
+        toolwire.get_format("deepseek_v4").render(unordered[:4])
+    assert (err.value.message_index, err.value.field) == (3, "tool_call_id")
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_empty_names_keys_and_values_leave_no_empty_segment(family):
+    fmt = toolwire.get_format(family)
+    msgs = [{"role": "user", "content": "q"},
+            {"role": "assistant", "content": "", "tool_calls": [_call("a", name="", arguments='{"": "", "k": 1}')]}]
+    prompt = fmt.render(msgs)
+    m = fmt.markers
+    assert (f'{m["invoke_open"]}">\n{m["parameter_open"]}" string="true">{m["parameter_close"]}\n'
+            f'{m["parameter_open"]}k" string="false">1{m["parameter_close"]}') in prompt.text
+    assert all(seg.text for seg in prompt.segments)
+
 # ---- round-trip escaping
 
 @pytest.mark.parametrize("family", FAMILIES)
