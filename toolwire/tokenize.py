@@ -75,11 +75,32 @@ class Vocabulary:
         ordered = sorted(control, key=len, reverse=True)
         self.control_pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
         self._spans: dict[str, tuple[tuple[int, int], ...]] = {}
+        self._runs: dict[str, tuple[int, ...]] = {}  # encode_run's: run text -> its ids
+        self._run_chars = 0  # characters of the texts in _runs
         self.whole_texts: dict[int, str] = {}  # TokenDecoder's: ordinary id -> its text, when whole characters
 
     def encode_plain(self, text: str) -> list[int]:
         """``text`` as ordinary tokens: no control token can come out of it."""
         raise NotImplementedError
+
+    RUN_CACHE_CHARS = 1 << 20
+    """How many characters of run texts :meth:`encode_run` remembers before it forgets them all."""
+
+    def encode_run(self, text: str) -> tuple[int, ...]:
+        """:meth:`encode_plain` of ``text``, remembered per text. :func:`encode_segments` encodes a prompt as
+        runs of plain text between control tokens, and runs repeat: the role line after each
+        ``<|im_start|>``, the newline after each end marker, and every run of the history when a
+        conversation is rendered again with one more turn. The ids of a run depend on its text alone (runs
+        are encoded on their own), so a remembered run gives the same ids as encoding it again."""
+        ids = self._runs.get(text)
+        if ids is None:
+            ids = tuple(self.encode_plain(text))
+            if self._run_chars + len(text) > self.RUN_CACHE_CHARS:
+                self._runs.clear()
+                self._run_chars = 0
+            self._runs[text] = ids
+            self._run_chars += len(text)
+        return ids
 
     def encode(self, text: str) -> list[int]:
         """``text`` with every control token recognised: what the tokenizer itself does with a string."""
@@ -237,6 +258,7 @@ _BYTE_LEVEL = _byte_level_chars()
 _BYTE_OF_CHAR = {c: b for b, c in _BYTE_LEVEL.items()}
 _ASCII_TRANSLATE = {b: c for b, c in _BYTE_LEVEL.items() if b < 128 and chr(b) != c}
 _ASCII = [chr(i) for i in range(128)]
+_ASCII_CHARS = frozenset(_ASCII)
 _ASCII_CLASSES = {  # a Unicode property (or \s) restricted to ASCII, as the members of a character class
     name: "".join(re.escape(c) for c in _ASCII if test(c)) for name, test in {
         "L": lambda c: unicodedata.category(c).startswith("L"),
@@ -417,17 +439,19 @@ class _PythonPipeline:
                     return None
             words = pieces
         cache = self._cache
-        known = list(map(cache.get, words))
-        if None in known:
-            if len(cache) >= self.CACHE_SIZE:
-                cache.clear()
-            tokenize = self._model.tokenize
-            for k, word in enumerate(words):
-                if known[k] is None:
-                    chars = word.translate(_ASCII_TRANSLATE) if word.isascii() else "".join(
-                        [_BYTE_LEVEL[b] for b in word.encode("utf-8")])
-                    known[k] = cache[word] = [t.id for t in tokenize(chars)]
-        return list(chain.from_iterable(known))
+        try:
+            return list(chain.from_iterable(map(cache.__getitem__, words)))
+        except KeyError:  # a pre-token not seen yet: the model tokenizes the new ones
+            pass
+        if len(cache) >= self.CACHE_SIZE:
+            cache.clear()
+        tokenize = self._model.tokenize
+        for word in words:
+            if word not in cache:
+                chars = word.translate(_ASCII_TRANSLATE) if word.isascii() else "".join(
+                    [_BYTE_LEVEL[b] for b in word.encode("utf-8")])
+                cache[word] = [t.id for t in tokenize(chars)]
+        return list(chain.from_iterable(map(cache.__getitem__, words)))
 
 
 _SETTLED: dict[str, bool] = {}
@@ -441,10 +465,10 @@ def _settled(text: str) -> bool:
     marks of newer characters differently), not private-use, and with no case mapping onto an ASCII letter
     (``ſ``, the Kelvin sign, ``ß``: case-insensitive parts of the split regexes could read them as ASCII)."""
     known = _SETTLED
-    for char in set(text):
+    for char in set(text) - _ASCII_CHARS:
         ok = known.get(char)
         if ok is None:
-            ok = known[char] = char.isascii() or _settled_char(char)
+            ok = known[char] = _settled_char(char)
         if not ok:
             return False
     return True
@@ -603,36 +627,40 @@ def encode_segments(segments: Iterable[Any], tokenizer: Any, *, strict: bool = T
     token of ``tokenizer``; ``strict=False`` encodes such a segment as plain text instead.
     """
     vocab = vocabulary(tokenizer)
+    control = vocab.control
+    encode_run = vocab.encode_run
     ids: list[int] = []
-    run: list[str] = []
-
-    def flush() -> None:
-        if run:
-            text = "".join(run)
-            run.clear()
-            if text:
-                ids.extend(vocab.encode_plain(text))
-
+    run: list[str] = []  # the texts of the current run of plain text (between control tokens)
     for kind, text, _index in segments:
         if kind != "special":
             run.append(text)
             continue
-        exact = vocab.control.get(text)
-        if exact is not None:
-            flush()
-            ids.append(exact)
+        exact = control.get(text)
+        if exact is None:
+            pos = 0
+            for m in vocab.find_controls(text):
+                run.append(text[pos:m.start()])
+                _flush_run(run, ids, encode_run)
+                ids.append(control[m.group()])
+                pos = m.end()
+            if pos == 0 and strict and _TOKEN_SHAPED.match(text):
+                raise MarkerNotInVocabulary(text, vocab.kind)
+            run.append(text[pos:])
             continue
-        pos = 0
-        for m in vocab.find_controls(text):
-            run.append(text[pos:m.start()])
-            flush()
-            ids.append(vocab.control[m.group()])
-            pos = m.end()
-        if pos == 0 and strict and _TOKEN_SHAPED.match(text):
-            raise MarkerNotInVocabulary(text, vocab.kind)
-        run.append(text[pos:])
-    flush()
+        if run:
+            _flush_run(run, ids, encode_run)
+        ids.append(exact)
+    _flush_run(run, ids, encode_run)
     return ids
+
+
+def _flush_run(run: list[str], ids: list[int], encode_run: Callable[[str], Sequence[int]]) -> None:
+    """Append the ids of the run's text (the texts joined) to ``ids``, and empty the run."""
+    if run:
+        text = run[0] if len(run) == 1 else "".join(run)
+        run.clear()
+        if text:
+            ids.extend(encode_run(text))
 
 
 def control_token_count(segments: Iterable[Any], tokenizer: Any) -> int:
