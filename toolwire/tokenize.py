@@ -84,22 +84,25 @@ class Vocabulary:
         raise NotImplementedError
 
     RUN_CACHE_CHARS = 1 << 20
-    """How many characters of run texts :meth:`encode_run` remembers before it forgets them all."""
+    """How many characters of run texts :meth:`encode_run` remembers (all are forgotten when one more would pass
+    this; a longer run is not remembered)."""
 
     def encode_run(self, text: str) -> tuple[int, ...]:
         """:meth:`encode_plain` of ``text``, remembered per text. :func:`encode_segments` encodes a prompt as
         runs of plain text between control tokens, and runs repeat: the role line after each
         ``<|im_start|>``, the newline after each end marker, and every run of the history when a
-        conversation is rendered again with one more turn. The ids of a run depend on its text alone (runs
-        are encoded on their own), so a remembered run gives the same ids as encoding it again."""
+        conversation is rendered again with one more turn. The ids of a run depend on its text alone (each
+        run is encoded on its own), so a remembered run has the ids encoding it again would give."""
         ids = self._runs.get(text)
         if ids is None:
-            ids = tuple(self.encode_plain(text))
-            if self._run_chars + len(text) > self.RUN_CACHE_CHARS:
-                self._runs.clear()
-                self._run_chars = 0
-            self._runs[text] = ids
-            self._run_chars += len(text)
+            ids = tuple(self.encode_plain(text)) if text else ()
+            size = len(text)
+            if size <= self.RUN_CACHE_CHARS:
+                if self._run_chars + size > self.RUN_CACHE_CHARS:
+                    self._runs.clear()
+                    self._run_chars = 0
+                self._runs[text] = ids
+                self._run_chars += size
         return ids
 
     def encode(self, text: str) -> list[int]:
@@ -624,7 +627,8 @@ def encode_segments(segments: Iterable[Any], tokenizer: Any, *, strict: bool = T
 
     ``segments`` are ``(kind, text, message_index)`` items (:class:`toolwire.prompt.Segment`). Raises
     :class:`MarkerNotInVocabulary` when a special segment shaped like one control token is not a control
-    token of ``tokenizer``; ``strict=False`` encodes such a segment as plain text instead.
+    token of ``tokenizer``; ``strict=False`` encodes such a segment as plain text instead. Each run's ids are
+    remembered on the tokenizer's vocabulary (:meth:`Vocabulary.encode_run`).
     """
     vocab = vocabulary(tokenizer)
     control = vocab.control
@@ -636,11 +640,12 @@ def encode_segments(segments: Iterable[Any], tokenizer: Any, *, strict: bool = T
             run.append(text)
             continue
         exact = control.get(text)
-        if exact is None:
+        if exact is None:  # a marker holding control tokens among plain text, or none
             pos = 0
             for m in vocab.find_controls(text):
                 run.append(text[pos:m.start()])
-                _flush_run(run, ids, encode_run)
+                ids += encode_run(_joined(run))
+                run = []
                 ids.append(control[m.group()])
                 pos = m.end()
             if pos == 0 and strict and _TOKEN_SHAPED.match(text):
@@ -648,19 +653,17 @@ def encode_segments(segments: Iterable[Any], tokenizer: Any, *, strict: bool = T
             run.append(text[pos:])
             continue
         if run:
-            _flush_run(run, ids, encode_run)
+            ids += encode_run(_joined(run))
+            run = []
         ids.append(exact)
-    _flush_run(run, ids, encode_run)
+    if run:
+        ids += encode_run(_joined(run))
     return ids
 
 
-def _flush_run(run: list[str], ids: list[int], encode_run: Callable[[str], Sequence[int]]) -> None:
-    """Append the ids of the run's text (the texts joined) to ``ids``, and empty the run."""
-    if run:
-        text = run[0] if len(run) == 1 else "".join(run)
-        run.clear()
-        if text:
-            ids.extend(encode_run(text))
+def _joined(run: list[str]) -> str:
+    """The run's texts as one text."""
+    return run[0] if len(run) == 1 else "".join(run)
 
 
 def control_token_count(segments: Iterable[Any], tokenizer: Any) -> int:
