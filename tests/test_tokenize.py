@@ -605,15 +605,16 @@ _UNICODE_TEXT = st.lists(st.one_of(
 
 @pytest.mark.parametrize("name", ["qwen3", "deepseek_v3", "deepseek_v4"])
 def test_unicode_text_gets_the_tokenizers_own_ids(name, request):
-    """Non-ASCII text takes the same Python pre-tokenizer (the split regexes through the ``regex`` module, after
-    the normalizer) where its characters are settled ones; its ids are the native pipeline's for any text: accents
-    composed or not, CJK, Unicode blanks, characters whose case maps onto ASCII (left to the native pipeline),
-    unassigned and astral characters (likewise)."""
+    """Non-ASCII text takes the same Python pre-tokenizer (the split regexes with their Unicode properties
+    spelled out over the Basic Multilingual Plane, after the normalizer) where its characters are settled ones;
+    its ids are the native pipeline's for any text: accents composed or not, CJK, Unicode blanks, characters
+    whose case maps onto ASCII (left to the native pipeline), unassigned and astral characters (likewise)."""
     tok = request.getfixturevalue(name)
     backend = getattr(tok, "backend_tokenizer", tok)
     vocab = vocabulary(tok)
-    assert vocab._python is not None and vocab._python._unicode_splits is not None  # the Unicode path is taken
-    assert vocab._python.encode("It is 10 °C and clear in 東京.") is not None
+    assert vocab._python is not None
+    assert vocab._python.encode("It is 10 °C and clear in 東京.") is not None  # the Unicode path is taken
+    assert vocab._python._unicode_splits  # compiled, and its probes passed
     _assert_native_ids(vocab, backend, _UNICODE_TEXT, examples=400)
 
 

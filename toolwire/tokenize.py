@@ -32,6 +32,7 @@ import codecs
 import re
 import unicodedata
 from collections import OrderedDict
+from functools import lru_cache
 from itertools import chain
 from typing import Any, Callable, Iterable, NamedTuple, Sequence
 
@@ -75,11 +76,35 @@ class Vocabulary:
         ordered = sorted(control, key=len, reverse=True)
         self.control_pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
         self._spans: dict[str, tuple[tuple[int, int], ...]] = {}
+        self._runs: dict[str, tuple[int, ...]] = {}  # encode_run's: run text -> its ids
+        self._run_chars = 0  # characters of the texts in _runs
         self.whole_texts: dict[int, str] = {}  # TokenDecoder's: ordinary id -> its text, when whole characters
 
     def encode_plain(self, text: str) -> list[int]:
         """``text`` as ordinary tokens: no control token can come out of it."""
         raise NotImplementedError
+
+    RUN_CACHE_CHARS = 1 << 20
+    """How many characters of run texts :meth:`encode_run` remembers (all are forgotten when one more would pass
+    this; a longer run is not remembered)."""
+
+    def encode_run(self, text: str) -> tuple[int, ...]:
+        """:meth:`encode_plain` of ``text``, remembered per text. :func:`encode_segments` encodes a prompt as
+        runs of plain text between control tokens, and runs repeat: the role line after each
+        ``<|im_start|>``, the newline after each end marker, and every run of the history when a
+        conversation is rendered again with one more turn. The ids of a run depend on its text alone (each
+        run is encoded on its own), so a remembered run has the ids encoding it again would give."""
+        ids = self._runs.get(text)
+        if ids is None:
+            ids = tuple(self.encode_plain(text)) if text else ()
+            size = len(text)
+            if size <= self.RUN_CACHE_CHARS:
+                if self._run_chars + size > self.RUN_CACHE_CHARS:
+                    self._runs.clear()
+                    self._run_chars = 0
+                self._runs[text] = ids
+                self._run_chars += size
+        return ids
 
     def encode(self, text: str) -> list[int]:
         """``text`` with every control token recognised: what the tokenizer itself does with a string."""
@@ -237,6 +262,7 @@ _BYTE_LEVEL = _byte_level_chars()
 _BYTE_OF_CHAR = {c: b for b, c in _BYTE_LEVEL.items()}
 _ASCII_TRANSLATE = {b: c for b, c in _BYTE_LEVEL.items() if b < 128 and chr(b) != c}
 _ASCII = [chr(i) for i in range(128)]
+_ASCII_CHARS = frozenset(_ASCII)
 _ASCII_CLASSES = {  # a Unicode property (or \s) restricted to ASCII, as the members of a character class
     name: "".join(re.escape(c) for c in _ASCII if test(c)) for name, test in {
         "L": lambda c: unicodedata.category(c).startswith("L"),
@@ -278,21 +304,35 @@ _WHITE_SPACE = "\\t\\n\\x0b\\x0c\\r\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\
 """The White_Space property (what ``\\s`` means in the tokenizer's regex) as character-class members."""
 
 
-def _unicode_regex(pattern: str) -> Any:
-    """``pattern`` as a pattern of the ``regex`` module (which knows ``\\p{L}`` ... as Oniguruma does), with
-    ``\\s`` spelled as the White_Space property; None where :func:`_ascii_regex` would give None."""
-    parts = _translated_parts(pattern, lambda prop: f"\\p{{{prop}}}" if prop in _ASCII_CLASSES else None,
-                              _WHITE_SPACE)
+def _unicode_regex(pattern: str) -> "re.Pattern[str] | None":
+    """``pattern`` as a Python regex for text of the Basic Multilingual Plane: ``\\p{L}`` ... become their
+    members there (:func:`_bmp_classes`), ``\\s`` the White_Space property; None where :func:`_ascii_regex`
+    would give None."""
+    classes = _bmp_classes()
+    parts = _translated_parts(pattern, classes.get, _WHITE_SPACE)
     if parts is None:
         return None
     try:
-        import regex
-    except ImportError:
+        return re.compile("".join(parts))
+    except re.error:
         return None
-    try:
-        return regex.compile("".join(parts), regex.VERSION0)
-    except regex.error:
-        return None
+
+
+@lru_cache(maxsize=None)
+def _bmp_classes() -> dict[str, str]:
+    """``\\p{L}``, ``\\p{N}``, ``\\p{P}``, ``\\p{S}`` and ``\\p{M}`` as character-class members (``\\uXXXX``
+    ranges) over the Basic Multilingual Plane, from Python's Unicode data: for the characters :func:`_settled`
+    lets through, the categories every engine's Unicode data gives. Built once (~10 ms), on first use."""
+    category = [unicodedata.category(chr(cp))[0] for cp in range(0x10000)]
+    members: dict[str, list[str]] = {prop: [] for prop in "LNPSM"}
+    start = 0
+    for cp in range(1, 0x10001):
+        if cp == 0x10000 or category[cp] != category[start]:
+            found = members.get(category[start])
+            if found is not None:
+                found.append(f"\\u{start:04x}" if cp - 1 == start else f"\\u{start:04x}-\\u{cp - 1:04x}")
+            start = cp
+    return {prop: "".join(ranges) for prop, ranges in members.items()}
 
 
 def _translated_parts(pattern: str, property_members: Callable[[str], str | None], space: str) -> list[str] | None:
@@ -335,23 +375,26 @@ class _PythonPipeline:
     regexes with ``Isolated`` behaviour; then ``ByteLevel`` without prefix space or regex; a BPE model).
     Pre-tokenizing with the translated regexes costs a fraction of the native regex engine's time on short
     texts (the native call costs ~15 µs even for a short line), and each pre-token's ids are remembered
-    (prompts repeat the same words). ASCII text goes through ``re`` patterns restricted to ASCII; other text
-    through ``regex`` patterns with the same Unicode properties, after the normalizers, when all its
-    characters are ones the two engines are sure to classify alike (:func:`_settled`). Built only after its
-    ids equal the native pipeline's on a set of probe texts (the Unicode half is dropped alone if only its
-    probes differ); :meth:`encode` returns None where it cannot follow the native pipeline exactly (then the
-    caller uses that)."""
+    (prompts repeat the same words). ASCII text goes through ``re`` patterns restricted to ASCII; other text,
+    after the normalizers, through ``re`` patterns whose Unicode properties are spelled out over the Basic
+    Multilingual Plane, when all its characters are ones every engine is sure to classify alike
+    (:func:`_settled`). Built only after its ids equal the native pipeline's on a set of probe texts; the
+    Unicode half is compiled and probed on the first non-ASCII text, and dropped alone if only its probes
+    differ. :meth:`encode` returns None where it cannot follow the native pipeline exactly (then the caller
+    uses that)."""
 
-    __slots__ = ("_splits", "_unicode_splits", "_forms", "_model", "_cache")
+    __slots__ = ("_splits", "_unicode_splits", "_sources", "_forms", "_model", "_native", "_cache")
 
     CACHE_SIZE = 1 << 16
 
-    def __init__(self, splits: "list[re.Pattern[str]]", unicode_splits: list[Any] | None, forms: list[str],
-                 model: Any):
+    def __init__(self, splits: "list[re.Pattern[str]]", sources: list[str], forms: list[str], model: Any,
+                 native: Callable[[str], list[int]]):
         self._splits = splits
-        self._unicode_splits = unicode_splits
+        self._sources = sources  # the split regexes as the tokenizer writes them
+        self._unicode_splits: "list[re.Pattern[str]] | None | bool" = False  # False: not compiled yet
         self._forms = forms
         self._model = model
+        self._native = native
         self._cache: dict[str, list[int]] = {}
 
     @classmethod
@@ -376,36 +419,54 @@ class _PythonPipeline:
         *splits, last = steps
         if last.get("type") != "ByteLevel" or last.get("add_prefix_space") or last.get("use_regex"):
             return None
-        patterns, unicode_patterns = [], []
+        patterns, sources = [], []
         for step in splits:
-            regex = step.get("pattern", {}).get("Regex") if step.get("type") == "Split" else None
-            if regex is None or step.get("behavior") != "Isolated" or step.get("invert"):
+            source = step.get("pattern", {}).get("Regex") if step.get("type") == "Split" else None
+            if source is None or step.get("behavior") != "Isolated" or step.get("invert"):
                 return None
-            compiled = _ascii_regex(regex)
+            compiled = _ascii_regex(source)
             if compiled is None:
                 return None
             patterns.append(compiled)
-            unicode_patterns.append(_unicode_regex(regex))
-        pipeline = cls(patterns, None if None in unicode_patterns else unicode_patterns, forms, tok.model)
+            sources.append(source)
         native = lambda probe: plain.encode(probe, add_special_tokens=False).ids  # noqa: E731
+        pipeline = cls(patterns, sources, forms, tok.model, native)
         if any(pipeline.encode(probe) != native(probe) for probe in _SELF_CHECK):
             return None
-        if pipeline._unicode_splits is not None and any(ids is not None and ids != native(probe) for probe, ids in (
-                (probe, pipeline.encode(probe)) for probe in _UNICODE_SELF_CHECK)):
-            pipeline._unicode_splits = None  # the ASCII half stays
         return pipeline
+
+    def _probed_unicode_splits(self) -> "list[re.Pattern[str]] | None":
+        """The split regexes for non-ASCII text, when their ids equal the native pipeline's on the Unicode
+        probes (None when a regex does not translate or a probe differs)."""
+        compiled = [_unicode_regex(source) for source in self._sources]
+        if None in compiled:
+            return None
+        for probe in _UNICODE_SELF_CHECK:
+            if _settled(probe):
+                normalized = probe
+                for form in self._forms:
+                    normalized = unicodedata.normalize(form, normalized)
+                ids = self._words_ids(normalized, compiled)
+                if ids is not None and ids != self._native(probe):
+                    return None
+        return compiled
 
     def encode(self, text: str) -> list[int] | None:
         """Ids of ``text`` (no added tokens), or None where this pipeline does not follow the native one: a
         split regex that matches empty text, or non-ASCII text outside :func:`_settled`."""
         if text.isascii():
-            splits = self._splits
-        else:
-            splits = self._unicode_splits
-            if splits is None or not _settled(text):
-                return None
-            for form in self._forms:
-                text = unicodedata.normalize(form, text)
+            return self._words_ids(text, self._splits)
+        splits = self._unicode_splits
+        if splits is False:
+            splits = self._unicode_splits = self._probed_unicode_splits()
+        if splits is None or not _settled(text):
+            return None
+        for form in self._forms:
+            text = unicodedata.normalize(form, text)
+        return self._words_ids(text, splits)
+
+    def _words_ids(self, text: str, splits: "list[re.Pattern[str]]") -> list[int] | None:
+        """The ids of ``text`` pre-tokenized by ``splits`` (None: a split matched empty text)."""
         words = [text]
         for split in splits:
             pieces: list[str] = []
@@ -417,17 +478,19 @@ class _PythonPipeline:
                     return None
             words = pieces
         cache = self._cache
-        known = list(map(cache.get, words))
-        if None in known:
-            if len(cache) >= self.CACHE_SIZE:
-                cache.clear()
-            tokenize = self._model.tokenize
-            for k, word in enumerate(words):
-                if known[k] is None:
-                    chars = word.translate(_ASCII_TRANSLATE) if word.isascii() else "".join(
-                        [_BYTE_LEVEL[b] for b in word.encode("utf-8")])
-                    known[k] = cache[word] = [t.id for t in tokenize(chars)]
-        return list(chain.from_iterable(known))
+        try:
+            return list(chain.from_iterable(map(cache.__getitem__, words)))
+        except KeyError:  # a pre-token not seen yet: the model tokenizes the new ones
+            pass
+        if len(cache) >= self.CACHE_SIZE:
+            cache.clear()
+        tokenize = self._model.tokenize
+        for word in words:
+            if word not in cache:
+                chars = word.translate(_ASCII_TRANSLATE) if word.isascii() else "".join(
+                    [_BYTE_LEVEL[b] for b in word.encode("utf-8")])
+                cache[word] = [t.id for t in tokenize(chars)]
+        return list(chain.from_iterable(map(cache.__getitem__, words)))
 
 
 _SETTLED: dict[str, bool] = {}
@@ -441,10 +504,10 @@ def _settled(text: str) -> bool:
     marks of newer characters differently), not private-use, and with no case mapping onto an ASCII letter
     (``ſ``, the Kelvin sign, ``ß``: case-insensitive parts of the split regexes could read them as ASCII)."""
     known = _SETTLED
-    for char in set(text):
+    for char in set(text) - _ASCII_CHARS:
         ok = known.get(char)
         if ok is None:
-            ok = known[char] = char.isascii() or _settled_char(char)
+            ok = known[char] = _settled_char(char)
         if not ok:
             return False
     return True
@@ -600,39 +663,43 @@ def encode_segments(segments: Iterable[Any], tokenizer: Any, *, strict: bool = T
 
     ``segments`` are ``(kind, text, message_index)`` items (:class:`toolwire.prompt.Segment`). Raises
     :class:`MarkerNotInVocabulary` when a special segment shaped like one control token is not a control
-    token of ``tokenizer``; ``strict=False`` encodes such a segment as plain text instead.
+    token of ``tokenizer``; ``strict=False`` encodes such a segment as plain text instead. Each run's ids are
+    remembered on the tokenizer's vocabulary (:meth:`Vocabulary.encode_run`).
     """
     vocab = vocabulary(tokenizer)
+    control = vocab.control
+    encode_run = vocab.encode_run
     ids: list[int] = []
-    run: list[str] = []
-
-    def flush() -> None:
-        if run:
-            text = "".join(run)
-            run.clear()
-            if text:
-                ids.extend(vocab.encode_plain(text))
-
+    run: list[str] = []  # the texts of the current run of plain text (between control tokens)
     for kind, text, _index in segments:
         if kind != "special":
             run.append(text)
             continue
-        exact = vocab.control.get(text)
-        if exact is not None:
-            flush()
-            ids.append(exact)
+        exact = control.get(text)
+        if exact is None:  # a marker holding control tokens among plain text, or none
+            pos = 0
+            for m in vocab.find_controls(text):
+                run.append(text[pos:m.start()])
+                ids += encode_run(_joined(run))
+                run = []
+                ids.append(control[m.group()])
+                pos = m.end()
+            if pos == 0 and strict and _TOKEN_SHAPED.match(text):
+                raise MarkerNotInVocabulary(text, vocab.kind)
+            run.append(text[pos:])
             continue
-        pos = 0
-        for m in vocab.find_controls(text):
-            run.append(text[pos:m.start()])
-            flush()
-            ids.append(vocab.control[m.group()])
-            pos = m.end()
-        if pos == 0 and strict and _TOKEN_SHAPED.match(text):
-            raise MarkerNotInVocabulary(text, vocab.kind)
-        run.append(text[pos:])
-    flush()
+        if run:
+            ids += encode_run(_joined(run))
+            run = []
+        ids.append(exact)
+    if run:
+        ids += encode_run(_joined(run))
     return ids
+
+
+def _joined(run: list[str]) -> str:
+    """The run's texts as one text."""
+    return run[0] if len(run) == 1 else "".join(run)
 
 
 def control_token_count(segments: Iterable[Any], tokenizer: Any) -> int:
