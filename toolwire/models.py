@@ -209,19 +209,26 @@ def normalize_messages(messages: Any) -> list[Message]:
     """Validate ``messages`` (dicts or :class:`Message`) into models, naming index and field on error."""
     if not isinstance(messages, (list, tuple)):
         raise InvalidRequest("messages must be a list", field="messages")
-    models = objects = True
+    models, objects, aliased = True, True, False  # one pass: what the list holds
     for raw in messages:
-        if not isinstance(raw, Message):
+        if raw.__class__ is dict:
+            models = False
+            if "thinking" in raw or "reasoning" in raw:
+                aliased = True
+        elif not isinstance(raw, Message):
             models = False
             if not isinstance(raw, dict):
                 objects = False
                 break
+            aliased = True  # a dict subclass: alias_reasoning decides
     if models:
         return list(messages)  # already models: what validation would return (pydantic does not revalidate them)
     if objects:
         try:  # the whole list in one pydantic call (models pass through as they are)
             if _PLAIN_MESSAGES is None:
                 return _MESSAGE_LIST.validate_python(messages)
+            if not aliased:
+                return _PLAIN_MESSAGES.validate_python(messages)
             return _PLAIN_MESSAGES.validate_python([alias_reasoning(raw) if isinstance(raw, dict) and (
                 "thinking" in raw or "reasoning" in raw) else raw for raw in messages])
         except ValidationError:
@@ -248,14 +255,17 @@ def normalize_tools(tools: Any) -> list[Tool]:
     if not isinstance(tools, (list, tuple)):
         raise InvalidRequest("tools must be a list", field="tools")
     out: list[Tool] = []
-    if _PLAIN_TOOLS is not None and all(type(raw) is dict and "function" in raw for raw in tools):  # the usual shape
+    if _PLAIN_TOOLS is not None and _usual_tools(tools):
         try:
             out = _PLAIN_TOOLS.validate_python(tools)
         except ValidationError:
-            out = []  # the loop below names the bad tool and field
-        for tool, raw in zip(out, tools):
+            pass  # the loop below names the bad tool and field
+    if out:
+        for index, (tool, raw) in enumerate(zip(out, tools)):
             _set_slot(tool, "__pydantic_private__", {"_raw": raw})  # what model_post_init + tool._raw = raw leave
-    for index, raw in enumerate(tools if not out else ()):
+            _check_tool_text(tool, index)
+        return out
+    for index, raw in enumerate(tools):
         if isinstance(raw, Tool):
             out.append(raw)
             continue
@@ -269,15 +279,29 @@ def normalize_tools(tools: Any) -> list[Tool]:
         tool.__pydantic_private__["_raw"] = raw  # tool._raw = raw, without pydantic's __setattr__
         out.append(tool)
     for index, tool in enumerate(out):
-        fn = tool.function
-        name, description, parameters = fn.name, fn.description, fn.parameters
-        if not name.isascii():  # ASCII text holds no lone surrogate
-            check_text(name, field=f"tools[{index}].function.name")
-        if description and not description.isascii():
-            check_text(description, field=f"tools[{index}].function.description")
-        if parameters is not None and not _plain_json_value(parameters):  # check_json_value's own first test
-            check_json_value(parameters, field=f"tools[{index}].function.parameters")
+        _check_tool_text(tool, index)
     return out
+
+
+def _usual_tools(tools: list | tuple) -> bool:
+    """Whether every tool is a plain dict with a ``function`` (the shape the plain validator takes whole)."""
+    for raw in tools:
+        if raw.__class__ is not dict or "function" not in raw:
+            return False
+    return True
+
+
+def _check_tool_text(tool: Tool, index: int) -> None:
+    """Refuse a tool whose name or description holds a lone surrogate, or whose parameters no JSON encoder can
+    write (:func:`check_json_value`)."""
+    fn = tool.function
+    name, description, parameters = fn.name, fn.description, fn.parameters
+    if not name.isascii():  # ASCII text holds no lone surrogate
+        check_text(name, field=f"tools[{index}].function.name")
+    if description and not description.isascii():
+        check_text(description, field=f"tools[{index}].function.description")
+    if parameters is not None and not _plain_json_value(parameters):  # check_json_value's own first test
+        check_json_value(parameters, field=f"tools[{index}].function.parameters")
 
 
 def check_message_text(messages: list[Message]) -> None:

@@ -137,6 +137,11 @@ class PromptBuilder:
         that cannot be empty (markers, fixed wording)."""
         return self._pieces.append
 
+    def extender(self) -> Callable[[Iterable[tuple[SegmentKind, str, int | None]]], None]:
+        """The builder's own ``extend`` by ``(kind, text, message_index)`` pieces, for runs of pieces a renderer
+        computes once (fixed wording with its markers). As with :meth:`appender`, no piece may have empty text."""
+        return self._pieces.extend
+
     def fixed(self, text: str, message_index: int | None, specials: "re.Pattern[str]") -> "PromptBuilder":
         """Fixed template wording in which any control-token spelling (matched by ``specials``, see
         :func:`special_pattern`) is emitted as ``special`` and the rest as ``template``."""
