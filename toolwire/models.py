@@ -308,22 +308,29 @@ def check_message_text(messages: list[Message]) -> None:
     """Refuse message text no tokenizer can encode (a lone surrogate), naming the message and field. Call
     arguments are checked where they are decoded (:func:`call_arguments`)."""
     for index, m in enumerate(messages):
-        if not _ascii_message(m):  # ASCII text holds no surrogate: most messages need no closer look
+        if not _clean_message(m):  # most messages need no closer look
             _check_message(index, m)
 
 
-def _ascii_message(m: Message) -> bool:
-    """Whether every text :func:`_check_message` looks at is ASCII (list content: not looked into here)."""
+def _clean_message(m: Message) -> bool:
+    """Whether no text :func:`_check_message` looks at holds a lone surrogate (ASCII text holds none; list
+    content: not looked into here)."""
     content, reasoning, name, call_id = m.content, m.reasoning_content, m.name, m.tool_call_id
-    if (content.__class__ is not str and content) or (content and not content.isascii()) \
-            or (reasoning and not reasoning.isascii()) or (name and not name.isascii()) \
-            or (call_id and not call_id.isascii()):
+    if content.__class__ is not str:
+        if content:
+            return False
+    elif not content.isascii() and _find_surrogate(content):
+        return False
+    if (reasoning and not reasoning.isascii() and _find_surrogate(reasoning)) \
+            or (name and not name.isascii() and _find_surrogate(name)) \
+            or (call_id and not call_id.isascii() and _find_surrogate(call_id)):
         return False
     for call in m.tool_calls or ():
         function = call.function
-        arguments = function.arguments
-        if not function.name.isascii() or (call.id and not call.id.isascii()) \
-                or (arguments.__class__ is str and not arguments.isascii()):
+        arguments, call_name, call_id = function.arguments, function.name, call.id
+        if (not call_name.isascii() and _find_surrogate(call_name)) \
+                or (call_id and not call_id.isascii() and _find_surrogate(call_id)) \
+                or (arguments.__class__ is str and not arguments.isascii() and _find_surrogate(arguments)):
             return False
     return True
 
@@ -367,6 +374,7 @@ MAX_REQUEST_DEPTH = 256
 contain themselves, are refused with the field named: no template or encoder can write them."""
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_find_surrogate = _LONE_SURROGATE.search
 _INT_DIGITS = 4300  # CPython's int <-> str limit (sys.int_max_str_digits' default), above ~14,000 bits
 
 
@@ -470,8 +478,38 @@ def call_arguments(call: ToolCall, message_index: int, call_index: int) -> dict[
     if isinstance(args, dict):
         check_json_value(args, message_index=message_index, field=field)
         return args
+    value = _json_object(args)  # the usual text: one JSON object, nothing around it
+    if value is None:
+        value = _loaded_arguments(args, message_index, field)
+    if not isinstance(value, dict):
+        raise InvalidRequest("arguments must be a JSON object", message_index=message_index, field=field)
+    if not (len(args) <= _SHALLOW_TEXT and args.isascii() and "\\u" not in args):
+        check_json_value(value, message_index=message_index, field=field)
+    # else: decoded from short ASCII JSON text without escapes, so it holds JSON types only, no surrogate and no
+    # container deeper than MAX_REQUEST_DEPTH (that takes more than _SHALLOW_TEXT brackets): nothing to refuse
+    return value
+
+
+_scan_json = json.JSONDecoder().scan_once  # what json.loads runs (its default decoder's scanner), without the wrapper
+
+
+def _json_object(text: str) -> dict[str, Any] | None:
+    """What ``json.loads(text)`` returns when ``text`` is one JSON object with nothing around it (the usual call
+    arguments), read by the decoder's own scanner; None for any other text, which :func:`_loaded_arguments`
+    decodes (and words any error) as before."""
+    if text[:1] != "{":
+        return None
     try:
-        value = json.loads(args) if args.strip() else {}
+        value, end = _scan_json(text, 0)
+    except (StopIteration, ValueError, RecursionError):  # json.loads raises (or words) these: let it
+        return None
+    return value if end == len(text) else None
+
+
+def _loaded_arguments(args: str, message_index: int, field: str) -> Any:
+    """``json.loads(args)`` (blank text is ``{}``), its failures refused as request errors naming the field."""
+    try:
+        return json.loads(args) if args.strip() else {}
     except json.JSONDecodeError as exc:
         raise InvalidRequest(f"arguments are not valid JSON ({exc.msg} at char {exc.pos})",
                              message_index=message_index, field=field) from None
@@ -481,13 +519,6 @@ def call_arguments(call: ToolCall, message_index: int, call_index: int) -> dict[
     except ValueError as exc:  # an integer past CPython's digit limit
         raise UnrepresentableValue(f"arguments cannot be decoded: {exc}", message_index=message_index,
                                    field=field) from None
-    if not isinstance(value, dict):
-        raise InvalidRequest("arguments must be a JSON object", message_index=message_index, field=field)
-    if not (len(args) <= _SHALLOW_TEXT and args.isascii() and "\\u" not in args):
-        check_json_value(value, message_index=message_index, field=field)
-    # else: decoded from short ASCII JSON text without escapes, so it holds JSON types only, no surrogate and no
-    # container deeper than MAX_REQUEST_DEPTH (that takes more than _SHALLOW_TEXT brackets): nothing to refuse
-    return value
 
 
 _SHALLOW_TEXT = 2 * MAX_REQUEST_DEPTH
