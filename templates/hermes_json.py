@@ -140,7 +140,8 @@ class HermesJsonFormat(Format):
 
     def _calls(self, out: PromptBuilder, message: Message, index: int, content: str) -> None:
         put, kinds = out.appender(), self._kinds
-        call_open, call_close = (kinds["call_open"], M["call_open"], index), (kinds["call_close"], M["call_close"], index)
+        call_open = (kinds["call_open"], M["call_open"], index)
+        call_close = (kinds["call_close"], M["call_close"], index)
         for ci, call in enumerate(message.tool_calls or ()):
             name = call.function.name
             _check_name(name, index, ci)

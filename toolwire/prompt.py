@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache, partial
 from typing import Any, Callable, Iterable, Literal, NamedTuple
 
+from ._frozen import frozen_instance
+
 SegmentKind = Literal["special", "template", "content"]
 
 
@@ -167,4 +169,5 @@ class PromptBuilder:
         return tail.endswith(suffix)
 
     def build(self, *, opens_reasoning: bool = False, format: str = "") -> RenderedPrompt:
-        return RenderedPrompt(self.text, tuple(self._pieces), opens_reasoning, format)
+        return frozen_instance(RenderedPrompt, {"text": self.text, "pieces": tuple(self._pieces),
+                                                "opens_reasoning": opens_reasoning, "format": format})
