@@ -25,6 +25,7 @@ and raises :class:`~toolwire.errors.UnrepresentableValue` naming the argument.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Callable
 
 from toolwire.errors import UnrepresentableValue, UnsupportedByFormat
@@ -71,9 +72,12 @@ def json_value(value: Any) -> str:
     return value if isinstance(value, str) else jinja_json(value)
 
 
+_NAME_BREAKERS = re.compile("[<>\n\r]")
+
+
 def check_name(name: str, what: str, message_index: int, field: str) -> None:
     """A function or parameter name the parser could not read back (``>``, ``<`` or a newline in it)."""
-    if any(ch in name for ch in "<>\n\r"):
+    if _NAME_BREAKERS.search(name):
         raise UnrepresentableValue(f"{what} {name!r} contains '<', '>' or a newline, which the XML call format "
                                    "cannot carry", message_index=message_index, field=field)
 
@@ -90,14 +94,14 @@ def call_values(message: Message, index: int, grammar: XmlGrammar, to_text: Call
         check_name(name, "function name", index, f"tool_calls[{ci}].function.name")
         args = []
         for key, value in call_arguments(call, index, ci).items():
-            field = f"tool_calls[{ci}].function.arguments.{key}"
-            check_name(key, "argument name", index, field)
+            if _NAME_BREAKERS.search(key):  # (the field is worded only for a refusal)
+                check_name(key, "argument name", index, f"tool_calls[{ci}].function.arguments.{key}")
             text = to_text(value)
             bad = grammar.unsafe_value(text) or next_parameter_tag(text, grammar, schemas.get(name))
             if bad is not None:
                 raise UnrepresentableValue(
                     f"argument {key!r} contains {bad!r}, which would close the value early; this format has no "
-                    "escape for it", message_index=index, field=field)
+                    "escape for it", message_index=index, field=f"tool_calls[{ci}].function.arguments.{key}")
             args.append((key, text))
         calls.append((name, args))
     return calls
