@@ -430,31 +430,30 @@ def check_json_value(value: Any, *, message_index: int | None = None, field: str
 def _plain_json_value(item: Any, depth: int = 1) -> bool:
     """Whether :func:`check_json_value` has nothing to refuse in ``item`` (at nesting ``depth``): the same rules,
     without building the field path of every item (the path is only needed to word a refusal, so a value that
-    fails is walked again). Recursive, but never past MAX_REQUEST_DEPTH + 1 levels."""
+    fails is walked again). Recursive, but never past MAX_REQUEST_DEPTH + 1 levels; the strings and scalars inside
+    a container are decided in its own call."""
     kind = type(item)
-    if kind is str:
-        return item.isascii() or _LONE_SURROGATE.search(item) is None
     if kind is dict:
         if depth > MAX_REQUEST_DEPTH:
             return False
         for key in item:
-            if type(key) is not str or not (key.isascii() or _LONE_SURROGATE.search(key) is None):
+            if type(key) is not str or not (key.isascii() or _find_surrogate(key) is None):
                 return False
-        return _plain_json_items(item.values(), depth)
-    if kind is list or kind is tuple:
-        return depth <= MAX_REQUEST_DEPTH and _plain_json_items(item, depth)
-    if kind is int:
+        values: Iterable[Any] = item.values()
+    elif kind is list or kind is tuple:
+        if depth > MAX_REQUEST_DEPTH:
+            return False
+        values = item
+    elif kind is str:
+        return item.isascii() or _find_surrogate(item) is None
+    elif kind is int:
         return item.bit_length() <= 14_000
-    return item is None or kind is bool or kind is float  # another type, or a subclass: the full walk decides
-
-
-def _plain_json_items(values: Iterable[Any], depth: int) -> bool:
-    """:func:`_plain_json_value` of each inner value of a container at nesting ``depth`` (strings and scalars
-    decided here, without a call)."""
+    else:
+        return item is None or kind is bool or kind is float  # another type, or a subclass: the full walk decides
     for inner in values:
         inner_kind = type(inner)
         if inner_kind is str:
-            if not inner.isascii() and _LONE_SURROGATE.search(inner) is not None:
+            if not inner.isascii() and _find_surrogate(inner) is not None:
                 return False
         elif not (inner is None or inner_kind is bool or inner_kind is float) and not _plain_json_value(
                 inner, depth + 1):
