@@ -7,6 +7,7 @@ from typing import Any, Sequence
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter
 
+from toolwire._frozen import frozen_instance
 from toolwire.errors import InvalidOption, UnknownFormat
 from toolwire.models import Message, normalize_messages
 
@@ -147,8 +148,10 @@ def _context(msgs: list[Message], b: Boundaries, thinking: Any, drop_thinking: A
              tools: Sequence[Any] | None, add_generation_prompt: Any) -> Context:
     """What the rules see. Tools count as declared when given, or when a message carries them (``tools``)."""
     has_tools = bool(tools) or any(m.__pydantic_extra__ and m.__pydantic_extra__.get("tools") for m in msgs)
-    return Context(msgs, b, bool(thinking), bool(drop_thinking), dict(extra), has_tools=has_tools,
-                   add_generation_prompt=bool(add_generation_prompt))
+    return frozen_instance(Context, {  # Context(...), every field in order
+        "messages": msgs, "boundaries": b, "thinking": bool(thinking), "drop_thinking": bool(drop_thinking),
+        "extra": dict(extra), "has_tools": has_tools, "add_generation_prompt": bool(add_generation_prompt),
+        "memo": {}})
 
 
 _FIELDS_SET = frozenset(ContextPlan.model_fields)

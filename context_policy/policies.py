@@ -51,9 +51,11 @@ class Context:
     def last(self, key: str, predicate: Callable[[Message], bool]) -> int:
         """Index of the last message matching ``predicate`` (-1 if none), computed once per plan under
         ``key``, so rules stay linear in the conversation length."""
-        if key not in self.memo:
-            self.memo[key] = max((j for j, m in enumerate(self.messages) if predicate(m)), default=-1)
-        return self.memo[key]
+        memo = self.memo
+        if key not in memo:
+            messages = self.messages
+            memo[key] = next((j for j in range(len(messages) - 1, -1, -1) if predicate(messages[j])), -1)
+        return memo[key]
 
 
 Rule = Callable[[Context, int], tuple[Action, str]]

@@ -179,7 +179,13 @@ class GlmFormat(Format):
         if "\n" in name or M["key_open"] in name or M["call_close"] in name:
             raise UnrepresentableValue("a GLM call name cannot hold a newline, <arg_key> or </tool_call>",
                                        message_index=index, field=f"{where}.name")
-        out.template(nl, index).special(M["call_open"], index).content(name, index).template(nl, index)
+        put, content, template = out.appender(), out.content, out.template  # put: markers, never empty
+        template(nl, index)
+        put(("special", M["call_open"], index))
+        content(name, index)
+        template(nl, index)
+        key_open, key_close = ("special", M["key_open"], index), ("special", M["key_close"], index)
+        value_open, value_close = ("special", M["value_open"], index), ("special", M["value_close"], index)
         for key, value in call_arguments(call, index, call_index).items():
             field = f"{where}.arguments.{key}"
             if M["key_close"] in key or M["value_open"] in key or M["call_close"] in key:
@@ -187,10 +193,15 @@ class GlmFormat(Format):
                                            message_index=index, field=field)
             text = arg_text(value)
             check_representable(text, GlmParser.value_closers, message_index=index, field=field)
-            out.special(M["key_open"], index).content(key, index).special(M["key_close"], index)
-            out.template(nl, index).special(M["value_open"], index).content(text, index)
-            out.special(M["value_close"], index).template(nl, index)
-        out.special(M["call_close"], index)
+            put(key_open)
+            content(key, index)
+            put(key_close)
+            template(nl, index)
+            put(value_open)
+            content(text, index)
+            put(value_close)
+            template(nl, index)
+        put(("special", M["call_close"], index))
 
     def _render_tool(self, index: int, message: Message, messages: list[Message], out: PromptBuilder) -> None:
         nl = "\n" if self.style.newlines else ""

@@ -25,7 +25,8 @@ A function name the JSON line could not carry (``"``, ``\\`` or a control charac
 
 from __future__ import annotations
 
-from functools import lru_cache
+import re
+from functools import cached_property, lru_cache
 from typing import ClassVar
 
 from toolwire.errors import UnrepresentableValue, UnsupportedByFormat
@@ -46,22 +47,29 @@ TOOLS_EXAMPLE = '\n{"name": <function-name>, "arguments": <args-json-object>}\n'
 """The tools block ends ``<tool_call>`` + TOOLS_EXAMPLE + ``</tool_call><|im_end|>\\n``."""
 
 _ROLES = ("system", "user", "assistant", "tool")
+_ROLE_LINES = {"system": "system\n", "user": "user\n"}
 _specials = lru_cache(maxsize=None)(special_pattern)  # per special-token set: its spellings in fixed text
+_UNWRITABLE_NAME = re.compile(r'["\\\x00-\x1f]')
+IM_START, IM_END = M["im_start"], M["im_end"]
 
 
 def _text(message: Message) -> str:
-    return message.text()
+    content = message.content
+    return content if content.__class__ is str else message.text()
 
 
 def _check_name(name: str, index: int, call_index: int) -> None:
-    if any(ch in name for ch in '"\\') or any(ord(ch) < 0x20 for ch in name):
+    if _UNWRITABLE_NAME.search(name):
         raise UnrepresentableValue(f"function name {name!r} contains '\"', '\\' or a control character, which the "
                                    "template writes unescaped into the call's JSON", message_index=index,
                                    field=f"tool_calls[{call_index}].function.name")
 
 
 class HermesJsonFormat(Format):
-    """The shared Qwen chat frame (``<|im_start|>role\\n...<|im_end|>\\n``) with JSON tool calls."""
+    """The shared Qwen chat frame (``<|im_start|>role\\n...<|im_end|>\\n``) with JSON tool calls.
+
+    The template writes its pieces through :meth:`PromptBuilder.appender` (one list append per piece); a marker's
+    kind (``special`` or ``template``) is looked up once per format in :attr:`_kinds`."""
 
     markers: ClassVar[dict[str, str]] = MARKERS
     stop_tokens = ("<|im_end|>", "<|endoftext|>")  # what generation stops on (generation_config eos)
@@ -74,6 +82,23 @@ class HermesJsonFormat(Format):
     renders_reasoning: ClassVar[bool] = False
 
     # ---- pieces
+    @cached_property
+    def _kinds(self) -> dict[str, str]:
+        """Each marker's piece kind in this format: ``special`` for the control tokens, else ``template``."""
+        return {name: "special" if marker in self.special_tokens else "template" for name, marker in M.items()}
+
+    @cached_property
+    def _tools_block(self) -> tuple[tuple, tuple]:
+        """The prompt-level pieces of the tools block before the first tool definition and after the last."""
+        specials = _specials(self.special_tokens)
+        head = PromptBuilder().fixed(TOOLS_PREAMBLE, None, specials).build().pieces
+        tail = PromptBuilder().fixed(TOOLS_POSTAMBLE, None, specials)
+        self._special(tail, M["call_open"], None)
+        tail.template(TOOLS_EXAMPLE, None)
+        self._special(tail, M["call_close"], None)
+        self._close(tail, None)
+        return head, tail.build().pieces
+
     def _special(self, out: PromptBuilder, marker: str, index: int | None) -> None:
         if marker in self.special_tokens:
             out.special(marker, index)
@@ -81,27 +106,29 @@ class HermesJsonFormat(Format):
             out.template(marker, index)
 
     def _open(self, out: PromptBuilder, role: str, index: int | None) -> None:
-        out.special(M["im_start"], index).template(role, index)
+        out.special(IM_START, index).template(role, index)
 
     def _close(self, out: PromptBuilder, index: int | None) -> None:
-        out.special(M["im_end"], index).template("\n", index)
+        out.special(IM_END, index).template("\n", index)
 
     def _system(self, messages: list[Message], tools: list[Tool], out: PromptBuilder) -> None:
         first = messages[0] if messages and messages[0].role == "system" else None
         if tools:
-            self._open(out, "system\n", None)
+            put, extend = out.appender(), out.extender()
+            head, tail = self._tools_block
+            put(("special", IM_START, None))
+            put(("template", "system\n", None))
             if first is not None:
-                out.content(_text(first), 0).template("\n\n", 0)
+                out.content(_text(first), 0)
+                put(("template", "\n\n", 0))
             elif self.default_system is not None:
-                out.template(self.default_system + "\n\n", None)
-            out.fixed(TOOLS_PREAMBLE, None, _specials(self.special_tokens))
+                put(("template", self.default_system + "\n\n", None))
+            extend(head)
+            newline = ("template", "\n", None)
             for tool in tools:
-                out.template("\n", None).content(jinja_json(tool_to_dict(tool)), None)
-            out.fixed(TOOLS_POSTAMBLE, None, _specials(self.special_tokens))
-            self._special(out, M["call_open"], None)
-            out.template(TOOLS_EXAMPLE, None)
-            self._special(out, M["call_close"], None)
-            self._close(out, None)
+                put(newline)
+                put(("content", jinja_json(tool_to_dict(tool)), None))
+            extend(tail)
         elif first is not None:
             self._open(out, "system\n", 0)
             out.content(_text(first), 0)
@@ -112,34 +139,53 @@ class HermesJsonFormat(Format):
             self._close(out, None)
 
     def _calls(self, out: PromptBuilder, message: Message, index: int, content: str) -> None:
+        put, kinds = out.appender(), self._kinds
+        call_open = (kinds["call_open"], M["call_open"], index)
+        call_close = (kinds["call_close"], M["call_close"], index)
         for ci, call in enumerate(message.tool_calls or ()):
             name = call.function.name
             _check_name(name, index, ci)
             args = jinja_json(call_arguments(call, index, ci))
             if self.compact_calls or ci > 0 or content:
-                out.template("\n", index)
-            self._special(out, M["call_open"], index)
-            out.template('\n{"name": "', index).content(name, index).template('", "arguments": ', index)
-            out.content(args, index).template("}\n", index)
-            self._special(out, M["call_close"], index)
+                put(("template", "\n", index))
+            put(call_open)
+            put(("template", '\n{"name": "', index))
+            if name:
+                put(("content", name, index))
+            put(("template", '", "arguments": ', index))
+            put(("content", args, index))
+            put(("template", "}\n", index))
+            put(call_close)
 
     def _tool_result(self, out: PromptBuilder, messages: list[Message], i: int) -> None:
+        put, kinds = out.appender(), self._kinds
         if i == 0 or messages[i - 1].role != "tool":
-            self._open(out, "user", i)
-        out.template("\n", i)
-        self._special(out, M["response_open"], i)
-        out.template("\n", i).content(_text(messages[i]), i).template("\n", i)
-        self._special(out, M["response_close"], i)
+            put(("special", IM_START, i))
+            put(("template", "user\n", i))
+        else:
+            put(("template", "\n", i))
+        put((kinds["response_open"], M["response_open"], i))
+        put(("template", "\n", i))
+        text = _text(messages[i])
+        if text:
+            put(("content", text, i))
+        put(("template", "\n", i))
+        put((kinds["response_close"], M["response_close"], i))
         if i == len(messages) - 1 or messages[i + 1].role != "tool":
-            self._close(out, i)
+            put(("special", IM_END, i))
+            put(("template", "\n", i))
 
     def _assistant(self, out: PromptBuilder, messages: list[Message], i: int, options: RenderOptions) -> None:
         message = messages[i]
         content = _text(message)
-        self._open(out, "assistant\n", i)
-        out.content(content, i)
+        put = out.appender()
+        put(("special", IM_START, i))
+        put(("template", "assistant\n", i))
+        if content:
+            put(("content", content, i))
         self._calls(out, message, i, content)
-        self._close(out, i)
+        put(("special", IM_END, i))
+        put(("template", "\n", i))
 
     # ---- the template
     def _render(self, messages: list[Message], tools: list[Tool], options: RenderOptions,
@@ -147,18 +193,24 @@ class HermesJsonFormat(Format):
         if not messages:
             raise UnsupportedByFormat("the template needs at least one message", field="messages")
         self._system(messages, tools, out)
+        put = out.appender()
         for i, message in enumerate(messages):
-            if message.role not in _ROLES:
+            role = message.role
+            if role == "user" or (role == "system" and i > 0):
+                put(("special", IM_START, i))
+                put(("template", _ROLE_LINES[role], i))
+                text = _text(message)
+                if text:
+                    put(("content", text, i))
+                put(("special", IM_END, i))
+                put(("template", "\n", i))
+            elif role == "assistant":
+                self._assistant(out, messages, i, options)
+            elif role == "tool":
+                self._tool_result(out, messages, i)
+            elif role != "system":
                 raise UnsupportedByFormat(f"role {message.role!r} is not rendered by the {self.name} template "
                                           f"(it knows {', '.join(_ROLES)})", message_index=i, field="role")
-            if message.role == "user" or (message.role == "system" and i > 0):
-                self._open(out, message.role + "\n", i)
-                out.content(_text(message), i)
-                self._close(out, i)
-            elif message.role == "assistant":
-                self._assistant(out, messages, i, options)
-            elif message.role == "tool":
-                self._tool_result(out, messages, i)
         if options.add_generation_prompt:
             return self._generation_prompt(out, options)
         return False
@@ -182,15 +234,20 @@ class Qwen25(HermesJsonFormat):
     def _assistant(self, out: PromptBuilder, messages: list[Message], i: int, options: RenderOptions) -> None:
         message = messages[i]
         content = _text(message)
+        put = out.appender()
+        put(("special", IM_START, i))
         if not message.tool_calls:
-            self._open(out, "assistant\n", i)
-            out.content(content, i)
-        else:
-            self._open(out, "assistant", i)
+            put(("template", "assistant\n", i))
             if content:
-                out.template("\n", i).content(content, i)
+                put(("content", content, i))
+        else:
+            put(("template", "assistant", i))
+            if content:
+                put(("template", "\n", i))
+                put(("content", content, i))
             self._calls(out, message, i, content)
-        self._close(out, i)
+        put(("special", IM_END, i))
+        put(("template", "\n", i))
 
 
 class Qwen3Instruct2507(HermesJsonFormat):
@@ -222,16 +279,22 @@ class Qwen3(HermesJsonFormat):
                 reasoning = before.rstrip("\n").split(M["think_open"])[-1].lstrip("\n")
                 content = content.split(M["think_close"])[-1].lstrip("\n")
         keep = options.keeps_reasoning(i)  # the template's rule lives in toolwire.context_policy
-        self._open(out, "assistant\n", i)
+        put, kinds = out.appender(), self._kinds
+        put(("special", IM_START, i))
+        put(("template", "assistant\n", i))
         if keep and (i == len(messages) - 1 or reasoning):
-            self._special(out, M["think_open"], i)
-            out.template("\n", i).content(reasoning.strip("\n"), i).template("\n", i)
-            self._special(out, M["think_close"], i)
-            out.template("\n\n", i).content(content.lstrip("\n"), i)
-        else:
-            out.content(content, i)
+            put((kinds["think_open"], M["think_open"], i))
+            put(("template", "\n", i))
+            out.content(reasoning.strip("\n"), i)
+            put(("template", "\n", i))
+            put((kinds["think_close"], M["think_close"], i))
+            put(("template", "\n\n", i))
+            out.content(content.lstrip("\n"), i)
+        elif content:
+            put(("content", content, i))
         self._calls(out, message, i, content)
-        self._close(out, i)
+        put(("special", IM_END, i))
+        put(("template", "\n", i))
 
     def _generation_prompt(self, out: PromptBuilder, options: RenderOptions) -> bool:
         self._open(out, "assistant\n", None)

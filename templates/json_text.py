@@ -8,10 +8,25 @@ so both are worth avoiding. The texts are identical to ``json.dumps``'s.
 from __future__ import annotations
 
 import json
+from json.encoder import c_make_encoder, encode_basestring
 from typing import Any
 
-tojson = json.JSONEncoder(ensure_ascii=False).encode
-"""``json.dumps(value, ensure_ascii=False)``: non-ASCII kept, ``", "`` and ``": "`` separators."""
+_ENCODER = json.JSONEncoder(ensure_ascii=False)
+_ONE_LINE = None if c_make_encoder is None else c_make_encoder(
+    None, _ENCODER.default, encode_basestring, None, ": ", ", ", False, False, True)
+"""The C encoder ``_ENCODER.encode`` builds on every call, built once, without the circular-reference check
+(whose bookkeeping a failed call would leave behind in a shared encoder): a value that contains itself recurses
+until RecursionError, and is then handed to ``_ENCODER.encode``, which raises exactly what ``json.dumps`` does."""
+
+
+def tojson(value: Any) -> str:
+    """``json.dumps(value, ensure_ascii=False)``: non-ASCII kept, ``", "`` and ``": "`` separators."""
+    if _ONE_LINE is None:
+        return _ENCODER.encode(value)
+    try:
+        return "".join(_ONE_LINE(value, 0))
+    except RecursionError:  # a value that contains itself, or nests too deeply: json.dumps's own error
+        return _ENCODER.encode(value)
 
 _INDENTED: dict[str, str] = {}
 _INDENTED_MAX = 1024

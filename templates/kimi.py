@@ -25,6 +25,7 @@ from .glm import jinja_str, message_reasoning
 M = MARKERS
 
 _ROLE_OPEN = {"user": M["user"], "assistant": M["assistant"]}  # every other role opens with <|im_system|>
+_HEADED_ROLES = frozenset({"system", "user", "assistant", "tool"})  # K2-Instruct writes no header for others
 
 
 def _is_image(part: Any) -> bool:
@@ -55,10 +56,13 @@ def _tools_block(tools: list[Tool], out: PromptBuilder) -> None:
 
 
 def _call(out: PromptBuilder, index: int, id_parts: list[tuple[str, str]], arguments: dict) -> None:
-    out.special(M["call_begin"], index)
+    put, add = out.appender(), out.add
+    put(("special", M["call_begin"], index))
     for kind, text in id_parts:
-        out.add(kind, text, index)
-    out.special(M["argument_begin"], index).content(json_dumps(arguments), index).special(M["call_end"], index)
+        add(kind, text, index)
+    put(("special", M["argument_begin"], index))
+    put(("content", json_dumps(arguments), index))  # JSON text, never empty
+    put(("special", M["call_end"], index))
 
 
 class KimiK2Format(Format):
@@ -74,28 +78,34 @@ class KimiK2Format(Format):
     def _render(self, messages: list[Message], tools: list[Tool], options: RenderOptions,
                 out: PromptBuilder) -> bool:
         _tools_block(tools, out)
+        put = out.appender()  # markers and fixed wording, never empty
+        system, middle, end = M["system"], M["middle"], M["end"]
         for index, msg in enumerate(messages):
-            if index == 0 and msg.role != "system":
-                out.special(M["system"]).template("system").special(M["middle"])
-                out.template(self.default_system).special(M["end"])
-            if msg.role in ("system", "user", "assistant", "tool"):
-                opener = M["system"] if msg.role in ("system", "tool") else _ROLE_OPEN[msg.role]
-                out.special(opener, index).template(msg.role, index).special(M["middle"], index)
+            role = msg.role
+            if index == 0 and role != "system":
+                out.special(system).template("system").special(middle)
+                out.template(self.default_system).special(end)
+            if role in _HEADED_ROLES:
+                put(("special", system if role in ("system", "tool") else _ROLE_OPEN[role], index))
+                put(("template", role, index))
+                put(("special", middle, index))
             # other roles get no header at all in this template (kept as is)
-            if msg.role == "assistant" and msg.tool_calls:
+            if role == "assistant" and msg.tool_calls:
                 out.content(msg.text(""), index)
-                out.special(M["section_begin"], index)
+                put(("special", M["section_begin"], index))
                 for n, call in enumerate(msg.tool_calls):
                     args = call_arguments(call, index, n)
                     _call(out, index, [("template", CALL_ID_PREFIX), ("content", call.function.name),
                                        ("template", f":{n}")], args)
-                out.special(M["section_end"], index)
-            elif msg.role == "tool":
-                out.template("## Return of ", index).content(str(msg.tool_call_id), index)
-                out.template("\\n", index).content(msg.text(""), index)
+                put(("special", M["section_end"], index))
+            elif role == "tool":
+                put(("template", "## Return of ", index))
+                out.content(str(msg.tool_call_id), index)
+                put(("template", "\\n", index))
+                out.content(msg.text(""), index)
             else:
                 render_parts(msg, out, index)
-            out.special(M["end"], index)
+            put(("special", end, index))
         if options.add_generation_prompt:
             out.special(M["assistant"]).template("assistant").special(M["middle"])
         return False

@@ -49,6 +49,11 @@ _TOOLS_INTRO = ("### Tools\n\nYou may call functions to assist with the user que
                 "signatures are listed below:\n<available_tools>\n")
 
 
+_FRAMES = {"user": (M["user_open"], M["user_close"]), "tool": (M["response_open"], M["response_close"]),
+           "system": (M["system_open"], M["system_close"])}
+"""The markers around a non-assistant message."""
+
+
 def _text(message: Message, index: int) -> str:
     """The content the template uses: a string, or empty for None; a list of parts would be lost, so refused."""
     if isinstance(message.content, list):
@@ -104,24 +109,29 @@ class Laguna(GlmFormat):
                 out.template("</available_tools>", sys_index)
             out.special(M["system_close"], sys_index).template("\n", sys_index)
         preserve = bool(options.extra.get("preserve_thinking"))
+        put, content = out.appender(), out.content  # put: markers and fixed wording, never empty
         for index in range(offset, len(messages)):
             message = messages[index]
             role, text = message.role, _text(message, index)
             if role == "assistant":
-                out.special(M["assistant_open"], index)
+                put(("special", M["assistant_open"], index))
                 if options.thinking or preserve or options.keeps_reasoning(index):
                     reasoning = _reasoning(message) if options.keeps_reasoning(index) else ""
-                    out.special(M["think_open"], index).content(reasoning, index).special(M["think_close"], index)
+                    put(("special", M["think_open"], index))
+                    content(reasoning, index)
+                    put(("special", M["think_close"], index))
                 else:
-                    out.special(M["think_close"], index)
-                out.content(text, index)
+                    put(("special", M["think_close"], index))
+                content(text, index)
                 for call_index, call in enumerate(message.tool_calls or ()):
                     self._render_call(index, call_index, call, out)
-                out.special(M["assistant_close"], index).template("\n", index)
+                put(("special", M["assistant_close"], index))
             else:
-                opener, closer = {"user": ("user_open", "user_close"), "tool": ("response_open", "response_close"),
-                                  "system": ("system_open", "system_close")}[role]
-                out.special(M[opener], index).content(text, index).special(M[closer], index).template("\n", index)
+                opener, closer = _FRAMES[role]
+                put(("special", opener, index))
+                content(text, index)
+                put(("special", closer, index))
+            put(("template", "\n", index))
         if options.add_generation_prompt:
             out.special(M["assistant_open"]).special(M["think_open"] if options.thinking else M["think_close"])
             return options.thinking

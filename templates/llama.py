@@ -49,15 +49,26 @@ def date_line(current_date: str | None, *, today: bool = False) -> str:
     return f"{day} {_MONTHS[int(month) - 1]} {year}"
 
 
+HEADER_OPEN, HEADER_CLOSE, EOT = M["header_open"], M["header_close"], M["eot"]
+_TEMPLATE_ROLES = frozenset({"system", "user", "assistant"})  # other roles' names are written as request text
+
+
 def _header(out: PromptBuilder, role: str, index: int | None, *, role_kind: str = "template") -> None:
-    out.special(M["header_open"], index).add(role_kind, role, index).special(M["header_close"], index)
-    out.template("\n\n", index)
+    put = out.appender()
+    put(("special", HEADER_OPEN, index))
+    if role:
+        put((role_kind, role, index))
+    put(("special", HEADER_CLOSE, index))
+    put(("template", "\n\n", index))
 
 
 def _tool_list(tools: list[Tool], out: PromptBuilder) -> None:
-    out.template(CALL_FORMAT + "Do not use variables.\n\n")
+    put = out.appender()
+    put(("template", CALL_FORMAT + "Do not use variables.\n\n", None))
+    blank = ("template", "\n\n", None)
     for tool in tools:
-        out.content(tojson_indented(tool_to_dict(tool))).template("\n\n")  # tojson(indent=4)
+        put(("content", tojson_indented(tool_to_dict(tool)), None))  # tojson(indent=4), never empty
+        put(blank)
 
 
 def _builtin_call(out: PromptBuilder, index: int, name: str, args: dict, call_index: int) -> None:
@@ -118,8 +129,10 @@ class Llama31Format(Format):
             out.template(USER_TOOLS_PREAMBLE, index)
             _tool_list(tools, out)
             out.content(first.text().strip(), index).special(M["eot"], index)
+        put = out.appender()
         for index, msg in rest:
-            if msg.role in ("tool", "ipython"):
+            role = msg.role
+            if role in ("tool", "ipython"):
                 _header(out, "ipython", index)
                 content = msg.content
                 payload = content if isinstance(content, str) or content is None else [
@@ -135,13 +148,17 @@ class Llama31Format(Format):
                 if builtin is not None and call.function.name in builtin:
                     _builtin_call(out, index, call.function.name, args, 0)
                 else:
-                    out.template('{"name": "', index).content(call.function.name, index)
-                    out.template('", "parameters": ', index).content(json_dumps(args), index).template("}", index)
-                out.special(M["eom"] if builtin is not None else M["eot"], index)
+                    put(("template", '{"name": "', index))
+                    out.content(call.function.name, index)
+                    put(("template", '", "parameters": ', index))
+                    put(("content", json_dumps(args), index))
+                    put(("template", "}", index))
+                put(("special", M["eom"] if builtin is not None else EOT, index))
             else:
-                _header(out, msg.role, index, role_kind="content" if msg.role not in (
-                    "system", "user", "assistant") else "template")
-                out.content(msg.text().strip(), index).special(M["eot"], index)
+                _header(out, role, index, role_kind="template" if role in _TEMPLATE_ROLES else "content")
+                content = msg.content
+                out.content((content if content.__class__ is str else msg.text()).strip(), index)
+                put(("special", EOT, index))
         if options.add_generation_prompt:
             _header(out, "assistant", None)
         return False

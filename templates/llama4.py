@@ -36,17 +36,26 @@ USER_TOOLS_PREAMBLE = ("Given the following functions, please respond with a JSO
                        "with its proper arguments that best answers the given prompt.\n\n")
 SYSTEM_TOOLS_PREAMBLE = ("You have access to the following functions. To call a function, please respond "
                          "with JSON for a function call.")
+_TEMPLATE_ROLES = frozenset({"system", "user", "assistant"})  # other roles' names are written as request text
+HEADER_OPEN, HEADER_CLOSE, EOT = M["header_open"], M["header_close"], M["eot"]
 
 
 def _header(out: PromptBuilder, role: str, index: int | None, *, role_kind: str = "template") -> None:
-    out.special(M["header_open"], index).add(role_kind, role, index).special(M["header_close"], index)
-    out.template("\n\n", index)
+    put = out.appender()
+    put(("special", HEADER_OPEN, index))
+    if role:
+        put((role_kind, role, index))
+    put(("special", HEADER_CLOSE, index))
+    put(("template", "\n\n", index))
 
 
 def _tool_list(tools: list[Tool], out: PromptBuilder, index: int | None) -> None:
-    out.template(CALL_FORMAT + "Do not use variables.\n\n", index)
+    put = out.appender()
+    put(("template", CALL_FORMAT + "Do not use variables.\n\n", index))
+    blank = ("template", "\n\n", index)
     for tool in tools:
-        out.content(tojson_indented(tool_to_dict(tool)), index).template("\n\n", index)
+        put(("content", tojson_indented(tool_to_dict(tool)), index))
+        put(blank)
 
 
 def _parts(out: PromptBuilder, message: Message, index: int) -> None:
@@ -107,16 +116,17 @@ class Llama4Format(Format):
             out.template(USER_TOOLS_PREAMBLE, index)
             _tool_list(tools, out, index)
             out.content(_trimmed(first, index, "first (tools-carrying)"), index).special(M["eot"], index)
+        put = out.appender()
         for index, msg in rest:
-            if msg.role in ("tool", "ipython"):
+            role = msg.role
+            if role in ("tool", "ipython"):
                 self._tool_result(out, msg, index)
             elif msg.tool_calls is not None:
                 self._calls(out, msg, index)
             else:
-                _header(out, msg.role, index, role_kind="content" if msg.role not in (
-                    "system", "user", "assistant") else "template")
+                _header(out, role, index, role_kind="template" if role in _TEMPLATE_ROLES else "content")
                 _parts(out, msg, index)
-                out.special(M["eot"], index)
+                put(("special", EOT, index))
         if options.add_generation_prompt:
             _header(out, "assistant", None)
         return False
@@ -137,15 +147,21 @@ class Llama4Format(Format):
             raise UnsupportedByFormat("the template drops a message whose tool_calls list is empty (content "
                                       "included); leave tool_calls out", message_index=index, field="tool_calls")
         _header(out, "assistant", index)
-        out.special(M["python_start"], index)
+        put = out.appender()
+        put(("special", M["python_start"], index))
         _parts(out, msg, index)
-        out.special(M["python_end"], index)
+        put(("special", M["python_end"], index))
         for ci, call in enumerate(msg.tool_calls):
-            _check_name(call.function.name, index, ci)
+            name = call.function.name
+            _check_name(name, index, ci)
             args = call_arguments(call, index, ci)
-            out.template('{"name": "', index).content(call.function.name, index)
-            out.template('", "parameters": ', index).content(json_dumps(args), index).template("}", index)
-        out.special(M["eot"], index)
+            put(("template", '{"name": "', index))
+            if name:
+                put(("content", name, index))
+            put(("template", '", "parameters": ', index))
+            put(("content", json_dumps(args), index))
+            put(("template", "}", index))
+        put(("special", EOT, index))
 
 
 FORMATS: dict[str, Format] = {f.name: f for f in (Llama4Format(),)}

@@ -58,7 +58,7 @@ class _Pieces:
 
     @property
     def text(self) -> str:
-        return "".join(t for _, t in self.pieces)
+        return "".join([t for _, t in self.pieces])
 
     def cut(self, start: int, end: int) -> "_Pieces":
         """The characters ``start:end`` of the joined text."""
@@ -72,8 +72,11 @@ class _Pieces:
 
     def strip(self) -> "_Pieces":
         text = self.text
+        stripped = text.strip()
+        if len(stripped) == len(text):  # nothing to trim (most content): these very pieces
+            return self
         lead = len(text) - len(text.lstrip())
-        return self.cut(lead, lead + len(text.strip()))
+        return self.cut(lead, lead + len(stripped))
 
     def write(self, out: PromptBuilder, index: int) -> None:
         for kind, piece in self.pieces:

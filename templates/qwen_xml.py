@@ -25,6 +25,7 @@ and raises :class:`~toolwire.errors.UnrepresentableValue` naming the argument.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Callable
 
 from toolwire.errors import UnrepresentableValue, UnsupportedByFormat
@@ -71,9 +72,12 @@ def json_value(value: Any) -> str:
     return value if isinstance(value, str) else jinja_json(value)
 
 
+_NAME_BREAKERS = re.compile("[<>\n\r]")
+
+
 def check_name(name: str, what: str, message_index: int, field: str) -> None:
     """A function or parameter name the parser could not read back (``>``, ``<`` or a newline in it)."""
-    if any(ch in name for ch in "<>\n\r"):
+    if _NAME_BREAKERS.search(name):
         raise UnrepresentableValue(f"{what} {name!r} contains '<', '>' or a newline, which the XML call format "
                                    "cannot carry", message_index=message_index, field=field)
 
@@ -90,14 +94,14 @@ def call_values(message: Message, index: int, grammar: XmlGrammar, to_text: Call
         check_name(name, "function name", index, f"tool_calls[{ci}].function.name")
         args = []
         for key, value in call_arguments(call, index, ci).items():
-            field = f"tool_calls[{ci}].function.arguments.{key}"
-            check_name(key, "argument name", index, field)
+            if _NAME_BREAKERS.search(key):  # (the field is worded only for a refusal)
+                check_name(key, "argument name", index, f"tool_calls[{ci}].function.arguments.{key}")
             text = to_text(value)
             bad = grammar.unsafe_value(text) or next_parameter_tag(text, grammar, schemas.get(name))
             if bad is not None:
                 raise UnrepresentableValue(
                     f"argument {key!r} contains {bad!r}, which would close the value early; this format has no "
-                    "escape for it", message_index=index, field=field)
+                    "escape for it", message_index=index, field=f"tool_calls[{ci}].function.arguments.{key}")
             args.append((key, text))
         calls.append((name, args))
     return calls
@@ -120,12 +124,26 @@ def next_parameter_tag(text: str, grammar: XmlGrammar, tool_schema: dict | None)
 def write_call(out: PromptBuilder, index: int, name: str, args: list[tuple[str, str]], framing: str,
                call_open: str, call_close: str) -> None:
     """``<call_open>\\n<function=NAME>\\n<parameter=K>{f}V{f}</parameter>\\n...</function>\\n<call_close>``."""
-    out.special(call_open, index).template("\n" + QWEN_GRAMMAR.function_open, index)
-    out.content(name, index).template(">\n", index)
-    for key, text in args:
-        out.template(QWEN_GRAMMAR.parameter_open, index).content(key, index).template(">" + framing, index)
-        out.content(text, index).template(framing + QWEN_GRAMMAR.parameter_close + "\n", index)
-    out.template(QWEN_GRAMMAR.function_close + "\n", index).special(call_close, index)
+    put, content = out.appender(), out.content  # put: markers and fixed wording, never empty
+    put(("special", call_open, index))
+    put(("template", _FUNCTION_OPEN, index))
+    content(name, index)
+    put(("template", ">\n", index))
+    if args:
+        key_close, value_close = ("template", ">" + framing, index), ("template", framing + _PARAMETER_CLOSE, index)
+        for key, text in args:
+            put(("template", QWEN_GRAMMAR.parameter_open, index))
+            content(key, index)
+            put(key_close)
+            content(text, index)
+            put(value_close)
+    put(("template", _FUNCTION_CLOSE, index))
+    put(("special", call_close, index))
+
+
+_FUNCTION_OPEN = "\n" + QWEN_GRAMMAR.function_open
+_PARAMETER_CLOSE = QWEN_GRAMMAR.parameter_close + "\n"
+_FUNCTION_CLOSE = QWEN_GRAMMAR.function_close + "\n"
 
 
 # ---------------------------------------------------------------- Qwen3-Coder
@@ -161,34 +179,46 @@ def coder_tool_list(out: PromptBuilder, tools: list[Tool], index: int | None, *,
     list, as JSON."""
     param_keys = ("name", "type", "description", "enum") if enum_and_required else ("name", "type", "description")
     schema_keys = ("type", "properties", "required") if enum_and_required else ("type", "properties")
+    put, content = out.appender(), out.content  # put: fixed wording (adjacent wording joins in the segments)
     for tool in tools:
         fn = function_to_dict(tool)
-        out.template("\n<function>\n<name>", index).content(jinja_str(fn.get("name")), index).template("</name>", index)
+        put(("template", "\n<function>\n<name>", index))
+        content(jinja_str(fn.get("name")), index)
+        put(("template", "</name>", index))
         if "description" in fn:
-            out.template("\n<description>", index).content(jinja_str(fn["description"]).strip(), index)
-            out.template("</description>", index)
-        out.template("\n<parameters>", index)
+            put(("template", "\n<description>", index))
+            content(jinja_str(fn["description"]).strip(), index)
+            put(("template", "</description>", index))
+        put(("template", "\n<parameters>", index))
         params = fn.get("parameters")
         if isinstance(params, dict) and isinstance(params.get("properties"), dict):
             for pname, pfields in params["properties"].items():
-                out.template("\n<parameter>\n<name>", index).content(str(pname), index).template("</name>", index)
-                if isinstance(pfields, dict) and "type" in pfields:
-                    out.template("\n<type>", index).content(jinja_str(pfields["type"]), index).template("</type>", index)
-                if isinstance(pfields, dict) and "description" in pfields:
-                    out.template("\n<description>", index)
-                    out.content(jinja_str(pfields["description"]).strip(), index).template("</description>", index)
-                if enum_and_required and isinstance(pfields, dict) and "enum" in pfields:
-                    out.template("\n<enum>", index).content(jinja_json(pfields["enum"]), index)
-                    out.template("</enum>", index)
+                put(("template", "\n<parameter>\n<name>", index))
+                content(str(pname), index)
+                put(("template", "</name>", index))
+                fields = pfields if isinstance(pfields, dict) else None
+                if fields is not None and "type" in fields:
+                    put(("template", "\n<type>", index))
+                    content(jinja_str(fields["type"]), index)
+                    put(("template", "</type>", index))
+                if fields is not None and "description" in fields:
+                    put(("template", "\n<description>", index))
+                    content(jinja_str(fields["description"]).strip(), index)
+                    put(("template", "</description>", index))
+                if enum_and_required and fields is not None and "enum" in fields:
+                    put(("template", "\n<enum>", index))
+                    content(jinja_json(fields["enum"]), index)
+                    put(("template", "</enum>", index))
                 _extra_keys(out, pfields, param_keys, index)
-                out.template("\n</parameter>", index)
+                put(("template", "\n</parameter>", index))
         _extra_keys(out, params, schema_keys, index)
         if enum_and_required and isinstance(params, dict) and "required" in params:
-            out.template("\n<required>", index).content(jinja_json(params["required"]), index)
-            out.template("</required>", index)
-        out.template("\n</parameters>", index)
+            put(("template", "\n<required>", index))
+            content(jinja_json(params["required"]), index)
+            put(("template", "</required>", index))
+        put(("template", "\n</parameters>", index))
         _extra_keys(out, fn, ("type", "name", "description", "parameters"), index)
-        out.template("\n</function>", index)
+        put(("template", "\n</function>", index))
 
 
 def _flat(message: Message) -> str:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Sequence
 
+from ._frozen import frozen_instance
 from .errors import InvalidOption, UnsupportedByFormat
 from .prompt import PromptBuilder, RenderedPrompt
 
@@ -119,8 +120,10 @@ class Format:
         thinking, drop_thinking, add_generation_prompt = bool(thinking), bool(drop_thinking), bool(add_generation_prompt)
         kept = steps.kept_reasoning(msgs, self.name, thinking=thinking, policy=policy, drop_thinking=drop_thinking,
                                     tools=tool_models, add_generation_prompt=add_generation_prompt, extra=extra)
-        options = RenderOptions(thinking, reasoning_effort, drop_thinking, add_generation_prompt, current_date, extra,
-                                kept, policy)
+        options = frozen_instance(RenderOptions, {  # RenderOptions(...), every field in order
+            "thinking": thinking, "reasoning_effort": reasoning_effort, "drop_thinking": drop_thinking,
+            "add_generation_prompt": add_generation_prompt, "current_date": current_date, "extra": extra,
+            "kept_reasoning": kept, "policy": policy})
         builder = PromptBuilder()
         opens_reasoning = self._render(msgs, tool_models, options, builder)
         return builder.build(opens_reasoning=bool(opens_reasoning), format=self.name)

@@ -209,19 +209,26 @@ def normalize_messages(messages: Any) -> list[Message]:
     """Validate ``messages`` (dicts or :class:`Message`) into models, naming index and field on error."""
     if not isinstance(messages, (list, tuple)):
         raise InvalidRequest("messages must be a list", field="messages")
-    models = objects = True
+    models, objects, aliased = True, True, False  # one pass: what the list holds
     for raw in messages:
-        if not isinstance(raw, Message):
+        if raw.__class__ is dict:
+            models = False
+            if "thinking" in raw or "reasoning" in raw:
+                aliased = True
+        elif not isinstance(raw, Message):
             models = False
             if not isinstance(raw, dict):
                 objects = False
                 break
+            aliased = True  # a dict subclass: alias_reasoning decides
     if models:
         return list(messages)  # already models: what validation would return (pydantic does not revalidate them)
     if objects:
         try:  # the whole list in one pydantic call (models pass through as they are)
             if _PLAIN_MESSAGES is None:
                 return _MESSAGE_LIST.validate_python(messages)
+            if not aliased:
+                return _PLAIN_MESSAGES.validate_python(messages)
             return _PLAIN_MESSAGES.validate_python([alias_reasoning(raw) if isinstance(raw, dict) and (
                 "thinking" in raw or "reasoning" in raw) else raw for raw in messages])
         except ValidationError:
@@ -248,14 +255,17 @@ def normalize_tools(tools: Any) -> list[Tool]:
     if not isinstance(tools, (list, tuple)):
         raise InvalidRequest("tools must be a list", field="tools")
     out: list[Tool] = []
-    if _PLAIN_TOOLS is not None and all(type(raw) is dict and "function" in raw for raw in tools):  # the usual shape
+    if _PLAIN_TOOLS is not None and _usual_tools(tools):
         try:
             out = _PLAIN_TOOLS.validate_python(tools)
         except ValidationError:
-            out = []  # the loop below names the bad tool and field
-        for tool, raw in zip(out, tools):
+            pass  # the loop below names the bad tool and field
+    if out:
+        for index, (tool, raw) in enumerate(zip(out, tools)):
             _set_slot(tool, "__pydantic_private__", {"_raw": raw})  # what model_post_init + tool._raw = raw leave
-    for index, raw in enumerate(tools if not out else ()):
+            _check_tool_text(tool, index)
+        return out
+    for index, raw in enumerate(tools):
         if isinstance(raw, Tool):
             out.append(raw)
             continue
@@ -269,37 +279,58 @@ def normalize_tools(tools: Any) -> list[Tool]:
         tool.__pydantic_private__["_raw"] = raw  # tool._raw = raw, without pydantic's __setattr__
         out.append(tool)
     for index, tool in enumerate(out):
-        fn = tool.function
-        name, description, parameters = fn.name, fn.description, fn.parameters
-        if not name.isascii():  # ASCII text holds no lone surrogate
-            check_text(name, field=f"tools[{index}].function.name")
-        if description and not description.isascii():
-            check_text(description, field=f"tools[{index}].function.description")
-        if parameters is not None and not _plain_json_value(parameters):  # check_json_value's own first test
-            check_json_value(parameters, field=f"tools[{index}].function.parameters")
+        _check_tool_text(tool, index)
     return out
+
+
+def _usual_tools(tools: list | tuple) -> bool:
+    """Whether every tool is a plain dict with a ``function`` (the shape the plain validator takes whole)."""
+    for raw in tools:
+        if raw.__class__ is not dict or "function" not in raw:
+            return False
+    return True
+
+
+def _check_tool_text(tool: Tool, index: int) -> None:
+    """Refuse a tool whose name or description holds a lone surrogate, or whose parameters no JSON encoder can
+    write (:func:`check_json_value`)."""
+    fn = tool.function
+    name, description, parameters = fn.name, fn.description, fn.parameters
+    if not name.isascii():  # ASCII text holds no lone surrogate
+        check_text(name, field=f"tools[{index}].function.name")
+    if description and not description.isascii():
+        check_text(description, field=f"tools[{index}].function.description")
+    if parameters is not None and not _plain_json_value(parameters):  # check_json_value's own first test
+        check_json_value(parameters, field=f"tools[{index}].function.parameters")
 
 
 def check_message_text(messages: list[Message]) -> None:
     """Refuse message text no tokenizer can encode (a lone surrogate), naming the message and field. Call
     arguments are checked where they are decoded (:func:`call_arguments`)."""
     for index, m in enumerate(messages):
-        if not _ascii_message(m):  # ASCII text holds no surrogate: most messages need no closer look
+        if not _clean_message(m):  # most messages need no closer look
             _check_message(index, m)
 
 
-def _ascii_message(m: Message) -> bool:
-    """Whether every text :func:`_check_message` looks at is ASCII (list content: not looked into here)."""
+def _clean_message(m: Message) -> bool:
+    """Whether no text :func:`_check_message` looks at holds a lone surrogate (ASCII text holds none; list
+    content: not looked into here)."""
     content, reasoning, name, call_id = m.content, m.reasoning_content, m.name, m.tool_call_id
-    if (content.__class__ is not str and content) or (content and not content.isascii()) \
-            or (reasoning and not reasoning.isascii()) or (name and not name.isascii()) \
-            or (call_id and not call_id.isascii()):
+    if content.__class__ is not str:
+        if content:
+            return False
+    elif not content.isascii() and _find_surrogate(content):
+        return False
+    if (reasoning and not reasoning.isascii() and _find_surrogate(reasoning)) \
+            or (name and not name.isascii() and _find_surrogate(name)) \
+            or (call_id and not call_id.isascii() and _find_surrogate(call_id)):
         return False
     for call in m.tool_calls or ():
         function = call.function
-        arguments = function.arguments
-        if not function.name.isascii() or (call.id and not call.id.isascii()) \
-                or (arguments.__class__ is str and not arguments.isascii()):
+        arguments, call_name, call_id = function.arguments, function.name, call.id
+        if (not call_name.isascii() and _find_surrogate(call_name)) \
+                or (call_id and not call_id.isascii() and _find_surrogate(call_id)) \
+                or (arguments.__class__ is str and not arguments.isascii() and _find_surrogate(arguments)):
             return False
     return True
 
@@ -343,6 +374,7 @@ MAX_REQUEST_DEPTH = 256
 contain themselves, are refused with the field named: no template or encoder can write them."""
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_find_surrogate = _LONE_SURROGATE.search
 _INT_DIGITS = 4300  # CPython's int <-> str limit (sys.int_max_str_digits' default), above ~14,000 bits
 
 
@@ -398,31 +430,30 @@ def check_json_value(value: Any, *, message_index: int | None = None, field: str
 def _plain_json_value(item: Any, depth: int = 1) -> bool:
     """Whether :func:`check_json_value` has nothing to refuse in ``item`` (at nesting ``depth``): the same rules,
     without building the field path of every item (the path is only needed to word a refusal, so a value that
-    fails is walked again). Recursive, but never past MAX_REQUEST_DEPTH + 1 levels."""
+    fails is walked again). Recursive, but never past MAX_REQUEST_DEPTH + 1 levels; the strings and scalars inside
+    a container are decided in its own call."""
     kind = type(item)
-    if kind is str:
-        return item.isascii() or _LONE_SURROGATE.search(item) is None
     if kind is dict:
         if depth > MAX_REQUEST_DEPTH:
             return False
         for key in item:
-            if type(key) is not str or not (key.isascii() or _LONE_SURROGATE.search(key) is None):
+            if type(key) is not str or not (key.isascii() or _find_surrogate(key) is None):
                 return False
-        return _plain_json_items(item.values(), depth)
-    if kind is list or kind is tuple:
-        return depth <= MAX_REQUEST_DEPTH and _plain_json_items(item, depth)
-    if kind is int:
+        values: Iterable[Any] = item.values()
+    elif kind is list or kind is tuple:
+        if depth > MAX_REQUEST_DEPTH:
+            return False
+        values = item
+    elif kind is str:
+        return item.isascii() or _find_surrogate(item) is None
+    elif kind is int:
         return item.bit_length() <= 14_000
-    return item is None or kind is bool or kind is float  # another type, or a subclass: the full walk decides
-
-
-def _plain_json_items(values: Iterable[Any], depth: int) -> bool:
-    """:func:`_plain_json_value` of each inner value of a container at nesting ``depth`` (strings and scalars
-    decided here, without a call)."""
+    else:
+        return item is None or kind is bool or kind is float  # another type, or a subclass: the full walk decides
     for inner in values:
         inner_kind = type(inner)
         if inner_kind is str:
-            if not inner.isascii() and _LONE_SURROGATE.search(inner) is not None:
+            if not inner.isascii() and _find_surrogate(inner) is not None:
                 return False
         elif not (inner is None or inner_kind is bool or inner_kind is float) and not _plain_json_value(
                 inner, depth + 1):
@@ -446,8 +477,38 @@ def call_arguments(call: ToolCall, message_index: int, call_index: int) -> dict[
     if isinstance(args, dict):
         check_json_value(args, message_index=message_index, field=field)
         return args
+    value = _json_object(args)  # the usual text: one JSON object, nothing around it
+    if value is None:
+        value = _loaded_arguments(args, message_index, field)
+    if not isinstance(value, dict):
+        raise InvalidRequest("arguments must be a JSON object", message_index=message_index, field=field)
+    if not (len(args) <= _SHALLOW_TEXT and args.isascii() and "\\u" not in args):
+        check_json_value(value, message_index=message_index, field=field)
+    # else: decoded from short ASCII JSON text without escapes, so it holds JSON types only, no surrogate and no
+    # container deeper than MAX_REQUEST_DEPTH (that takes more than _SHALLOW_TEXT brackets): nothing to refuse
+    return value
+
+
+_scan_json = json.JSONDecoder().scan_once  # what json.loads runs (its default decoder's scanner), without the wrapper
+
+
+def _json_object(text: str) -> dict[str, Any] | None:
+    """What ``json.loads(text)`` returns when ``text`` is one JSON object with nothing around it (the usual call
+    arguments), read by the decoder's own scanner; None for any other text, which :func:`_loaded_arguments`
+    decodes (and words any error) as before."""
+    if text[:1] != "{":
+        return None
     try:
-        value = json.loads(args) if args.strip() else {}
+        value, end = _scan_json(text, 0)
+    except (StopIteration, ValueError, RecursionError):  # json.loads raises (or words) these: let it
+        return None
+    return value if end == len(text) else None
+
+
+def _loaded_arguments(args: str, message_index: int, field: str) -> Any:
+    """``json.loads(args)`` (blank text is ``{}``), its failures refused as request errors naming the field."""
+    try:
+        return json.loads(args) if args.strip() else {}
     except json.JSONDecodeError as exc:
         raise InvalidRequest(f"arguments are not valid JSON ({exc.msg} at char {exc.pos})",
                              message_index=message_index, field=field) from None
@@ -457,13 +518,6 @@ def call_arguments(call: ToolCall, message_index: int, call_index: int) -> dict[
     except ValueError as exc:  # an integer past CPython's digit limit
         raise UnrepresentableValue(f"arguments cannot be decoded: {exc}", message_index=message_index,
                                    field=field) from None
-    if not isinstance(value, dict):
-        raise InvalidRequest("arguments must be a JSON object", message_index=message_index, field=field)
-    if not (len(args) <= _SHALLOW_TEXT and args.isascii() and "\\u" not in args):
-        check_json_value(value, message_index=message_index, field=field)
-    # else: decoded from short ASCII JSON text without escapes, so it holds JSON types only, no surrogate and no
-    # container deeper than MAX_REQUEST_DEPTH (that takes more than _SHALLOW_TEXT brackets): nothing to refuse
-    return value
 
 
 _SHALLOW_TEXT = 2 * MAX_REQUEST_DEPTH

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache, partial
 from typing import Any, Callable, Iterable, Literal, NamedTuple
 
+from ._frozen import frozen_instance
+
 SegmentKind = Literal["special", "template", "content"]
 
 
@@ -137,6 +139,11 @@ class PromptBuilder:
         that cannot be empty (markers, fixed wording)."""
         return self._pieces.append
 
+    def extender(self) -> Callable[[Iterable[tuple[SegmentKind, str, int | None]]], None]:
+        """The builder's own ``extend`` by ``(kind, text, message_index)`` pieces, for runs of pieces a renderer
+        computes once (fixed wording with its markers). As with :meth:`appender`, no piece may have empty text."""
+        return self._pieces.extend
+
     def fixed(self, text: str, message_index: int | None, specials: "re.Pattern[str]") -> "PromptBuilder":
         """Fixed template wording in which any control-token spelling (matched by ``specials``, see
         :func:`special_pattern`) is emitted as ``special`` and the rest as ``template``."""
@@ -162,4 +169,5 @@ class PromptBuilder:
         return tail.endswith(suffix)
 
     def build(self, *, opens_reasoning: bool = False, format: str = "") -> RenderedPrompt:
-        return RenderedPrompt(self.text, tuple(self._pieces), opens_reasoning, format)
+        return frozen_instance(RenderedPrompt, {"text": self.text, "pieces": tuple(self._pieces),
+                                                "opens_reasoning": opens_reasoning, "format": format})
