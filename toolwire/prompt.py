@@ -71,7 +71,8 @@ class RenderedPrompt:
         """
         from .tokenize import encode_segments
 
-        return encode_segments(self.segments, tokenizer)
+        # the pieces, not the segments: merging adjacent plain pieces changes no run, and specials never merge
+        return encode_segments(self.pieces, tokenizer)
 
     def special_markers(self) -> list[str]:
         """The distinct special markers this prompt uses, in first-use order."""
