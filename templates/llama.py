@@ -53,13 +53,23 @@ HEADER_OPEN, HEADER_CLOSE, EOT = M["header_open"], M["header_close"], M["eot"]
 _TEMPLATE_ROLES = frozenset({"system", "user", "assistant"})  # other roles' names are written as request text
 
 
-def _header(out: PromptBuilder, role: str, index: int | None, *, role_kind: str = "template") -> None:
+def write_header(out: PromptBuilder, markers: tuple[str, str], role: str, index: int | None,
+                 role_kind: str = "template") -> None:
+    """A role header: ``markers`` (the family's header open and close tokens) around the role, then a blank line
+    (Llama 3.x and Llama 4 differ only in the markers)."""
     put = out.appender()
-    put(("special", HEADER_OPEN, index))
+    put(("special", markers[0], index))
     if role:
         put((role_kind, role, index))
-    put(("special", HEADER_CLOSE, index))
+    put(("special", markers[1], index))
     put(("template", "\n\n", index))
+
+
+_HEADER = (HEADER_OPEN, HEADER_CLOSE)
+
+
+def _header(out: PromptBuilder, role: str, index: int | None, *, role_kind: str = "template") -> None:
+    write_header(out, _HEADER, role, index, role_kind)
 
 
 def _tool_list(tools: list[Tool], out: PromptBuilder) -> None:

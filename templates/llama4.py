@@ -29,6 +29,7 @@ from toolwire.parsers.llama4 import MARKERS, Llama4Parser
 from toolwire.prompt import PromptBuilder
 
 from .hermes_json import _check_name
+from .llama import write_header
 
 M = MARKERS
 CALL_FORMAT = 'Respond in the format {"name": function name, "parameters": dictionary of argument name and its value}.'
@@ -40,13 +41,11 @@ _TEMPLATE_ROLES = frozenset({"system", "user", "assistant"})  # other roles' nam
 HEADER_OPEN, HEADER_CLOSE, EOT = M["header_open"], M["header_close"], M["eot"]
 
 
+_HEADER = (HEADER_OPEN, HEADER_CLOSE)
+
+
 def _header(out: PromptBuilder, role: str, index: int | None, *, role_kind: str = "template") -> None:
-    put = out.appender()
-    put(("special", HEADER_OPEN, index))
-    if role:
-        put((role_kind, role, index))
-    put(("special", HEADER_CLOSE, index))
-    put(("template", "\n\n", index))
+    write_header(out, _HEADER, role, index, role_kind)
 
 
 def _tool_list(tools: list[Tool], out: PromptBuilder, index: int | None) -> None:
