@@ -14,7 +14,7 @@ For every format it records a digest of:
   tokenizer in ``../shared/real/tokenizers``;
 * ``parse``: every golden model output of every family, parsed in one piece, streamed 1 character at a
   time (own family only) and in seeded random chunks, with thinking on and off: the whole ParsedOutput and
-  the stream events;
+  the stream events (a call's ``arguments_text`` as ``arguments_json()``, the bytes a client reads);
 * ``parse_ids``: the format's own golden outputs fed as token ids, for the formats with a real tokenizer;
 * ``soup``: a seeded random corpus (400 per format) of the format's markers, other families' markers, stop
   tokens, JSON/XML punctuation, escapes and text, parsed one-shot and in random chunks.
@@ -40,6 +40,7 @@ from functools import cache
 from pathlib import Path
 
 import toolwire
+from toolwire.output import ToolCallFinished
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 GOLDEN = SHARED / "golden"
@@ -71,7 +72,19 @@ def _h(value) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, default=str, ensure_ascii=False).encode()).hexdigest()[:16]
 
 
+def _call_dump(call) -> dict:
+    """A candidate's fields, with ``arguments_text`` as the bytes a client reads (``arguments_json()``: the
+    field is None where those are ``json.dumps(arguments)``, see ToolCallCandidate)."""
+    return {**call.model_dump(), "arguments_text": call.arguments_json()}
+
+
+def _output_dump(output) -> dict:
+    return {**output.model_dump(), "tool_calls": [_call_dump(call) for call in output.tool_calls]}
+
+
 def _event(event) -> list:
+    if isinstance(event, ToolCallFinished):
+        return [type(event).__name__, event.index, _call_dump(event.candidate), event.type]
     return [type(event).__name__, *(dataclasses.astuple(event) if dataclasses.is_dataclass(event) else [repr(event)])]
 
 
@@ -123,7 +136,7 @@ def _random_request(rng: random.Random, tools: list) -> dict:
 def _parse(fmt, text: str, tools, thinking: bool, chunks: list[str] | None, tokenizer=None, ids=None):
     try:
         if chunks is None and ids is None:
-            return ["oneshot", fmt.parse(text, tools, thinking=thinking).model_dump()]
+            return ["oneshot", _output_dump(fmt.parse(text, tools, thinking=thinking))]
         parser = fmt.stream(tools, thinking=thinking, tokenizer=tokenizer) if tokenizer else \
             fmt.stream(tools, thinking=thinking)
         events = []
@@ -134,7 +147,7 @@ def _parse(fmt, text: str, tools, thinking: bool, chunks: list[str] | None, toke
             for piece in chunks:
                 events.extend(parser.feed(piece))
         events.extend(parser.flush())
-        return [[_event(e) for e in events], parser.result.model_dump() if hasattr(parser, "result") else None]
+        return [[_event(e) for e in events], _output_dump(parser.result) if hasattr(parser, "result") else None]
     except Exception as exc:  # a parser must not raise; if it does, that is recorded (and differs)
         return _refusal(exc)
 
