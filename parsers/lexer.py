@@ -44,7 +44,7 @@ call, and that frame cost more than the search of a short delta)."""
 class MarkerScanner:
     """Finds the earliest of a fixed set of literal markers (longest wins at the same position)."""
 
-    __slots__ = ("markers", "_pattern", "_search", "find", "max_len", "_marker_set", "_extendable")
+    __slots__ = ("markers", "_pattern", "_search", "find", "max_len", "_marker_set", "_extendable", "_nested")
 
     def __init__(self, markers: Iterable[str]):
         self.markers = tuple(sorted(set(markers), key=len, reverse=True))
@@ -61,6 +61,8 @@ class MarkerScanner:
         self._marker_set = frozenset(self.markers)
         # markers that are a proper prefix of another marker: a match at the very end may still grow
         self._extendable = frozenset(a for a in self.markers for b in self.markers if a != b and b.startswith(a))
+        # whether a marker can lie inside a held-back tail (a proper prefix of another marker)
+        self._nested = any(a in b[:-1] for a in self.markers for b in self.markers)
 
     def scan(self, text: str, pos: int = 0, *, final: bool = False, literal: LiteralCheck | None = None) -> Hit:
         """Scan ``text[pos:]``. With ``final`` no prefix is held back (the output has ended).
@@ -76,7 +78,7 @@ class MarkerScanner:
         if marker not in self._marker_set:
             # a tail that could still become a marker: no marker starts before it, but one may start inside it
             # (a shorter marker, or one that starts later), and that one wins; else the tail is held back
-            m = self._search(text, start)
+            m = self._search(text, start) if self._nested else None
             if m is None:
                 return _hit((len(text) if final else start, None))
             marker = m.group()
