@@ -1,11 +1,12 @@
 """The shared incremental lexer: find the earliest marker in streamed text, hold back only a prefix.
 
 Every stream parser keeps a small pending buffer and asks a :class:`MarkerScanner` for the next
-marker among the ones valid in its current state. The scanner finds complete markers with one
-search of a trie-shaped pattern (the markers' shared prefixes factored out, so a character that starts no
-marker is skipped by ``re``'s first-character scan); when none is found and the buffer ends with what could
-still become a marker, only that tail is held back (the same answer as the ``regex`` module's partial
-matching, without its per-search cost), so text streams out as soon as it cannot be part of a marker.
+marker among the ones valid in its current state. The scanner finds the leftmost complete marker, or a tail
+of the buffer that could still become one, with one search of a trie-shaped pattern (the markers' shared
+prefixes factored out, so a character that starts no marker is skipped by ``re``'s first-character scan);
+a tail is held back (the same answer as the ``regex`` module's partial matching, without its per-search
+cost), so text streams out as soon as it cannot be part of a marker. A delta with neither, the usual case,
+costs that one search; hot paths ask :attr:`MarkerScanner.find` first and skip building a :class:`Hit`.
 Each character is scanned a bounded number of times (once, plus at most the longest marker's length
 while held back), which keeps streaming linear in the output size. Literal alternations cannot backtrack
 catastrophically.
@@ -42,7 +43,12 @@ call, and that frame cost more than the search of a short delta)."""
 
 
 class MarkerScanner:
-    """Finds the earliest of a fixed set of literal markers (longest wins at the same position)."""
+    """Finds the earliest of a fixed set of literal markers (longest wins at the same position).
+
+    ``find(text, pos)`` (a compiled pattern's ``search``) is None exactly when ``text[pos:]`` holds no marker
+    and does not end with a possible marker prefix: then all of it is text, and :meth:`scan` would return
+    ``Hit(len(text), None)``, so a hot path can take it without building a :class:`Hit`. Otherwise it matches
+    the leftmost marker or held-back tail (ask :meth:`scan` for the answer)."""
 
     __slots__ = ("markers", "_pattern", "_search", "find", "max_len", "_marker_set", "_extendable", "_nested")
 
@@ -54,10 +60,7 @@ class MarkerScanner:
         self._pattern = re.compile(_trie_pattern(self.markers))
         self._search = self._pattern.search
         self.find: Callable[[str, int], re.Match | None] = re.compile(
-            _trie_pattern(self.markers, or_tail=True)).search
-        """``find(text, pos)`` is None exactly when ``text[pos:]`` holds no marker and does not end with a
-        possible marker prefix: all of it is text, and :meth:`scan` would return ``Hit(len(text), None)`` (for
-        a hot path that needs no :class:`Hit`). Otherwise it matches the leftmost marker or held-back tail."""
+            _trie_pattern(self.markers, or_tail=True)).search  # see the class docstring
         self._marker_set = frozenset(self.markers)
         # markers that are a proper prefix of another marker: a match at the very end may still grow
         self._extendable = frozenset(a for a in self.markers for b in self.markers if a != b and b.startswith(a))
