@@ -636,7 +636,13 @@ class DsmlStreamParser(StreamParser):
                 self._value.append(piece)
 
     def _param_value(self, final: bool) -> bool:
-        hit = self._scan(final)
+        text, pos = self._text, self._pos
+        scanner = self._scanners[self._in_reasoning][_VALUE]
+        if not final and scanner.find(text, pos) is None:  # the usual delta: value text, no marker or prefix of one
+            self._value_piece(text[pos:])
+            self._pos = len(text)
+            return False
+        hit = scanner.scan(text, pos, final=final, literal=self._tokens)
         if hit.marker is None:
             return self._unmatched(hit, final, self._value_piece)
         self._value_piece(self._text[self._pos:hit.start])

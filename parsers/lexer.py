@@ -1,11 +1,12 @@
 """The shared incremental lexer: find the earliest marker in streamed text, hold back only a prefix.
 
 Every stream parser keeps a small pending buffer and asks a :class:`MarkerScanner` for the next
-marker among the ones valid in its current state. The scanner finds complete markers with one
-search of a trie-shaped pattern (the markers' shared prefixes factored out, so a character that starts no
-marker is skipped by ``re``'s first-character scan); when none is found and the buffer ends with what could
-still become a marker, only that tail is held back (the same answer as the ``regex`` module's partial
-matching, without its per-search cost), so text streams out as soon as it cannot be part of a marker.
+marker among the ones valid in its current state. The scanner finds the leftmost complete marker, or a tail
+of the buffer that could still become one, with one search of a trie-shaped pattern (the markers' shared
+prefixes factored out, so a character that starts no marker is skipped by ``re``'s first-character scan);
+a tail is held back (the same answer as the ``regex`` module's partial matching, without its per-search
+cost), so text streams out as soon as it cannot be part of a marker. A delta with neither, the usual case,
+costs that one search; hot paths ask :attr:`MarkerScanner.find` first and skip building a :class:`Hit`.
 Each character is scanned a bounded number of times (once, plus at most the longest marker's length
 while held back), which keeps streaming linear in the output size. Literal alternations cannot backtrack
 catastrophically.
@@ -42,9 +43,14 @@ call, and that frame cost more than the search of a short delta)."""
 
 
 class MarkerScanner:
-    """Finds the earliest of a fixed set of literal markers (longest wins at the same position)."""
+    """Finds the earliest of a fixed set of literal markers (longest wins at the same position).
 
-    __slots__ = ("markers", "_pattern", "_search", "max_len", "_extendable", "_tail")
+    ``find(text, pos)`` (a compiled pattern's ``search``) is None exactly when ``text[pos:]`` holds no marker
+    and does not end with a possible marker prefix: then all of it is text, and :meth:`scan` would return
+    ``Hit(len(text), None)``, so a hot path can take it without building a :class:`Hit`. Otherwise it matches
+    the leftmost marker or held-back tail (ask :meth:`scan` for the answer)."""
+
+    __slots__ = ("markers", "_pattern", "_search", "find", "max_len", "_marker_set", "_extendable", "_nested")
 
     def __init__(self, markers: Iterable[str]):
         self.markers = tuple(sorted(set(markers), key=len, reverse=True))
@@ -53,10 +59,13 @@ class MarkerScanner:
         self.max_len = len(self.markers[0])
         self._pattern = re.compile(_trie_pattern(self.markers))
         self._search = self._pattern.search
+        self.find: Callable[[str, int], re.Match | None] = re.compile(
+            _trie_pattern(self.markers, or_tail=True)).search  # see the class docstring
+        self._marker_set = frozenset(self.markers)
         # markers that are a proper prefix of another marker: a match at the very end may still grow
         self._extendable = frozenset(a for a in self.markers for b in self.markers if a != b and b.startswith(a))
-        # what the end of the text may hold back: a proper prefix of a marker that reaches the end of the text
-        self._tail = re.compile(_trie_pattern(self.markers, at_end=True)).search
+        # whether a marker can lie inside a held-back tail (a proper prefix of another marker)
+        self._nested = any(a in b[:-1] for a in self.markers for b in self.markers)
 
     def scan(self, text: str, pos: int = 0, *, final: bool = False, literal: LiteralCheck | None = None) -> Hit:
         """Scan ``text[pos:]``. With ``final`` no prefix is held back (the output has ended).
@@ -64,17 +73,19 @@ class MarkerScanner:
         ``literal`` (token-id input, see :class:`~toolwire.parsers.base.StreamParser`) tells a marker's text
         written with ordinary tokens from the marker itself: a hit for which ``literal(text, start, marker)``
         is true is text, and the scan goes on past it."""
-        m = self._search(text, pos)
+        m = self.find(text, pos)  # one search: the leftmost marker or held-back tail (usually neither)
         if m is None:
-            if final:
-                return _hit((len(text), None))
-            # held back: the earliest tail that is a proper prefix of a marker (only the last max_len - 1
-            # characters can hold one)
-            lo = len(text) - self.max_len + 1
-            tail = self._tail(text, lo if lo > pos else pos)
-            return _hit((len(text) if tail is None else tail.start(), None))
+            return _hit((len(text), None))
         marker = m.group()
         start = m.start()
+        if marker not in self._marker_set:
+            # a tail that could still become a marker: no marker starts before it, but one may start inside it
+            # (a shorter marker, or one that starts later), and that one wins; else the tail is held back
+            m = self._search(text, start) if self._nested else None
+            if m is None:
+                return _hit((len(text) if final else start, None))
+            marker = m.group()
+            start = m.start()
         if not final and marker in self._extendable:
             rest = text[start:]
             if any(len(b) > len(rest) and b.startswith(rest) for b in self.markers):
@@ -95,10 +106,10 @@ class MarkerScanner:
                 return hit
 
 
-def _trie_pattern(markers: Iterable[str], *, at_end: bool = False) -> str:
+def _trie_pattern(markers: Iterable[str], *, or_tail: bool = False) -> str:
     """A pattern matching any of ``markers``, written as a trie: the longest marker wins at a position (a
-    branch that ends a marker is tried after the branches that continue it). With ``at_end``: matching a
-    proper prefix of a marker that ends the text instead (``\\Z`` wherever a marker continues)."""
+    branch that ends a marker is tried after the branches that continue it). With ``or_tail`` it also matches
+    a proper prefix of a marker that ends the text (``\\Z`` wherever a marker continues, tried last)."""
     trie: dict = {}
     for marker in markers:
         node = trie
@@ -108,13 +119,10 @@ def _trie_pattern(markers: Iterable[str], *, at_end: bool = False) -> str:
 
     def branch(node: dict, root: bool = False) -> str:
         alternatives = [re.escape(char) + branch(child) for char, child in node.items() if char]
-        if at_end:
-            if not alternatives:
-                return "(?!)"  # a whole marker: not a held-back prefix
-            if not root:
-                alternatives.append(r"\Z")
-        elif "" in node:
+        if "" in node:
             alternatives.append("")
+        elif or_tail and not root:
+            alternatives.append(r"\Z")
         if len(alternatives) == 1:
             return alternatives[0]
         return "(?:" + "|".join(alternatives) + ")"

@@ -338,23 +338,26 @@ class JsonCallParser(TrailingStopToken, StreamParser):
     def _body(self, buf: str, pos: int, final: bool) -> int | None:
         """Raw JSON arguments; the scanner finds their end. Markers inside a JSON string are text."""
         call = self._call
-        hit = self._scanners["body_r" if self._source == "reasoning" else "body"].scan(  # self._scan, inlined
-            buf, pos, final=final, literal=self._tokens)
-        end = call.stream.feed(buf[pos:hit.start])
+        markers = self._scanners["body_r" if self._source == "reasoning" else "body"]  # self._scan, inlined
+        if final or markers.find(buf, pos) is not None:
+            start, marker = markers.scan(buf, pos, final=final, literal=self._tokens)
+        else:  # the usual delta: argument text, no marker or prefix of one
+            start, marker = len(buf), None
+        end = call.stream.feed(buf[pos:start])
         if end >= 0:
             self._end_body(truncated=False)
             return pos + end
-        if hit.marker is None:
-            return ~hit.start
+        if marker is None:
+            return ~start
         scanner = call.stream.scanner
-        if scanner.strict and scanner.in_string and hit.marker != self.grammar.think_close:  # a marker in a string
-            end = call.feed(hit.marker)
+        if scanner.strict and scanner.in_string and marker != self.grammar.think_close:  # a marker in a string
+            end = call.feed(marker)
             if end >= 0:
                 self._end_body(truncated=False)
-                return hit.start + end
-            return hit.end
-        self._end_body(truncated=False, closed=hit.marker == self.grammar.call_close)  # the marker ends the body
-        return hit.start
+                return start + end
+            return start + len(marker)
+        self._end_body(truncated=False, closed=marker == self.grammar.call_close)  # the marker ends the body
+        return start
 
     def _after_body(self, buf: str, pos: int, final: bool) -> int | None:
         """After the JSON value, up to ``call_close`` (only blanks and the format's trailer belong here)."""

@@ -595,10 +595,13 @@ class XmlCallParser(StreamParser):
         prefix and, with ``value_framing``, the newline before it."""
         buf, pos = self._buf, self._pos
         framing = self.value_framing
-        hit = self._value_scanner.scan(buf, pos, final=final, literal=self._tokens)
-        end = hit.start
+        scanner = self._value_scanner
+        if final or scanner.find(buf, pos) is not None:
+            end, marker = scanner.scan(buf, pos, final=final, literal=self._tokens)
+        else:  # the usual delta: value text, no closer or prefix of one
+            end, marker = len(buf), None
         carry = self._carry  # only ever set with value framing
-        if hit.marker is None:
+        if marker is None:
             if framing:
                 if not final:
                     if end > pos and buf[end - 1] == "\n":  # back_off_newlines(buf, pos, end, 1), inlined
@@ -611,6 +614,7 @@ class XmlCallParser(StreamParser):
             self._value_piece(buf[pos:end])
             self._pos = end
             return False
+        hit_end = end + len(marker)
         newline = ""
         if carry:
             self._carry = ""
@@ -623,8 +627,7 @@ class XmlCallParser(StreamParser):
         if carry:
             self._value_piece(carry)
         self._value_piece(buf[pos:end])
-        self._pos = hit.end
-        marker = hit.marker
+        self._pos = hit_end
         if marker in self.next_value_markers:
             self._next_value(marker, newline)
             return True

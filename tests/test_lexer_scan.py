@@ -60,3 +60,20 @@ def test_same_answer_as_regex_partial_matching():
             final = rng.random() < 0.3
             assert scanner.scan(text, pos, final=final) == oracle(markers, text, pos, final), (markers, text, pos,
                                                                                                 final)
+
+
+def test_find_is_none_exactly_when_all_of_the_text_is_safe():
+    """``find`` (the hot paths' one-search check) is None exactly when the scan would let the whole text through
+    (no marker, no held-back prefix): the parsers skip the scan then, so any disagreement would change output."""
+    rng = random.Random(1818)
+    alphabet = "ab<|>/\n ｜é"
+    for _ in range(3000):
+        markers = {"".join(rng.choice(alphabet) for _ in range(rng.randint(1, 6))) for _ in range(rng.randint(1, 5))}
+        scanner = MarkerScanner(markers)
+        for _ in range(6):
+            text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 14)))
+            pos = rng.randint(0, len(text))
+            everything = oracle(markers, text, pos, False) == Hit(len(text), None)
+            assert (scanner.find(text, pos) is None) == everything, (markers, text, pos)
+            if scanner.find(text, pos) is None:
+                assert oracle(markers, text, pos, True) == Hit(len(text), None)
