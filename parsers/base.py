@@ -113,7 +113,8 @@ class CallBuilder:
     past_limit = False  # True for a PastLimitCall (no events, no candidate)
 
     __slots__ = ("parser", "index", "id", "name", "source", "arguments", "raw_parts", "diagnostics",
-                 "status", "_key_count", "_string_key", "_string_parts", "_opened", "_size", "_max_size", "fragments")
+                 "status", "_key_count", "_string_key", "_string_parts", "_opened", "_size", "_max_size", "fragments",
+                 "_derived")
 
     def __init__(self, parser: "StreamParser", index: int, name: str, source: str, call_id: str | None):
         self.parser = parser
@@ -131,7 +132,8 @@ class CallBuilder:
         self._opened = False
         self._size = 0  # UTF-8 bytes of the arguments JSON emitted so far
         self._max_size = parser.limits.max_argument_bytes
-        self.fragments: list[str] = []  # every ArgumentsDelta fragment sent: the candidate's arguments_text
+        self.fragments: list[str] = []  # the ArgumentsDelta fragments kept for the candidate's arguments_text
+        self._derived = True  # the fragments the builder wrote so far are json.dumps(arguments)'s: not kept (_emit)
 
     # -- events
     def start(self) -> None:
@@ -145,10 +147,25 @@ class CallBuilder:
             if self._size > self._max_size:
                 self.reject_too_large(f"the arguments exceed {self._max_size} bytes (Limits.max_argument_bytes)")
 
+    def _emit(self, text: str) -> None:
+        """A fragment the builder writes itself (a key, a value or its pieces, a brace), sent and counted as
+        :meth:`_fragment` does. Such fragments join to ``json.dumps(arguments, ensure_ascii=False)``: the
+        ``", "`` / ``": "`` separators, keys and values in the order they came, a string's pieces escaped as
+        ``json.dumps`` escapes the whole. So they are not kept (a long value would be kept twice, once as the
+        value and once as its JSON); the candidate's ``arguments_text`` is None and ``arguments_json()`` writes
+        the same bytes. Only a repeated key breaks that (:meth:`_set`), and from there they are kept."""
+        if not self._derived:
+            self.fragments.append(text)
+        self.parser._events.append(_arguments_delta(self.index, text))
+        if self._size <= self._max_size:
+            self._size += len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+            if self._size > self._max_size:
+                self.reject_too_large(f"the arguments exceed {self._max_size} bytes (Limits.max_argument_bytes)")
+
     def _key(self, key: str) -> None:
         prefix = "{" if self._key_count == 0 else ", "
         self._key_count += 1
-        self._fragment(f"{prefix}{json_dumps(key)}: ")
+        self._emit(f"{prefix}{json_dumps(key)}: ")
 
     # -- arguments
     def raw(self, text: str) -> None:
@@ -159,14 +176,14 @@ class CallBuilder:
     def begin_string(self, key: str) -> None:
         """Start a string value for ``key``; its pieces follow through :meth:`string_piece`."""
         self._key(key)
-        self._fragment('"')
+        self._emit('"')
         self._string_key = key
         self._string_parts = []
 
     def string_piece(self, text: str) -> None:
         if text:
             self._string_parts.append(text)
-            self._fragment(encode_basestring(text)[1:-1])  # json_string_body(text), one call less per delta
+            self._emit(encode_basestring(text)[1:-1])  # json_string_body(text), one call less per delta
 
     def end_string(self) -> str:
         """Close the open string value and store it. Returns the value. When the raw text ends with the value's
@@ -181,7 +198,7 @@ class CallBuilder:
                     if all(a is b for a, b in zip(raw[end - n:end], parts)):
                         raw[end - n:end] = [value]
                     break
-        self._fragment('"')
+        self._emit('"')
         self._set(self._string_key, value)
         self._string_key = None
         self._string_parts = []
@@ -194,13 +211,17 @@ class CallBuilder:
     def value(self, key: str, value: Any) -> None:
         """A complete non-streamed value (number, object, array, boolean, null or short string)."""
         self._key(key)
-        self._fragment(json_dumps(value))
+        self._emit(json_dumps(value))
         self._set(key, value)
 
     def _set(self, key: str, value: Any) -> None:
-        if key in self.arguments:
+        arguments = self.arguments
+        if key in arguments:
             self.diag("duplicate_argument", f"argument {key!r} given twice; the last value is kept")
-        self.arguments[key] = value
+            if self._derived:  # the text sent holds both values, json.dumps(arguments) only the last: keep the text
+                self._derived = False
+                self.fragments = [f"{json_dumps(arguments)[:-1]}, {json_dumps(key)}: {json_dumps(value)}"]
+        arguments[key] = value
 
     def diag(self, code: str, message: str, *, severity: str = "warning", raw: str | None = None) -> None:
         self.diagnostics.append(Diagnostic(code=code, message=message, severity=severity, raw=raw,
@@ -219,9 +240,9 @@ class CallBuilder:
             self.end_string()
         if status is not None and not (self.status == "rejected" and status == "proposed"):
             self.status = status
-        self._fragment("{}" if self._key_count == 0 else "}")
-        arguments_text = "".join(self.fragments)
-        self.fragments = [arguments_text]  # its pieces go before the raw text is joined (a long value: less memory)
+        self._emit("{}" if self._key_count == 0 else "}")
+        arguments_text = None if self._derived else "".join(self.fragments)  # None: arguments_json() writes it
+        self.fragments = []  # the pieces go before the raw text is joined (a long value: less memory)
         cand = ToolCallCandidate(
             index=self.index, id=self.id, name=self.name, arguments=self.arguments,
             raw_arguments="".join(self.raw_parts), status=self.status, source=self.source,
@@ -245,6 +266,8 @@ class PastLimitCall(CallBuilder):
 
     def _fragment(self, text: str) -> None:
         pass
+
+    _emit = _fragment
 
     def diag(self, code: str, message: str, *, severity: str = "warning", raw: str | None = None) -> None:
         if raw:

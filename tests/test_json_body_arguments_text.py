@@ -1,9 +1,11 @@
 """The streamed argument text and the final message's ``arguments`` are one string (issue 11 §3): for every
 golden output of every format, streamed in random chunks, each call's ``ArgumentsDelta`` fragments joined
-equal its ``arguments_text`` and the ``function.arguments`` of ``to_openai_message()``, byte for byte."""
+equal its ``arguments_json()`` and the ``function.arguments`` of ``to_openai_message()``, byte for byte; its
+``arguments_text`` is that text, or None exactly when the text is ``json.dumps(arguments)`` (not kept twice)."""
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
@@ -39,7 +41,8 @@ def test_joined_fragments_are_the_final_arguments_string(row):
         if event.type == "arguments":
             joined[event.index] = joined.get(event.index, "") + event.fragment
     for call in out.tool_calls:
-        assert call.arguments_text == joined.get(call.index, "") == call.arguments_json()
+        assert call.arguments_json() == joined.get(call.index, "")
+        _assert_kept_only_when_needed(call)
     message = out.to_openai_message(promote_reasoning_calls=True)
     listed = listed_calls(out, promote_reasoning_calls=True)
     assert [c["function"]["arguments"] for c in message.get("tool_calls", [])] == [joined[c.index] for c in listed]
@@ -55,7 +58,8 @@ def test_numbers_and_escapes_reach_the_message_as_streamed(family):
     out, events = _stream(fmt, _model_text(family), tools, random.Random(7))
     [call] = out.tool_calls
     joined = "".join(e.fragment for e in events if e.type == "arguments")
-    assert out.to_openai_message()["tool_calls"][0]["function"]["arguments"] == joined == call.arguments_text
+    assert out.to_openai_message()["tool_calls"][0]["function"]["arguments"] == joined == call.arguments_json()
+    _assert_kept_only_when_needed(call)
     if family in JSON_TEXT:
         assert joined == '{"q": "caf\\u00e9", "n": 1.50}'
 
@@ -86,3 +90,45 @@ OTHER_TEXT = {
 
 def _model_text(family: str) -> str:
     return JSON_TEXT.get(family) or OTHER_TEXT[family]
+
+
+def _assert_kept_only_when_needed(call) -> None:
+    """``arguments_text`` is None exactly where ``arguments_json()`` is ``json.dumps`` of the arguments; a JSON
+    family's text is the model's own (the raw text itself, not a copy)."""
+    try:
+        dumped = json.dumps(call.arguments, ensure_ascii=False)
+    except (TypeError, ValueError):
+        dumped = None
+    if call.arguments_text is None:
+        assert call.arguments_json() == dumped
+    elif call.arguments_text != dumped:
+        assert call.arguments_text == call.arguments_json()
+    else:  # kept although it is the dump: only as the raw text itself (the model's JSON, no extra copy)
+        assert call.arguments_text is call.raw_arguments, (call.arguments_text, call.raw_arguments)
+
+
+REPEATED_KEY = {
+    "qwen3_coder": "<tool_call>\n<function=search>\n<parameter=q>\na\n</parameter>\n<parameter=n>\n2\n</parameter>\n"
+                   "<parameter=q>\nb\n</parameter>\n</function>\n</tool_call>",
+    "glm45": "<tool_call>search\n<arg_key>q</arg_key>\n<arg_value>a</arg_value>\n<arg_key>n</arg_key>\n"
+             "<arg_value>2</arg_value>\n<arg_key>q</arg_key>\n<arg_value>b</arg_value>\n</tool_call>",
+    "deepseek_v4": '<｜DSML｜tool_calls>\n<｜DSML｜invoke name="search">\n<｜DSML｜parameter name="q" string="true">a'
+                   '</｜DSML｜parameter>\n<｜DSML｜parameter name="n" string="false">2</｜DSML｜parameter>\n'
+                   '<｜DSML｜parameter name="q" string="true">b</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜tool_calls>',
+}
+
+
+@pytest.mark.parametrize("family", sorted(REPEATED_KEY))
+def test_a_repeated_key_keeps_the_streamed_text(family):
+    # the deltas carry both values of q; json.dumps(arguments) only the last, so the text is kept as sent
+    fmt = toolwire.get_format(family)
+    tools = [{"type": "function", "function": {"name": "search", "parameters": {"type": "object", "properties": {
+        "q": {"type": "string"}, "n": {"type": "integer"}}}}}]
+    for seed in range(5):
+        out, events = _stream(fmt, REPEATED_KEY[family], tools, random.Random(seed))
+        [call] = out.tool_calls
+        joined = "".join(e.fragment for e in events if e.type == "arguments")
+        assert call.arguments == {"q": "b", "n": 2}
+        assert "duplicate_argument" in [d.code for d in call.diagnostics]
+        assert joined == '{"q": "a", "n": 2, "q": "b"}' == call.arguments_text == call.arguments_json()
+        assert out.to_openai_message()["tool_calls"][0]["function"]["arguments"] == joined

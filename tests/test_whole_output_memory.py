@@ -1,11 +1,12 @@
 """One-shot parsing of an output with one long string argument, in the XML-style and DSML families: while it
-parses, the memory it allocates stays close to what the result keeps (the raw argument text, the value and
-the streamed arguments JSON), because a closed value's pieces become one string in the raw text and the
-streamed fragments are joined (and let go) before the raw text is (``CallBuilder.end_string`` / ``finish``).
-Before that the peak was about two more copies of the value."""
+parses, the memory it allocates stays close to what the result keeps (the raw argument text and the value),
+because a closed value's pieces become one string in the raw text (``CallBuilder.end_string``) and the
+streamed arguments JSON, which is ``json.dumps(arguments)``, is not kept (``CallBuilder._emit``;
+``arguments_json()`` writes it). Before that the peak was about three more copies of the value."""
 
 from __future__ import annotations
 
+import json
 import sys
 import tracemalloc
 
@@ -56,8 +57,10 @@ def test_one_shot_peak_is_what_the_call_keeps_plus_little(family):
     (call,) = result.tool_calls
     assert call.status == "proposed"
     assert call.arguments == {"path": "a.py", "content": VALUE}
-    kept = sum(sys.getsizeof(s) for s in (call.raw_arguments, call.arguments["content"], call.arguments_text))
+    assert call.arguments_text is None  # the streamed JSON is json.dumps(arguments): not kept a second time
+    assert call.arguments_json() == json.dumps(call.arguments, ensure_ascii=False)
+    kept = sum(sys.getsizeof(s) for s in (call.raw_arguments, call.arguments["content"]))
     # what the call keeps, plus a quarter of the value (the 64 KiB pieces in flight, events, small objects);
-    # keeping the value's pieces next to the joined value, or joining the raw text while the fragments
-    # still lived, was a whole value more
+    # keeping the value's pieces next to the joined value, joining the raw text while the fragments still
+    # lived, or keeping the fragments at all, was a whole value more
     assert peak <= kept + len(VALUE) // 4, (peak / len(VALUE), kept / len(VALUE))

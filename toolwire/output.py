@@ -56,9 +56,14 @@ class ToolCallCandidate(BaseModel):
     """A tool call the model proposed. It is a request, never an execution.
 
     ``arguments`` are JSON values (typed by the format or the tool schema); ``raw_arguments`` is the exact
-    text the model wrote for them; ``arguments_text`` is the arguments JSON exactly as it was streamed (the
-    call's ``ArgumentsDelta`` fragments joined), which :meth:`arguments_json` and the OpenAI adapter return,
-    so clients that join deltas and clients that read the final message get the same bytes. ``status`` is ``proposed`` (well formed), ``repaired`` (well formed
+    text the model wrote for them. :meth:`arguments_json` returns the arguments JSON exactly as it was
+    streamed (the call's ``ArgumentsDelta`` fragments joined), as the OpenAI adapter does, so clients that join
+    deltas and clients that read the final message get the same bytes. ``arguments_text`` holds that text
+    when it is not ``json.dumps(arguments, ensure_ascii=False)``: the model's own JSON text (JSON families,
+    kept as written), a repaired or partial value, or a call that repeats a key. Where the streamed JSON is
+    exactly that dump (the XML-style and DSML families write it so), ``arguments_text`` is None and
+    :meth:`arguments_json` writes it: a long value is not kept twice. Read the text through
+    :meth:`arguments_json`, not the field. ``status`` is ``proposed`` (well formed), ``repaired`` (well formed
     after a repair that a diagnostic describes), ``rejected`` (unusable, e.g. unknown tool), ``truncated``
     (the output ended inside the call) or ``validated`` (after schema validation).
 
@@ -81,7 +86,8 @@ class ToolCallCandidate(BaseModel):
 
     def arguments_json(self) -> str:
         """The arguments as a JSON string, as OpenAI's ``function.arguments``: the text that was streamed
-        (``arguments_text``) when the candidate came from a parser, else ``json.dumps`` (non-ASCII kept)."""
+        (``arguments_text``, or ``json.dumps`` of the arguments, non-ASCII kept, where the streamed text is that
+        and the field is None)."""
         if self.arguments_text is not None:
             return self.arguments_text
         return json.dumps(self.arguments, ensure_ascii=False)
