@@ -31,6 +31,8 @@ from toolwire.output import (
     ToolCallFinished, ToolCallStarted,
 )
 
+from .safe_json import utf8_size
+
 
 def _arguments_delta_maker():
     """``ArgumentsDelta(index, fragment)`` without the frozen dataclass's ``__init__`` (three
@@ -113,7 +115,8 @@ class CallBuilder:
     past_limit = False  # True for a PastLimitCall (no events, no candidate)
 
     __slots__ = ("parser", "index", "id", "name", "source", "arguments", "raw_parts", "diagnostics",
-                 "status", "_key_count", "_string_key", "_string_parts", "_opened", "_size", "_max_size", "fragments")
+                 "status", "_key_count", "_string_key", "_string_parts", "_opened", "_size", "_chars", "_max_size",
+                 "fragments")
 
     def __init__(self, parser: "StreamParser", index: int, name: str, source: str, call_id: str | None):
         self.parser = parser
@@ -129,7 +132,8 @@ class CallBuilder:
         self._string_key: str | None = None
         self._string_parts: list[str] = []
         self._opened = False
-        self._size = 0  # UTF-8 bytes of the arguments JSON emitted so far
+        self._size = 0  # UTF-8 bytes of the arguments JSON emitted so far, once measured (see _count_size)
+        self._chars: int | None = 0  # characters emitted while their bytes cannot pass the limit yet
         self._max_size = parser.limits.max_argument_bytes
         self.fragments: list[str] = []  # every ArgumentsDelta fragment sent: the candidate's arguments_text
 
@@ -140,10 +144,29 @@ class CallBuilder:
     def _fragment(self, text: str) -> None:
         self.fragments.append(text)
         self.parser._events.append(_arguments_delta(self.index, text))
-        if self._size <= self._max_size:
-            self._size += len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
-            if self._size > self._max_size:
-                self.reject_too_large(f"the arguments exceed {self._max_size} bytes (Limits.max_argument_bytes)")
+        chars = self._chars
+        if chars is not None and 4 * (chars + len(text)) <= self._max_size:
+            self._chars = chars + len(text)  # (see _measure)
+        else:
+            self._measure(text)
+
+    def _measure(self, text: str) -> None:
+        """Add a fragment to the arguments' UTF-8 size; reject the call when the size passes the limit.
+
+        A character takes at most 4 UTF-8 bytes: while 4 bytes a character cannot pass the limit, only
+        characters are counted (``_chars``, in :meth:`_fragment`) and no fragment is encoded. The first time
+        they could, what was sent so far (``fragments``, ``text`` included; compacting them keeps their text)
+        is measured once, and from then on every fragment. So the call is rejected at the same fragment as
+        when each one is measured."""
+        if self._chars is not None:
+            self._chars = None
+            self._size = sum(map(utf8_size, self.fragments))
+        elif self._size <= self._max_size:
+            self._size += utf8_size(text)
+        else:
+            return
+        if self._size > self._max_size:
+            self.reject_too_large(f"the arguments exceed {self._max_size} bytes (Limits.max_argument_bytes)")
 
     def _key(self, key: str) -> None:
         prefix = "{" if self._key_count == 0 else ", "

@@ -318,9 +318,15 @@ def test_string_run_takes_only_text_that_continues_a_string_value():
     assert not scanner.string_run("ey")  # inside a key: nothing is safe before its value
     scanner.feed('": "ab')
     assert scanner.string_run("c \\n é 😀") and (scanner.pos, scanner.safe) == (17, 17)
-    for text in ('x"', "x\\", "x\n", "\\q"):  # a closing quote, an open or a bad escape, a raw line break...
+    for text in ('x"', "x\n", "\\q", "x\\uz", "x\\u\\"):  # a closing quote, a raw line break, a bad escape...
         assert not scanner.string_run(text), text
     assert (scanner.pos, scanner.safe, scanner.in_string) == (17, 17, True)  # ...change nothing
+    assert scanner.string_run("x\\") and (scanner.pos, scanner.safe) == (19, 18)  # an escape cut by the end
+    assert not scanner.string_run("q")  # ...finished badly: nothing changes
+    assert not scanner.string_run("u0")  # (a piece that does not finish the escape is scanned as usual)
+    assert scanner.feed("u0") == -1 and (scanner.pos, scanner.safe) == (21, 18)
+    assert scanner.string_run("0e9\\\\y\\u") and (scanner.pos, scanner.safe) == (29, 27)
+    assert scanner.string_run("00e9") and (scanner.pos, scanner.safe) == (33, 33)
     assert scanner.feed('d", "n": 1}') == 11 and scanner.done
     assert not scanner.string_run("x")
     broken = JsonValueScanner()
@@ -329,7 +335,8 @@ def test_string_run_takes_only_text_that_continues_a_string_value():
 
 
 _STRING_PIECES = st.lists(st.sampled_from(["ab", " ", '"', "\\", "\\n", "\\u00e9", "\\u00", "é", "😀", "\n",
-                                           "\x00", ", ", '": ', "{", "}", "[1, ", "]"]), max_size=30)
+                                           "\x00", ", ", '": ', "{", "}", "[1, ", "]", "\\\\", "u", "0e9", "q"]),
+                          max_size=30)
 
 
 @settings(max_examples=300, deadline=None)
@@ -348,7 +355,7 @@ def test_the_string_run_shortcut_changes_no_fragment(pieces, cuts):
         s = ArgumentsStream(frags.append)
         ends = [s.feed(chunk) for chunk in chunks]
         sc = s.scanner
-        state = (sc.pos, sc.safe, sc.done, sc.error, sc.error_pos, sc.in_string, sc.closers())
+        state = (sc.pos, sc.safe, sc.done, sc.error, sc.error_pos, sc.in_string, sc.closers(), sc._esc)
         closed = s.close(truncated=True)
         return frags, ends, state, closed
 
