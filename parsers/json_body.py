@@ -53,6 +53,29 @@ _HEX = frozenset("0123456789abcdefABCDEF")
 _ESCAPES = frozenset('"\\/bfnrtu')
 
 
+_last_run: tuple[str | None, int, int] = (None, 0, -1)
+"""The last :func:`_string_run_stop` call (``text``, ``esc``, result): a piece is often checked by two scanners in
+the same string (a call object's and its arguments'), so the second check is this lookup (by identity)."""
+
+
+def _string_run_stop(text: str, esc: int) -> int:
+    """For a scanner strictly inside a string value in escape state ``esc``: where an escape that ``text``
+    leaves open begins (``len(text)`` when none) when ``text`` only continues the string (see
+    :meth:`JsonValueScanner.string_run`), else -1."""
+    global _last_run
+    last_text, last_esc, stop = _last_run
+    if last_text is text and last_esc == esc:
+        return stop
+    n = len(text)
+    head = _escape_rest(esc, text)
+    stop = -1 if head < 0 else _open_escape_start(text, head)
+    if stop >= 0 and ((stop < n and not _HEX.issuperset(text[stop + 2:]))  # an open escape: "\\" or "\\u" and hex
+                      or not _continues_string(text[head:stop] if head or stop < n else text)):
+        stop = -1
+    _last_run = (text, esc, stop)
+    return stop
+
+
 def _escape_rest(esc: int, text: str) -> int:
     """How many characters of ``text`` finish the escape a scanner in escape state ``esc`` has open (0 when
     none), or -1 when ``text`` does not finish it validly."""
@@ -182,15 +205,10 @@ class JsonValueScanner:
         would leave (``safe`` at the end, or at the escape left open); else nothing changes and False."""
         if not self.in_string or self._is_key or self.error is not None:
             return False
+        stop = _string_run_stop(text, self._esc)
+        if stop < 0:
+            return False
         n = len(text)
-        head = _escape_rest(self._esc, text)
-        if head < 0:
-            return False
-        stop = _open_escape_start(text, head)
-        if stop < n and not _HEX.issuperset(text[stop + 2:]):
-            return False  # (an escape left open: "\\" or "\\u" and hex digits)
-        if not _continues_string(text[head:stop] if head or stop < n else text):
-            return False
         self.safe = self.pos + stop
         self.pos += n
         self._esc = n - stop  # 1 after a backslash, 2..5 after "\\u" and the hex digits read
