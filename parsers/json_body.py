@@ -67,11 +67,16 @@ def _string_run_stop(text: str, esc: int) -> int:
     if last_text is text and last_esc == esc:
         return stop
     n = len(text)
-    head = _escape_rest(esc, text)
-    stop = -1 if head < 0 else _open_escape_start(text, head)
-    if stop >= 0 and ((stop < n and not _HEX.issuperset(text[stop + 2:]))  # an open escape: "\\" or "\\u" and hex
-                      or not _continues_string(text[head:stop] if head or stop < n else text)):
+    head = _escape_rest(esc, text) if esc else 0
+    if head < 0:
         stop = -1
+    elif head == 0 and text.find("\\", max(0, n - 5)) < 0:  # (the usual piece: no escape open at either end)
+        stop = n if _continues_string(text) else -1
+    else:
+        stop = _open_escape_start(text, head)
+        if (stop < n and not _HEX.issuperset(text[stop + 2:])  # an open escape: "\\" or "\\u" and hex digits
+                or not _continues_string(text[head:stop])):
+            stop = -1
     _last_run = (text, esc, stop)
     return stop
 
@@ -847,7 +852,7 @@ class ArgumentsStream:
         if not scanner.started or self._sent_upto != scanner.pos:
             return None
         value = "".join(sent)  # the fragments are the raw text from the value's start: checked below
-        lead = _spelled_after(self._parts, value, scanner.start)
+        lead = _spelled_after(self._parts, value, scanner.start, sent)
         if lead is None:
             return None
         for fragments in more:  # (usually the very same pieces: no need to compare the text again)
@@ -994,18 +999,23 @@ def _same_prefix(text: str, raw: str, n: int) -> bool:
     return all(text.startswith(raw[i:min(i + _COMPARE_STEP, n)], i) for i in range(0, n, _COMPARE_STEP))
 
 
-def _spelled_after(parts: list[str], value: str, skip: int) -> str | None:
-    """When the joined ``parts`` are ``skip`` characters and then exactly ``value``: those first characters
-    (compared piece by piece, nothing joined but them); else None."""
+def _spelled_after(parts: list[str], value: str, skip: int, pieces: list[str]) -> str | None:
+    """When the joined ``parts`` are ``skip`` characters and then exactly ``value`` (joined from ``pieces``): those
+    first characters; else None. Compared part by part, nothing joined but the first characters, and a part
+    that is the very piece of ``value`` at its position needs no comparing (the usual case)."""
     lead: list[str] = []
     pos = -skip
+    k, at = 0, 0  # pieces[k] starts at ``at`` in value
     for part in parts:
         if pos < 0:
             lead.append(part[:-pos])
             part, pos = part[-pos:], pos + len(part[:-pos])
             if not part:
                 continue
-        if not value.startswith(part, pos):
+        while at < pos and k < len(pieces):
+            at += len(pieces[k])
+            k += 1
+        if not (at == pos and k < len(pieces) and pieces[k] is part) and not value.startswith(part, pos):
             return None
         pos += len(part)
     return "".join(lead) if pos == len(value) else None
@@ -1019,6 +1029,8 @@ def _same_items(a: list, b: list) -> bool:
 def joined_fragments(fragments: list[str], whole: str) -> str:
     """``"".join(fragments)``, as the ``whole`` object itself when the fragments spell exactly it (a call's
     arguments text is usually its raw text: one string kept instead of two)."""
+    if len(fragments) == 1 and fragments[0] is whole:  # (compacted: nothing to compare)
+        return whole
     pos = 0
     for fragment in fragments:
         if not whole.startswith(fragment, pos):

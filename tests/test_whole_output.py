@@ -80,3 +80,21 @@ def test_a_long_fenced_deepseek_r1_call_peaks_below_two_and_a_half_times_its_siz
 def test_a_long_llama_call_peaks_below_two_and_a_half_times_its_size():
     args = json.dumps({"q": 'lorem \u00e9t "quoted" \\ {braces} [x]\n' * 100_000}, ensure_ascii=False)
     assert _peak_ratio("llama31", '{"name": "search", "parameters": ' + args + "}") <= 2.5
+
+
+def test_the_compacted_value_is_checked_against_the_raw_pieces():
+    """The raw pieces after the blanks must spell the value joined from the fragments; a piece that is a fragment
+    at its own position needs no comparing, any other piece is compared."""
+    from toolwire.parsers.json_body import _spelled_after
+
+    a, b = "ab", "c}"
+    value = "{" + a + b
+    assert _spelled_after(["  {", a, b], value, 2, ["{", a, b]) == "  "
+    assert _spelled_after(["  {a", "bc}"], value, 2, ["{", a, b]) == "  "
+    assert _spelled_after(["  {", a, "c]"], value, 2, ["{", a, b]) is None
+    assert _spelled_after(["  {", a], value, 2, ["{", a, b]) is None  # the raw text is shorter
+    assert _spelled_after(["{", a, b, "x"], value, 0, ["{", a, b]) is None  # ...or longer
+    xy = "xy"
+    assert _spelled_after([xy, "yx"], "xyxy", 0, [xy, xy]) is None
+    assert _spelled_after(["x", xy, "y"], "xyxy", 0, [xy, xy]) is None  # a fragment out of its place is compared
+    assert _spelled_after(["x", xy, "y"], "xxyy", 0, ["xx", "yy"]) == ""
