@@ -46,12 +46,9 @@ except re.error:  # Python < 3.11: no possessive quantifiers (the unrolled loops
     _STRING_RUN_LAX = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*', re.DOTALL)
 _STRUCTURE_LAX = re.compile(r'["{}\[\]]')
 _C_SCANSTRING = json.decoder.c_scanstring  # None when the json C accelerator is missing
-
-
 _WS = " \t\n\r"
 _HEX = frozenset("0123456789abcdefABCDEF")
 _ESCAPES = frozenset('"\\/bfnrtu')
-
 
 _last_run: tuple[str | None, int, int] = (None, 0, -1)
 """The last :func:`_string_run_stop` call (``text``, ``esc``, result): a piece is often checked by two scanners in
@@ -67,7 +64,7 @@ def _string_run_stop(text: str, esc: int) -> int:
     if last_text is text and last_esc == esc:
         return stop
     n = len(text)
-    head = _escape_rest(esc, text) if esc else 0
+    head = _escape_rest(esc, text) if esc else 0  # (no call for the usual piece)
     if head < 0:
         stop = -1
     elif head == 0 and text.find("\\", max(0, n - 5)) < 0:  # (the usual piece: no escape open at either end)
@@ -82,10 +79,8 @@ def _string_run_stop(text: str, esc: int) -> int:
 
 
 def _escape_rest(esc: int, text: str) -> int:
-    """How many characters of ``text`` finish the escape a scanner in escape state ``esc`` has open (0 when
-    none), or -1 when ``text`` does not finish it validly."""
-    if esc == 0:
-        return 0
+    """How many characters of ``text`` finish the escape a scanner in escape state ``esc`` (1..5) has open, or
+    -1 when ``text`` does not finish it validly."""
     if esc == 1:
         first = text[:1]
         if not first or first not in _ESCAPES:

@@ -403,3 +403,14 @@ def test_a_missing_final_closer_is_added_only_before_the_close_marker():
     # an unescaped inner quote stays a rejection
     d = decode_arguments('{"q": "say "hi" now"}', closed=True)
     assert (d.value, d.status, codes(d)) == (None, "rejected", ["unescaped_quote"])
+
+
+@pytest.mark.parametrize("text", ["", "plain é 😀", 'a \\"q\\" \\\\ \\/ \\b\\f\\n\\r\\t \\u00e9 \\ud83d', 'x"', "x\\",
+                                  "x\\u00", "\\q", "a\nb", "\x1f", "\x7f\u2028", "\\u12G4", '\\\\"'])
+def test_the_c_string_check_and_the_regex_agree(text, monkeypatch):
+    """The string-run check uses the json C scanner; without it (no accelerator) the regex gives the same verdict."""
+    import toolwire.parsers.json_body as json_body
+
+    fast = json_body._continues_string(text)
+    monkeypatch.setattr(json_body, "_C_SCANSTRING", None)
+    assert json_body._continues_string(text) == fast == (json_body._STRING_RUN.match(text).end() == len(text))
