@@ -50,32 +50,48 @@ _WS = " \t\n\r"
 _HEX = frozenset("0123456789abcdefABCDEF")
 _ESCAPES = frozenset('"\\/bfnrtu')
 
+_SHORT_RUN = 64
+"""Below this many characters a string run is checked with ``_STRING_RUN`` (a streamed token), from it on with the
+json C string scanner (a long piece: about twice as fast from a few hundred characters, three times on long ones)."""
+
 _last_run: tuple[str | None, int, int] = (None, 0, -1)
-"""The last :func:`_string_run_stop` call (``text``, ``esc``, result): a piece is often checked by two scanners in
-the same string (a call object's and its arguments'), so the second check is this lookup (by identity)."""
+"""The last long :func:`_string_run_stop` call (``text``, ``esc``, result): a piece is often checked by two
+scanners in the same string (a call object's and its arguments'), so the second check is this lookup (by
+identity)."""
 
 
 def _string_run_stop(text: str, esc: int) -> int:
     """For a scanner strictly inside a string value in escape state ``esc``: where an escape that ``text``
     leaves open begins (``len(text)`` when none) when ``text`` only continues the string (see
     :meth:`JsonValueScanner.string_run`), else -1."""
+    head = _escape_rest(esc, text) if esc else 0  # (no call for the usual piece)
+    if head < 0:
+        return -1
+    n = len(text)
+    if n - head < _SHORT_RUN:
+        stop = _STRING_RUN.match(text, head).end()
+        return stop if stop == n or _is_open_escape(text, stop) else -1
     global _last_run
     last_text, last_esc, stop = _last_run
     if last_text is text and last_esc == esc:
         return stop
-    n = len(text)
-    head = _escape_rest(esc, text) if esc else 0  # (no call for the usual piece)
-    if head < 0:
-        stop = -1
-    elif head == 0 and text.find("\\", max(0, n - 5)) < 0:  # (the usual piece: no escape open at either end)
-        stop = n if _continues_string(text) else -1
+    if text.find("\\", n - 5) < 0:  # (the usual piece: no escape open at its end)
+        stop = n if _continues_string(text[head:] if head else text) else -1
     else:
         stop = _open_escape_start(text, head)
-        if (stop < n and not _HEX.issuperset(text[stop + 2:])  # an open escape: "\\" or "\\u" and hex digits
-                or not _continues_string(text[head:stop])):
+        if ((stop < n and not _is_open_escape(text, stop))
+                or not _continues_string(text[head:stop] if head or stop < n else text)):
             stop = -1
     _last_run = (text, esc, stop)
     return stop
+
+
+def _is_open_escape(text: str, at: int) -> bool:
+    """Whether ``text[at:]`` is an escape cut by the end of the text: ``\\``, or ``\\u`` and up to three hex
+    digits."""
+    rest = text[at + 1:at + 6]
+    return text.startswith("\\", at) and (not rest or (rest[0] == "u" and len(rest) <= 4
+                                                       and _HEX.issuperset(rest[1:])))
 
 
 def _escape_rest(esc: int, text: str) -> int:

@@ -334,13 +334,31 @@ def test_string_run_takes_only_text_that_continues_a_string_value():
     assert broken.error is not None and not broken.string_run("more")
 
 
+@pytest.mark.parametrize("size", [8, 200])  # a streamed token, a long piece (checked another way)
+def test_a_string_run_may_end_inside_an_escape_only_as_its_valid_beginning(size):
+    long = "é \\n " * (size // 5)
+    for tail, esc in (("\\", 1), ("\\u", 2), ("\\u0", 3), ("\\u00e", 5), ("\\\\\\", 1)):
+        scanner = JsonValueScanner()
+        scanner.feed('{"k": "')
+        assert scanner.string_run(long + tail), tail
+        assert (scanner.pos, scanner.safe, scanner._esc) == (7 + len(long + tail), 7 + len(long + tail) - esc, esc)
+        assert scanner.string_run("0" * (6 - esc) if esc > 1 else "n") and scanner.safe == scanner.pos
+    for tail in ("\\uZ", "\\u0g", "\\q", "\\u00e9\\x", '\\u00e9"'):
+        scanner = JsonValueScanner()
+        scanner.feed('{"k": "')
+        assert not scanner.string_run(long + tail) and scanner.pos == 7, tail
+        assert not scanner.string_run("\\" + long) and scanner.pos == 7  # (a bad escape first)
+
+
 _STRING_PIECES = st.lists(st.sampled_from(["ab", " ", '"', "\\", "\\n", "\\u00e9", "\\u00", "é", "😀", "\n",
-                                           "\x00", ", ", '": ', "{", "}", "[1, ", "]", "\\\\", "u", "0e9", "q"]),
-                          max_size=30)
+                                           "\x00", ", ", '": ', "{", "}", "[1, ", "]", "\\\\", "u", "0e9", "q",
+                                           "a long run of plain text"]),
+                          max_size=80)
 
 
 @settings(max_examples=300, deadline=None)
-@given(pieces=_STRING_PIECES, cuts=st.lists(st.integers(1, 12), min_size=1, max_size=5))
+@given(pieces=_STRING_PIECES, cuts=st.lists(st.one_of(st.integers(1, 12), st.integers(60, 140)), min_size=1,
+                                            max_size=5))
 def test_the_string_run_shortcut_changes_no_fragment(pieces, cuts):
     """Streaming with the shortcut gives the fragments, end and scanner state of plain scanning, on valid and
     invalid text alike."""
