@@ -54,6 +54,7 @@ _SHORT_RUN = 64
 """Below this many characters a string run is checked with ``_STRING_RUN`` (a streamed token), from it on with the
 json C string scanner (a long piece: about twice as fast from a few hundred characters, three times on long ones)."""
 
+_REMEMBERED_RUN = 1 << 20
 _last_run: tuple[str | None, int, int] = (None, 0, -1)
 """The last long :func:`_string_run_stop` call (``text``, ``esc``, result): a piece is often checked by two
 scanners in the same string (a call object's and its arguments'), so the second check is this lookup (by
@@ -82,7 +83,8 @@ def _string_run_stop(text: str, esc: int) -> int:
         if ((stop < n and not _is_open_escape(text, stop))
                 or not _continues_string(text[head:stop] if head or stop < n else text)):
             stop = -1
-    _last_run = (text, esc, stop)
+    if n <= _REMEMBERED_RUN:  # (a piece a parser reads; a huge text is not kept alive by the memo)
+        _last_run = (text, esc, stop)
     return stop
 
 
