@@ -31,6 +31,8 @@ from toolwire.output import (
     ToolCallFinished, ToolCallStarted,
 )
 
+from .safe_json import utf8_size
+
 
 def _arguments_delta_maker():
     """``ArgumentsDelta(index, fragment)`` without the frozen dataclass's ``__init__`` (three
@@ -113,8 +115,8 @@ class CallBuilder:
     past_limit = False  # True for a PastLimitCall (no events, no candidate)
 
     __slots__ = ("parser", "index", "id", "name", "source", "arguments", "raw_parts", "diagnostics",
-                 "status", "_key_count", "_string_key", "_string_parts", "_opened", "_size", "_max_size", "fragments",
-                 "_derived")
+                 "status", "_key_count", "_string_key", "_string_parts", "_opened", "_size", "_chars", "_max_size",
+                 "fragments", "_derived")
 
     def __init__(self, parser: "StreamParser", index: int, name: str, source: str, call_id: str | None):
         self.parser = parser
@@ -130,7 +132,8 @@ class CallBuilder:
         self._string_key: str | None = None
         self._string_parts: list[str] = []
         self._opened = False
-        self._size = 0  # UTF-8 bytes of the arguments JSON emitted so far
+        self._size = 0  # UTF-8 bytes of the arguments JSON emitted so far, once measured (see _measure; _emit measures each)
+        self._chars: int | None = 0  # characters emitted while their bytes cannot pass the limit yet
         self._max_size = parser.limits.max_argument_bytes
         self.fragments: list[str] = []  # the ArgumentsDelta fragments kept for the candidate's arguments_text
         self._derived = True  # the fragments the builder wrote so far are json.dumps(arguments)'s: not kept (_emit)
@@ -142,10 +145,29 @@ class CallBuilder:
     def _fragment(self, text: str) -> None:
         self.fragments.append(text)
         self.parser._events.append(_arguments_delta(self.index, text))
-        if self._size <= self._max_size:
-            self._size += len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
-            if self._size > self._max_size:
-                self.reject_too_large(f"the arguments exceed {self._max_size} bytes (Limits.max_argument_bytes)")
+        chars = self._chars
+        if chars is not None and 4 * (chars + len(text)) <= self._max_size:
+            self._chars = chars + len(text)  # (see _measure)
+        else:
+            self._measure(text)
+
+    def _measure(self, text: str) -> None:
+        """Add a fragment to the arguments' UTF-8 size; reject the call when the size passes the limit.
+
+        A character takes at most 4 UTF-8 bytes: while 4 bytes a character cannot pass the limit, only
+        characters are counted (``_chars``, in :meth:`_fragment`) and no fragment is encoded. The first time
+        they could, what was sent so far (``fragments``, ``text`` included; compacting them keeps their text)
+        is measured once, and from then on every fragment. So the call is rejected at the same fragment as
+        when each one is measured."""
+        if self._chars is not None:
+            self._chars = None
+            self._size = sum(map(utf8_size, self.fragments))
+        elif self._size <= self._max_size:
+            self._size += utf8_size(text)
+        else:
+            return
+        if self._size > self._max_size:
+            self.reject_too_large(f"the arguments exceed {self._max_size} bytes (Limits.max_argument_bytes)")
 
     def _emit(self, text: str) -> None:
         """A fragment the builder writes itself (a key, a value or its pieces, a brace), sent and counted as
@@ -153,12 +175,16 @@ class CallBuilder:
         ``", "`` / ``": "`` separators, keys and values in the order they came, a string's pieces escaped as
         ``json.dumps`` escapes the whole. So they are not kept (a long value would be kept twice, once as the
         value and once as its JSON); the candidate's ``arguments_text`` is None and ``arguments_json()`` writes
-        the same bytes. Only a repeated key breaks that (:meth:`_set`), and from there they are kept."""
+        the same bytes. Only a repeated key breaks that (:meth:`_set`), and from there they are kept.
+
+        A call's fragments come either all from here or all from :meth:`_fragment` (the JSON families' own text,
+        through :func:`~toolwire.parsers.json_body.stream_arguments`). Not kept, these are measured one by one
+        (``_size``), not as :meth:`_measure` measures."""
         if not self._derived:
             self.fragments.append(text)
         self.parser._events.append(_arguments_delta(self.index, text))
         if self._size <= self._max_size:
-            self._size += len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+            self._size += utf8_size(text)
             if self._size > self._max_size:
                 self.reject_too_large(f"the arguments exceed {self._max_size} bytes (Limits.max_argument_bytes)")
 

@@ -94,9 +94,14 @@ class _CallBody:
     def text(self) -> str:
         return "".join(self.parts) + "".join(self.tail or ())
 
-    def size(self) -> int:
-        """UTF-8 size of :meth:`text`, without joining it."""
-        return sum(map(utf8_size, self.parts)) + sum(map(utf8_size, self.tail or ()))
+    def larger_than(self, limit: int) -> bool:
+        """Whether the UTF-8 size of :meth:`text` passes ``limit``, without joining it (nor encoding it while
+        4 bytes a character stay within the limit)."""
+        pieces = (*self.parts, *(self.tail or ()))
+        chars = sum(map(len, pieces))
+        if chars > limit or 4 * chars <= limit:
+            return chars > limit
+        return sum(map(utf8_size, pieces)) > limit
 
     def after_arguments(self) -> str | None:
         """The JSON-phase text after the streamed argument value (the call object's closing ``}`` and blanks),
@@ -253,8 +258,8 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
             if body.source == "reasoning":  # the reasoning's close ends the call, even inside a JSON string
                 closer = _THINK_CLOSE_SCAN.scan(buf, final=final, literal=self._tokens)
                 end = scanner.feed(buf[:closer.start])
-            else:
-                end = scanner.feed(buf)
+            else:  # (inside the arguments' long string values the usual step is a string run)
+                end = -1 if scanner.string_run(buf) else scanner.feed(buf)
             upto = scanner.error_pos - before if not scanner.strict else end if end >= 0 else (
                 len(buf) if closer is None else closer.start)
             self._body_text(body, buf[:upto])
@@ -409,7 +414,7 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
                                  and body.scanner.strict) or any(t.strip(_JSON_WS) for t in body.tail or ())):
             return None
         after = body.after_arguments()
-        if after is None or after.strip(_JSON_WS) != "}" or body.size() > self._bounds["max_bytes"]:
+        if after is None or after.strip(_JSON_WS) != "}" or body.larger_than(self._bounds["max_bytes"]):
             return None
         # the body's pieces are not needed in this case, nor the fragments once joined: let them go before
         # decoding (a long output is then held about twice: raw text and value)

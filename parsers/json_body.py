@@ -45,9 +45,103 @@ except re.error:  # Python < 3.11: no possessive quantifiers (the unrolled loops
     _STRING_RUN = re.compile(r'[^"\\\x00-\x1f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*)*')
     _STRING_RUN_LAX = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*', re.DOTALL)
 _STRUCTURE_LAX = re.compile(r'["{}\[\]]')
+_C_SCANSTRING = json.decoder.c_scanstring  # None when the json C accelerator is missing
 _WS = " \t\n\r"
 _HEX = frozenset("0123456789abcdefABCDEF")
 _ESCAPES = frozenset('"\\/bfnrtu')
+
+_SHORT_RUN = 64
+"""Below this many characters a string run is checked with ``_STRING_RUN`` (a streamed token), from it on with the
+json C string scanner (a long piece: about twice as fast from a few hundred characters, three times on long ones)."""
+
+_REMEMBERED_RUN = 1 << 20
+_last_run: tuple[str | None, int, int] = (None, 0, -1)
+"""The last long :func:`_string_run_stop` call (``text``, ``esc``, result): a piece is often checked by two
+scanners in the same string (a call object's and its arguments'), so the second check is this lookup (by
+identity)."""
+
+
+def _string_run_stop(text: str, esc: int) -> int:
+    """For a scanner strictly inside a string value in escape state ``esc``: where an escape that ``text``
+    leaves open begins (``len(text)`` when none) when ``text`` only continues the string (see
+    :meth:`JsonValueScanner.string_run`), else -1."""
+    head = _escape_rest(esc, text) if esc else 0  # (no call for the usual piece)
+    if head < 0:
+        return -1
+    n = len(text)
+    if n - head < _SHORT_RUN:
+        stop = _STRING_RUN.match(text, head).end()
+        return stop if stop == n or _is_open_escape(text, stop) else -1
+    global _last_run
+    last_text, last_esc, stop = _last_run
+    if last_text is text and last_esc == esc:
+        return stop
+    if text.find("\\", n - 5) < 0:  # (the usual piece: no escape open at its end)
+        stop = n if _continues_string(text[head:] if head else text) else -1
+    else:
+        stop = _open_escape_start(text, head)
+        if ((stop < n and not _is_open_escape(text, stop))
+                or not _continues_string(text[head:stop] if head or stop < n else text)):
+            stop = -1
+    if n <= _REMEMBERED_RUN:  # (a piece a parser reads; a huge text is not kept alive by the memo)
+        _last_run = (text, esc, stop)
+    return stop
+
+
+def _is_open_escape(text: str, at: int) -> bool:
+    """Whether ``text[at:]`` is an escape cut by the end of the text: ``\\``, or ``\\u`` and up to three hex
+    digits."""
+    rest = text[at + 1:at + 6]
+    return text.startswith("\\", at) and (not rest or (rest[0] == "u" and len(rest) <= 4
+                                                       and _HEX.issuperset(rest[1:])))
+
+
+def _escape_rest(esc: int, text: str) -> int:
+    """How many characters of ``text`` finish the escape a scanner in escape state ``esc`` (1..5) has open, or
+    -1 when ``text`` does not finish it validly."""
+    if esc == 1:
+        first = text[:1]
+        if not first or first not in _ESCAPES:
+            return -1
+        if first != "u":
+            return 1
+        digits_at, need = 1, 4
+    else:  # 2..5: "\\u" and esc - 2 hex digits read
+        digits_at, need = 0, 6 - esc
+    digits = text[digits_at:digits_at + need]
+    return digits_at + need if len(digits) == need and _HEX.issuperset(digits) else -1
+
+
+def _open_escape_start(text: str, start: int) -> int:
+    """Where an escape that ``text`` (read from ``start``, outside an escape) leaves unfinished begins: a last
+    backslash that is not the second of a pair, with nothing or ``u`` and at most three characters after it;
+    ``len(text)`` when there is none."""
+    n = len(text)
+    last = text.rfind("\\", max(start, n - 5))
+    if last < 0:
+        return n
+    first = last
+    while first > start and text[first - 1] == "\\":
+        first -= 1
+    if (last - first) % 2:  # the second backslash of a pair
+        return n
+    if last == n - 1 or (text[last + 1] == "u" and last + 6 > n):
+        return last
+    return n
+
+
+def _continues_string(text: str) -> bool:
+    """Whether ``text`` only continues a JSON string (from outside an escape): no closing quote, no raw control
+    character, only whole valid escapes, i.e. ``_STRING_RUN`` matches all of it. The json module's C string
+    scanner checks exactly that, about three times faster than the regex on escape-dense text: a closing
+    quote put after ``text`` must be the one that ends the string, and nothing before it may be refused."""
+    if _C_SCANSTRING is None:
+        return _STRING_RUN.match(text).end() == len(text)
+    try:
+        return _C_SCANSTRING(text + '"', 0, True)[1] == len(text) + 1
+    except ValueError:
+        return False
+
 
 # what the grammar expects next (outside strings)
 _VALUE, _VALUE_OR_CLOSE, _KEY, _KEY_OR_CLOSE, _COLON, _AFTER = range(6)
@@ -122,15 +216,20 @@ class JsonValueScanner:
         return -1
 
     def string_run(self, text: str) -> bool:
-        """Scan ``text`` at once when the scanner is strictly inside a string value with no escape open and
-        ``text`` only continues it (no closing quote, no raw control character, only whole escapes): then
-        ``safe`` moves to its end and True is returned, as :meth:`feed` would do; else nothing changes."""
-        if not self.in_string or self._is_key or self._esc or self.error is not None:
+        """Scan ``text`` at once when the scanner is strictly inside a string value and ``text`` only continues
+        it: it may first finish an escape the previous piece left open and end inside one (``\\`` or
+        ``\\u`` and fewer than four hex digits), and between those it has no closing quote, no raw control
+        character and only whole valid escapes. Then True is returned and the state is the one :meth:`feed`
+        would leave (``safe`` at the end, or at the escape left open); else nothing changes and False."""
+        if not self.in_string or self._is_key or self.error is not None:
+            return False
+        stop = _string_run_stop(text, self._esc)
+        if stop < 0:
             return False
         n = len(text)
-        if _STRING_RUN.match(text).end() != n:
-            return False
-        self.pos = self.safe = self.pos + n
+        self.safe = self.pos + stop
+        self.pos += n
+        self._esc = n - stop  # 1 after a backslash, 2..5 after "\\u" and the hex digits read
         return True
 
     def closers(self) -> str:
@@ -551,22 +650,33 @@ def _closed_string(token: str) -> bool:
 
 
 def repair_ladder(raw: str, truncated: bool = False, *, max_depth: int = MAX_DEPTH,
-                  max_bytes: int | None = None, closed: bool = False) -> LadderResult:
+                  max_bytes: int | None = None, closed: bool = False, scanned: bool = False) -> LadderResult:
     """The ladder behind :func:`decode_arguments` (same rules); also returns the text the value came
     from. The value must be a JSON object. Text nested deeper than ``max_depth`` or larger than
-    ``max_bytes`` UTF-8 bytes is not decoded: ``too_large``, ``rejected`` (``truncated`` if ``truncated``)."""
+    ``max_bytes`` UTF-8 bytes is not decoded: ``too_large``, ``rejected`` (``truncated`` if ``truncated``).
+    ``scanned``: ``raw`` is (blanks and) one value that a :class:`JsonValueScanner` bounded by ``max_depth``
+    read to its end as strict JSON, so its nesting is known to be within the bound and the first decode
+    does not count it again (the result is the same)."""
     final = "truncated" if truncated else None
     if not raw.strip():
         return LadderResult(None, final or "rejected", [("empty_arguments", "no JSON text where arguments belong")], None)
+
+    def load(text: str) -> Any:
+        return loads(text, max_depth=max_depth, max_bytes=max_bytes)
+
+    def load_scanned(text: str) -> Any:
+        return loads(text, max_depth=None, max_bytes=max_bytes)
     try:
-        return _climb(raw, final, lambda text: loads(text, max_depth=max_depth, max_bytes=max_bytes), closed)
+        return _climb(raw, final, load, closed, load_scanned if scanned else load)
     except (JsonTooDeep, JsonTooLarge) as exc:
         return LadderResult(None, final or "rejected", [("too_large", str(exc))], None)
 
 
-def _climb(raw: str, final: str | None, load: Callable[[str], Any], closed: bool = False) -> LadderResult:
+def _climb(raw: str, final: str | None, load: Callable[[str], Any], closed: bool = False,
+           load_raw: Callable[[str], Any] | None = None) -> LadderResult:
+    """The rungs; ``load_raw`` (default ``load``) decodes ``raw`` itself, ``load`` every repaired text."""
     truncated = final is not None
-    value, reason = _strict(raw, load)
+    value, reason = _strict(raw, load_raw or load)
     diags: list[tuple[str, str]] = []
     text = raw
     if reason is None:
@@ -743,13 +853,27 @@ class ArgumentsStream:
         """The raw text, joined once; the sent fragments (and each list in ``more`` holding the same fragments,
         like the call's ``fragments``), when they spell the raw text from the value's start, become that one
         string, so the pieces can be freed (a long one-shot output is then kept about once, not twice)."""
-        raw = self.raw
-        value = raw[self.scanner.start:] if self.scanner.started else None
-        if value is not None and joined_fragments(self._sent, value) is value:
-            for fragments in (self._sent, *more):
-                if joined_fragments(fragments, value) is value:
-                    fragments[:] = [value]
-        return raw
+        self._compact_value(*more)
+        return self.raw
+
+    def _compact_value(self, *more: list[str]) -> str | None:
+        """:meth:`compact` without joining the raw text: the value's text (the raw text from the value's start)
+        when every received character of it was sent, else None. It is joined once, from the sent fragments;
+        they and the raw pieces from the value's start become that one string (the blanks before the value
+        stay a piece of their own, so the value is not copied again to cut them off)."""
+        scanner, sent = self.scanner, self._sent
+        if not scanner.started or self._sent_upto != scanner.pos:
+            return None
+        value = "".join(sent)  # the fragments are the raw text from the value's start: checked below
+        lead = _spelled_after(self._parts, value, scanner.start, sent)
+        if lead is None:
+            return None
+        for fragments in more:  # (usually the very same pieces: no need to compare the text again)
+            if _same_items(fragments, sent) or joined_fragments(fragments, value) is value:
+                fragments[:] = [value]
+        sent[:] = [value]
+        self._parts = [lead, value] if lead else [value]
+        return value
 
     @property
     def sent(self) -> str:
@@ -759,10 +883,14 @@ class ArgumentsStream:
     def feed(self, text: str) -> int:
         """Add raw text; returns the index in ``text`` just past the value's end, or -1 (like the scanner)."""
         scanner = self.scanner
-        if text and self._sent_upto == scanner.pos and scanner.opener == "{" and scanner.string_run(text):
-            self._parts.append(text)  # a string value goes on: all of it is safe to send (the usual step)
-            self._sent_upto = scanner.pos
-            self._send(text)
+        if text and scanner.opener == "{" and scanner.string_run(text):  # a string value goes on (the usual step)
+            self._parts.append(text)
+            if self._pending or scanner.safe < scanner.pos:  # an escape cut by a piece's end
+                self._pending.append(text)
+                self._send_safe()
+            else:  # all of it is safe to send
+                self._sent_upto = scanner.pos
+                self._send(text)
             return -1
         tracking = scanner.strict
         end = scanner.feed(text)
@@ -776,13 +904,18 @@ class ArgumentsStream:
             self._pending = ["".join(self._parts)[scanner.start:]]
         elif tracking and piece:
             self._pending.append(piece)
+        self._send_safe()
+        return end
+
+    def _send_safe(self) -> None:
+        """Send what was received up to the scanner's safe point (as one fragment)."""
+        scanner = self.scanner
         if scanner.safe > self._sent_upto:
             pending = "".join(self._pending)
             cut = scanner.safe - self._sent_upto
             self._send(pending[:cut])
             self._pending = [pending[cut:]] if scanner.strict and cut < len(pending) else []  # no "" to join
             self._sent_upto = scanner.safe
-        return end
 
     def _send(self, fragment: str) -> None:
         if fragment:
@@ -792,19 +925,45 @@ class ArgumentsStream:
     def decode(self, truncated: bool = False, closed: bool = False) -> LadderResult:
         """The raw text so far through the repair ladder, bounded by the limits (``closed``: the call's close
         marker ended the text, so one missing final ``}``/``]`` may be added)."""
+        scanner = self.scanner
         return repair_ladder(self.raw, truncated, max_depth=self.limits.max_depth,
-                             max_bytes=self.limits.max_argument_bytes, closed=closed)
+                             max_bytes=self.limits.max_argument_bytes, closed=closed,
+                             scanned=scanner.done and scanner.strict)
 
     def close(self, *, truncated: bool = False, decoded: LadderResult | None = None,
               closed: bool = False) -> ClosedArguments:
         """Finish: decode the raw text (or use ``decoded`` from a larger body), emit the completing
         fragment and return arguments consistent with every fragment sent."""
+        scanner = self.scanner
+        if decoded is None and scanner.done and scanner.strict:  # the pieces are not needed once joined
+            value = self._compact_value(*(() if self._mirror is None else (self._mirror,)))
+            decoded = None if value is None else self._decode_value(value, truncated)
+            if decoded is not None:  # (the usual case: the raw text is never joined)
+                return self._complete(decoded, value, scanner.start, value)
         raw = self.raw
         if decoded is None:
-            if self.scanner.done and self.scanner.strict:  # the pieces are not needed once joined
-                self.compact(*(() if self._mirror is None else (self._mirror,)))
             decoded = self.decode(truncated, closed)
-        reported = raw[self.scanner.start:] if self.scanner.started else raw.lstrip(_WS)
+        reported = raw[scanner.start:] if scanner.started else raw.lstrip(_WS)
+        return self._complete(decoded, raw, 0, reported)
+
+    def _decode_value(self, value: str, truncated: bool) -> LadderResult | None:
+        """What :meth:`decode` gives for a value the scanner read whole as strict JSON, decoded from the value's
+        text (json.loads skips the blanks before it); None when the ladder must see the raw text: past the size
+        limit (its message names the raw text's size) or refused by json.loads all the same (its message
+        names a position in the raw text)."""
+        limit = self.limits.max_argument_bytes
+        size = self.scanner.start + len(value)  # the blanks are ASCII
+        if size > limit or (4 * size > limit and self.scanner.start + utf8_size(value) > limit):
+            return None
+        try:
+            parsed = loads(value, max_depth=None)  # the scanner checked the nesting bound
+        except ValueError:
+            return None
+        return _check_object(parsed, "truncated" if truncated else "proposed", [], value)
+
+    def _complete(self, decoded: LadderResult, base: str, offset: int, reported: str) -> ClosedArguments:
+        """The end of :meth:`close`: ``base`` is the raw text from absolute position ``offset`` on (the
+        decoded text, when it is not a repair, is ``base`` itself)."""
         diags = list(decoded.diagnostics)
         if not any(self._sent):
             if decoded.value is not None:
@@ -815,8 +974,8 @@ class ArgumentsStream:
         start = self.scanner.start
         if decoded.value is not None and decoded.text is not None:
             text = decoded.text
-            upto = self._sent_upto
-            if text is raw or _same_prefix(text, raw, upto):
+            upto = self._sent_upto - offset
+            if text is base or _same_prefix(text, base, upto):
                 rest = text[upto:]
                 if decoded.status == "proposed" or self._loads_or_none(self.sent + rest) == decoded.value:
                     self._send(rest)
@@ -824,7 +983,7 @@ class ArgumentsStream:
         # no value consistent with what was sent: close the streamed prefix
         closing = self.scanner.closers()
         self._send(closing)
-        partial = self._loads_or_none(raw[start:self._sent_upto] + closing)
+        partial = self._loads_or_none(base[start - offset:self._sent_upto - offset] + closing)
         if not isinstance(partial, dict):  # cannot happen for a strict prefix; keep the contract anyway
             partial = {}
         status = decoded.status if decoded.status in ("rejected", "truncated") else "rejected"
@@ -853,9 +1012,38 @@ def _same_prefix(text: str, raw: str, n: int) -> bool:
     return all(text.startswith(raw[i:min(i + _COMPARE_STEP, n)], i) for i in range(0, n, _COMPARE_STEP))
 
 
+def _spelled_after(parts: list[str], value: str, skip: int, pieces: list[str]) -> str | None:
+    """When the joined ``parts`` are ``skip`` characters and then exactly ``value`` (joined from ``pieces``): those
+    first characters; else None. Compared part by part, nothing joined but the first characters, and a part
+    that is the very piece of ``value`` at its position needs no comparing (the usual case)."""
+    lead: list[str] = []
+    pos = -skip
+    k, at = 0, 0  # pieces[k] starts at ``at`` in value
+    for part in parts:
+        if pos < 0:
+            lead.append(part[:-pos])
+            part, pos = part[-pos:], pos + len(part[:-pos])
+            if not part:
+                continue
+        while at < pos and k < len(pieces):
+            at += len(pieces[k])
+            k += 1
+        if not (at == pos and k < len(pieces) and pieces[k] is part) and not value.startswith(part, pos):
+            return None
+        pos += len(part)
+    return "".join(lead) if pos == len(value) else None
+
+
+def _same_items(a: list, b: list) -> bool:
+    """Whether two lists hold the very same objects in the same order."""
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b))
+
+
 def joined_fragments(fragments: list[str], whole: str) -> str:
     """``"".join(fragments)``, as the ``whole`` object itself when the fragments spell exactly it (a call's
     arguments text is usually its raw text: one string kept instead of two)."""
+    if len(fragments) == 1 and fragments[0] is whole:  # (compacted: nothing to compare)
+        return whole
     pos = 0
     for fragment in fragments:
         if not whole.startswith(fragment, pos):

@@ -318,9 +318,15 @@ def test_string_run_takes_only_text_that_continues_a_string_value():
     assert not scanner.string_run("ey")  # inside a key: nothing is safe before its value
     scanner.feed('": "ab')
     assert scanner.string_run("c \\n é 😀") and (scanner.pos, scanner.safe) == (17, 17)
-    for text in ('x"', "x\\", "x\n", "\\q"):  # a closing quote, an open or a bad escape, a raw line break...
+    for text in ('x"', "x\n", "\\q", "x\\uz", "x\\u\\"):  # a closing quote, a raw line break, a bad escape...
         assert not scanner.string_run(text), text
     assert (scanner.pos, scanner.safe, scanner.in_string) == (17, 17, True)  # ...change nothing
+    assert scanner.string_run("x\\") and (scanner.pos, scanner.safe) == (19, 18)  # an escape cut by the end
+    assert not scanner.string_run("q")  # ...finished badly: nothing changes
+    assert not scanner.string_run("u0")  # (a piece that does not finish the escape is scanned as usual)
+    assert scanner.feed("u0") == -1 and (scanner.pos, scanner.safe) == (21, 18)
+    assert scanner.string_run("0e9\\\\y\\u") and (scanner.pos, scanner.safe) == (29, 27)
+    assert scanner.string_run("00e9") and (scanner.pos, scanner.safe) == (33, 33)
     assert scanner.feed('d", "n": 1}') == 11 and scanner.done
     assert not scanner.string_run("x")
     broken = JsonValueScanner()
@@ -328,12 +334,31 @@ def test_string_run_takes_only_text_that_continues_a_string_value():
     assert broken.error is not None and not broken.string_run("more")
 
 
+@pytest.mark.parametrize("size", [8, 200])  # a streamed token, a long piece (checked another way)
+def test_a_string_run_may_end_inside_an_escape_only_as_its_valid_beginning(size):
+    long = "é \\n " * (size // 5)
+    for tail, esc in (("\\", 1), ("\\u", 2), ("\\u0", 3), ("\\u00e", 5), ("\\\\\\", 1)):
+        scanner = JsonValueScanner()
+        scanner.feed('{"k": "')
+        assert scanner.string_run(long + tail), tail
+        assert (scanner.pos, scanner.safe, scanner._esc) == (7 + len(long + tail), 7 + len(long + tail) - esc, esc)
+        assert scanner.string_run("0" * (6 - esc) if esc > 1 else "n") and scanner.safe == scanner.pos
+    for tail in ("\\uZ", "\\u0g", "\\q", "\\u00e9\\x", '\\u00e9"'):
+        scanner = JsonValueScanner()
+        scanner.feed('{"k": "')
+        assert not scanner.string_run(long + tail) and scanner.pos == 7, tail
+        assert not scanner.string_run("\\" + long) and scanner.pos == 7  # (a bad escape first)
+
+
 _STRING_PIECES = st.lists(st.sampled_from(["ab", " ", '"', "\\", "\\n", "\\u00e9", "\\u00", "é", "😀", "\n",
-                                           "\x00", ", ", '": ', "{", "}", "[1, ", "]"]), max_size=30)
+                                           "\x00", ", ", '": ', "{", "}", "[1, ", "]", "\\\\", "u", "0e9", "q",
+                                           "a long run of plain text"]),
+                          max_size=80)
 
 
 @settings(max_examples=300, deadline=None)
-@given(pieces=_STRING_PIECES, cuts=st.lists(st.integers(1, 6), min_size=1, max_size=5))
+@given(pieces=_STRING_PIECES, cuts=st.lists(st.one_of(st.integers(1, 12), st.integers(60, 140)), min_size=1,
+                                            max_size=5))
 def test_the_string_run_shortcut_changes_no_fragment(pieces, cuts):
     """Streaming with the shortcut gives the fragments, end and scanner state of plain scanning, on valid and
     invalid text alike."""
@@ -348,7 +373,7 @@ def test_the_string_run_shortcut_changes_no_fragment(pieces, cuts):
         s = ArgumentsStream(frags.append)
         ends = [s.feed(chunk) for chunk in chunks]
         sc = s.scanner
-        state = (sc.pos, sc.safe, sc.done, sc.error, sc.error_pos, sc.in_string, sc.closers())
+        state = (sc.pos, sc.safe, sc.done, sc.error, sc.error_pos, sc.in_string, sc.closers(), sc._esc)
         closed = s.close(truncated=True)
         return frags, ends, state, closed
 
@@ -396,3 +421,14 @@ def test_a_missing_final_closer_is_added_only_before_the_close_marker():
     # an unescaped inner quote stays a rejection
     d = decode_arguments('{"q": "say "hi" now"}', closed=True)
     assert (d.value, d.status, codes(d)) == (None, "rejected", ["unescaped_quote"])
+
+
+@pytest.mark.parametrize("text", ["", "plain é 😀", 'a \\"q\\" \\\\ \\/ \\b\\f\\n\\r\\t \\u00e9 \\ud83d', 'x"', "x\\",
+                                  "x\\u00", "\\q", "a\nb", "\x1f", "\x7f\u2028", "\\u12G4", '\\\\"'])
+def test_the_c_string_check_and_the_regex_agree(text, monkeypatch):
+    """The string-run check uses the json C scanner; without it (no accelerator) the regex gives the same verdict."""
+    import toolwire.parsers.json_body as json_body
+
+    fast = json_body._continues_string(text)
+    monkeypatch.setattr(json_body, "_C_SCANSTRING", None)
+    assert json_body._continues_string(text) == fast == (json_body._STRING_RUN.match(text).end() == len(text))

@@ -1,0 +1,100 @@
+"""Whole-output parsing of JSON-argument families (issue 18): the size bound counted lazily, a long strict value
+kept once, and peak memory bounded on a long one-shot output."""
+
+from __future__ import annotations
+
+import json
+import tracemalloc
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import toolwire
+from toolwire.limits import Limits
+from toolwire.parsers.base import StreamParser
+from toolwire.parsers.json_body import ArgumentsStream
+
+SEARCH = [{"type": "function", "function": {"name": "search", "parameters": {
+    "type": "object", "properties": {"q": {"type": "string"}}}}}]
+
+
+class _NoText(StreamParser):
+    def _advance(self, final: bool) -> None:
+        self._buf = ""
+
+
+@settings(max_examples=200, deadline=None)
+@given(fragments=st.lists(st.text(st.sampled_from("a\u00e9\u20ac\U0001f600\ud800"), max_size=12), max_size=20),
+       limit=st.integers(1, 120))
+def test_the_size_bound_rejects_at_the_fragment_where_the_bytes_pass_it(fragments, limit):
+    """Counting characters while 4 bytes each stay within the limit rejects the call at the very fragment whose
+    UTF-8 bytes (lone surrogates as 3) first pass it, as measuring every fragment does."""
+    call = _NoText(limits=Limits(max_argument_bytes=limit))._begin_call("search")
+    size, expected_at, rejected_at = 0, None, None
+    for k, fragment in enumerate(fragments):
+        size += len(fragment.encode("utf-8", "surrogatepass"))
+        if expected_at is None and size > limit:
+            expected_at = k
+        call._fragment(fragment)
+        if rejected_at is None and call.status == "rejected":
+            rejected_at = k
+    assert rejected_at == expected_at
+    assert [d.code for d in call.diagnostics] == (["too_large"] if expected_at is not None else [])
+
+
+def test_a_strict_value_after_blanks_is_kept_once():
+    """The blanks before a value stay raw text, but the value's text is joined once: the fragments and the raw
+    text reported are that one string."""
+    value = '{"q": "' + 'a \\"b\\" \\\\ \u00e9 ' * 5000 + '"}'
+    sent: list[str] = []
+    stream = ArgumentsStream(sent.append, mirror=sent)
+    for i in range(0, len(value) + 3, 4096):
+        stream.feed(("\n  " + value)[i:i + 4096])
+    closed = stream.close()
+    assert closed.status == "proposed" and closed.arguments == json.loads(value)
+    assert closed.raw == value and sent == [value] and sent[0] is closed.raw
+    assert stream.raw == "\n  " + value
+
+
+def _peak_ratio(family: str, output: str) -> float:
+    fmt = toolwire.get_format(family)
+    limits = Limits(max_argument_bytes=1 << 30)
+    tracemalloc.start()
+    try:
+        out = fmt.parse(output, SEARCH, limits=limits)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert out.tool_calls[0].status == "proposed"
+    return peak / len(output.encode("utf-8"))
+
+
+def test_a_long_fenced_deepseek_r1_call_peaks_below_two_and_a_half_times_its_size():
+    """R1 writes a blank before the fenced JSON: the raw text is not copied to cut it off (was 3.9x)."""
+    args = json.dumps({"q": 'lorem \u00e9t "quoted" \\ {braces} [x]\n' * 100_000}, ensure_ascii=False)
+    output = ("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>search\n```json\n" + args
+              + "\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>")
+    assert _peak_ratio("deepseek_r1", output) <= 2.5
+
+
+def test_a_long_llama_call_peaks_below_two_and_a_half_times_its_size():
+    args = json.dumps({"q": 'lorem \u00e9t "quoted" \\ {braces} [x]\n' * 100_000}, ensure_ascii=False)
+    assert _peak_ratio("llama31", '{"name": "search", "parameters": ' + args + "}") <= 2.5
+
+
+def test_the_compacted_value_is_checked_against_the_raw_pieces():
+    """The raw pieces after the blanks must spell the value joined from the fragments; a piece that is a fragment
+    at its own position needs no comparing, any other piece is compared."""
+    from toolwire.parsers.json_body import _spelled_after
+
+    a, b = "ab", "c}"
+    value = "{" + a + b
+    assert _spelled_after(["  {", a, b], value, 2, ["{", a, b]) == "  "
+    assert _spelled_after(["  {a", "bc}"], value, 2, ["{", a, b]) == "  "
+    assert _spelled_after(["  {", a, "c]"], value, 2, ["{", a, b]) is None
+    assert _spelled_after(["  {", a], value, 2, ["{", a, b]) is None  # the raw text is shorter
+    assert _spelled_after(["{", a, b, "x"], value, 0, ["{", a, b]) is None  # ...or longer
+    xy = "xy"
+    assert _spelled_after([xy, "yx"], "xyxy", 0, [xy, xy]) is None
+    assert _spelled_after(["x", xy, "y"], "xyxy", 0, [xy, xy]) is None  # a fragment out of its place is compared
+    assert _spelled_after(["x", xy, "y"], "xxyy", 0, ["xx", "yy"]) == ""
