@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import re
-from operator import attrgetter
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, ClassVar, Mapping
@@ -256,10 +255,6 @@ _Turn = tuple
 ROLE, CALLS, TASK = 0, 4, 5  # the fields read outside the loops that unpack a turn
 
 
-_turn_fields = attrgetter("role", "content", "reasoning_content", "tool_calls", "tool_call_id", "__pydantic_extra__")
-"""What :func:`_turns` reads of a message, in one call (faster than reading a pydantic model's attributes one by one;
-``__pydantic_extra__`` is ``msg.model_extra`` without the property call)."""
-
 _ROLES = frozenset(("system", "developer", "user", "assistant", "tool", "latest_reminder"))
 
 
@@ -279,19 +274,22 @@ def _turns(version: DsmlVersion, messages: list[Message], tools: list[Tool]) -> 
     parallel: list[tuple[list, list]] = []  # V4+: (blocks, the calls they answer) of turns with 2+ results
     latest_calls: list = []  # the calls of the latest assistant turn that made any
     for i, msg in enumerate(messages):
-        role, text, reasoning, calls, call_id, extra = _turn_fields(msg)
+        role = msg.role
         if role not in _ROLES or (role == "latest_reminder" and not quick):
             raise UnsupportedByFormat(f"role {role!r} is not supported by {version.name}", message_index=i,
                                       field="role")
         task, wo_eos = None, False
+        extra = msg.__pydantic_extra__  # msg.model_extra, without the property call
         if extra:  # quick-instruction switches come as extra message fields
             task, wo_eos = _quick_instruction(version, extra, i)
+        calls = msg.tool_calls
         if calls and role != "assistant":
             raise InvalidRequest("only assistant messages carry tool_calls", message_index=i, field="tool_calls")
+        text = msg.content
         if text.__class__ is not str:
             text = msg.text()
         if merge and role == "tool":
-            block = ("tool_result", text, i, call_id)
+            block = ("tool_result", text, i, msg.tool_call_id)
             if user_blocks is None:
                 user_blocks, text_joins, results = [block], True, 1
                 turns.append(("user", i, "", None, None, None, False, None, user_blocks))
@@ -316,7 +314,7 @@ def _turns(version: DsmlVersion, messages: list[Message], tools: list[Tool]) -> 
         attached = None
         if role == "system" and pending_tools is not None:
             attached, pending_tools = pending_tools, None
-        turns.append((role, i, text, reasoning, calls or None, task, wo_eos, attached, None))
+        turns.append((role, i, text, msg.reasoning_content, calls or None, task, wo_eos, attached, None))
         user_blocks, text_joins = None, False
     if pending_tools is not None:
         turns.insert(0, ("system", None, "", None, None, None, False, pending_tools, None))
