@@ -13,7 +13,7 @@ from .policies import (Action, Context, FamilyPolicy, PassbackRule, keep_all, ke
 
 
 def _after_last(ctx: Context, i: int, roles: tuple[str, ...], what: str) -> tuple[Action, str]:
-    last = ctx.last("role:" + ",".join(roles), lambda m: m.role in roles)
+    last = ctx.last_of_roles(roles)
     if i > last:
         return "keep", f"after the last {what}"
     return "drop", f"before the last {what} (message {last})"

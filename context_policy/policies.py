@@ -58,6 +58,16 @@ class Context:
             memo[key] = next((j for j in range(len(messages) - 1, -1, -1) if predicate(messages[j])), -1)
         return memo[key]
 
+    def last_of_roles(self, roles: tuple[str, ...]) -> int:
+        """Index of the last message whose role is in ``roles`` (-1 if none): :meth:`last` for the commonest test,
+        memoized under the ``roles`` tuple itself (rules ask it once per assistant message)."""
+        memo = self.memo
+        last = memo.get(roles)
+        if last is None:
+            messages = self.messages
+            last = memo[roles] = next((j for j in range(len(messages) - 1, -1, -1) if messages[j].role in roles), -1)
+        return last
+
 
 Rule = Callable[[Context, int], tuple[Action, str]]
 
