@@ -430,42 +430,37 @@ def check_json_value(value: Any, *, message_index: int | None = None, field: str
                                        message_index=message_index, field=field + path)
 
 
-def _plain_json_value(item: Any) -> bool:
-    """Whether :func:`check_json_value` has nothing to refuse in ``item``: the same rules, without building the field
-    path of every item (the path is only needed to word a refusal, so a value that fails is walked again). One loop
-    over the containers (no call per container: tool schemas are many small dicts), never past
-    MAX_REQUEST_DEPTH + 1 levels."""
-    kind = item.__class__
-    if kind is str:
-        return item.isascii() or _find_surrogate(item) is None
-    if kind is int:
-        return item.bit_length() <= 14_000
-    if kind is not dict and kind is not list and kind is not tuple:
-        return item is None or kind is bool or kind is float  # another type, or a subclass: the full walk decides
-    pending = [(item, 1)]  # containers still to look into, with their nesting depth
-    while pending:
-        container, depth = pending.pop()
+def _plain_json_value(item: Any, depth: int = 1) -> bool:
+    """Whether :func:`check_json_value` has nothing to refuse in ``item`` (at nesting ``depth``): the same rules,
+    without building the field path of every item (the path is only needed to word a refusal, so a value that
+    fails is walked again). Recursive, but never past MAX_REQUEST_DEPTH + 1 levels; the strings and scalars inside
+    a container are decided in its own call."""
+    kind = type(item)
+    if kind is dict:
         if depth > MAX_REQUEST_DEPTH:
             return False
-        if container.__class__ is dict:
-            for key in container:
-                if key.__class__ is not str or not (key.isascii() or _find_surrogate(key) is None):
-                    return False
-            values: Iterable[Any] = container.values()
-        else:
-            values = container
-        for inner in values:
-            inner_kind = inner.__class__
-            if inner_kind is str:
-                if not inner.isascii() and _find_surrogate(inner) is not None:
-                    return False
-            elif inner_kind is dict or inner_kind is list or inner_kind is tuple:
-                pending.append((inner, depth + 1))
-            elif inner_kind is int:
-                if inner.bit_length() > 14_000:
-                    return False
-            elif not (inner is None or inner_kind is bool or inner_kind is float):
+        for key in item:
+            if type(key) is not str or not (key.isascii() or _find_surrogate(key) is None):
                 return False
+        values: Iterable[Any] = item.values()
+    elif kind is list or kind is tuple:
+        if depth > MAX_REQUEST_DEPTH:
+            return False
+        values = item
+    elif kind is str:
+        return item.isascii() or _find_surrogate(item) is None
+    elif kind is int:
+        return item.bit_length() <= 14_000
+    else:
+        return item is None or kind is bool or kind is float  # another type, or a subclass: the full walk decides
+    for inner in values:
+        inner_kind = type(inner)
+        if inner_kind is str:
+            if not inner.isascii() and _find_surrogate(inner) is not None:
+                return False
+        elif not (inner is None or inner_kind is bool or inner_kind is float) and not _plain_json_value(
+                inner, depth + 1):
+            return False
     return True
 
 
