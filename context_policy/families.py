@@ -8,11 +8,12 @@ reasoning at all, except where noted.
 from __future__ import annotations
 
 from .boundaries import is_real_user
-from .policies import Action, Context, FamilyPolicy, PassbackRule, keep_all, keep_tool_loop, thinking_off
+from .policies import (Action, Context, FamilyPolicy, PassbackRule, keep_all, keep_tool_loop, thinking_off,
+                       thinking_only)
 
 
 def _after_last(ctx: Context, i: int, roles: tuple[str, ...], what: str) -> tuple[Action, str]:
-    last = ctx.last("role:" + ",".join(roles), lambda m: m.role in roles)
+    last = ctx.last_of_roles(roles)
     if i > last:
         return "keep", f"after the last {what}"
     return "drop", f"before the last {what} (message {last})"
@@ -48,16 +49,14 @@ def kimi_after_last_answer(ctx: Context, i: int) -> tuple[Action, str]:
     return "drop", f"at or before the last assistant answer without tool calls (message {last})"
 
 
+@thinking_only
 def dsml_v32(ctx: Context, i: int) -> tuple[Action, str]:
-    if not ctx.thinking:
-        return thinking_off(ctx, i)
     # V3.2 renders reasoning only after the last user message, whatever drop_thinking says
     return _after_last(ctx, i, ("user", "developer"), "user message (DeepSeek V3.2 keeps only the current tool loop)")
 
 
+@thinking_only
 def dsml_v4(ctx: Context, i: int) -> tuple[Action, str]:
-    if not ctx.thinking:
-        return thinking_off(ctx, i)
     if not ctx.drop_thinking:
         return "keep", "drop_thinking=False keeps every earlier reasoning"
     if ctx.has_tools:
@@ -66,9 +65,8 @@ def dsml_v4(ctx: Context, i: int) -> tuple[Action, str]:
     return _after_last(ctx, i, ("user", "developer", "tool"), "user message (tool results count as user turns)")
 
 
+@thinking_only
 def dsml_v41(ctx: Context, i: int) -> tuple[Action, str]:
-    if not ctx.thinking:
-        return thinking_off(ctx, i)
     if not ctx.drop_thinking:
         return "keep", "drop_thinking=False keeps every earlier reasoning"
     if ctx.has_tools:
@@ -161,9 +159,8 @@ def gemma4(ctx: Context, i: int) -> tuple[Action, str]:
     return glm_drop_before_last_user(ctx, i)
 
 
+@thinking_only
 def kimi_k3(ctx: Context, i: int) -> tuple[Action, str]:
-    if not ctx.thinking:
-        return thinking_off(ctx, i)
     return "keep", "in thinking mode every assistant turn writes its think channel"
 
 

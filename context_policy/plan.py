@@ -123,7 +123,7 @@ def kept_reasoning(messages: list[Message], format_name: str, *, thinking: bool,
     _check_policy(policy)
     fam = family_policy(format_name)
     rule = _rule(fam, policy)
-    if rule is never_rendered:
+    if rule is never_rendered or (not thinking and getattr(rule, "drops_all_without_thinking", False)):
         return _NOTHING_KEPT
     b = find_boundaries(messages)
     ctx = _context(messages, b, thinking, drop_thinking, extra, tools, add_generation_prompt)

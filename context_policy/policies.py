@@ -8,6 +8,7 @@ let a caller deviate; the plan then warns where the result differs from what the
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import wraps
 from typing import Callable, Literal, Sequence
 
 from pydantic import BaseModel, ConfigDict
@@ -57,6 +58,16 @@ class Context:
             memo[key] = next((j for j in range(len(messages) - 1, -1, -1) if predicate(messages[j])), -1)
         return memo[key]
 
+    def last_of_roles(self, roles: tuple[str, ...]) -> int:
+        """Index of the last message whose role is in ``roles`` (-1 if none): :meth:`last` for the commonest test,
+        memoized under the ``roles`` tuple itself (rules ask it once per assistant message)."""
+        memo = self.memo
+        last = memo.get(roles)
+        if last is None:
+            messages = self.messages
+            last = memo[roles] = next((j for j in range(len(messages) - 1, -1, -1) if messages[j].role in roles), -1)
+        return last
+
 
 Rule = Callable[[Context, int], tuple[Action, str]]
 
@@ -79,6 +90,19 @@ def keep_tool_loop(ctx: Context, i: int) -> tuple[Action, str]:
 
 def thinking_off(ctx: Context, i: int) -> tuple[Action, str]:
     return "drop", "thinking mode is off: the template renders no earlier reasoning"
+
+
+def thinking_only(rule: Rule) -> Rule:
+    """``rule`` for thinking mode; with thinking off, :func:`thinking_off` decides (nothing is kept). The rule
+    returned says so (``drops_all_without_thinking``), so a render with thinking off need not ask it per message."""
+    @wraps(rule)
+    def decide(ctx: Context, i: int) -> tuple[Action, str]:
+        if not ctx.thinking:
+            return thinking_off(ctx, i)
+        return rule(ctx, i)
+
+    decide.drops_all_without_thinking = True  # type: ignore[attr-defined]
+    return decide
 
 
 Scope = Literal["history", "current_turn"]

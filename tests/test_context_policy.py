@@ -286,3 +286,29 @@ def test_plan_refuses_an_unknown_format():
     with pytest.raises(toolwire.UnknownFormat) as err:
         plan(conv_two_turns(), "qwen9")
     assert "qwen3" in str(err.value)
+
+
+@pytest.mark.parametrize("name", sorted(toolwire.context_policy.families.POLICIES))
+@pytest.mark.parametrize("thinking", [False, True])
+@pytest.mark.parametrize("policy", [None, "keep_all"])
+def test_kept_reasoning_is_the_plans_kept_indices(name, thinking, policy):
+    """What a render asks (kept_reasoning, with its short cut for rules that keep nothing with thinking off) is
+    the plan's kept_indices, for every family, thinking on and off, with and without an override."""
+    from toolwire.context_policy.plan import kept_reasoning
+    from toolwire.models import normalize_messages, normalize_tools
+
+    msgs, tools = normalize_messages(conv_two_turns()), normalize_tools(TOOLS)
+    expected = plan(msgs, name, thinking=thinking, policy=policy, tools=tools).kept_indices
+    got = kept_reasoning(msgs, name, thinking=thinking, policy=policy, drop_thinking=True, tools=tools,
+                         add_generation_prompt=True, extra={})
+    assert got == expected
+
+
+def test_thinking_only_rules_keep_nothing_with_thinking_off():
+    from toolwire.context_policy.families import POLICIES
+
+    marked = sorted(n for n, f in POLICIES.items() if getattr(f.rule, "drops_all_without_thinking", False))
+    assert marked == ["deepseek_v32", "deepseek_v4", "deepseek_v41", "kimi_k3"]
+    for name in marked:
+        assert set(actions(plan(conv_two_turns(), name, thinking=False, policy=None)).values()) == {"drop"}
+        assert set(actions(plan(conv_two_turns(), name, thinking=True, drop_thinking=False)).values()) != {"drop"}

@@ -341,3 +341,36 @@ def test_v32_refuses_a_thinking_answer_without_reasoning_or_calls():
 def test_unknown_option_is_refused():
     with pytest.raises(InvalidOption):
         toolwire.get_format("deepseek_v4").render([{"role": "user", "content": "q"}], preserve_thinking=True)
+
+
+def _outcome(encode, value):
+    try:
+        return "ok", encode(value)
+    except (TypeError, ValueError, RecursionError) as exc:
+        return type(exc).__name__, str(exc)
+
+
+def test_the_json_writers_write_and_refuse_as_json_does():
+    """The DSML JSON writers (json's C encoder without the cycle check) give json.JSONEncoder's text, and its
+    error (type and words) for what it refuses: a cycle is still 'Circular reference detected', not a
+    RecursionError."""
+    from toolwire.templates import dsml
+
+    assert dsml._to_json.__qualname__.startswith("_json_writer")  # the fast writer is in use on CPython
+    cyclic_dict, cyclic_list = {}, []
+    cyclic_dict["self"] = cyclic_dict
+    cyclic_list.append({"in": cyclic_list})
+    deep = []
+    inner = deep
+    for _ in range(5000):
+        inner.append([])
+        inner = inner[0]
+    values = ["é\n\"", "\ud800", 1, -0.0, 1.5e300, float("nan"), float("inf"), None, True, [1, {"a": None}],
+              {"type": "object", "properties": {"q": {"type": "string"}}, "x": [1.5, "é", {"y": ()}]},
+              {1: 2, 2.5: 3, None: 4, False: 5}, {"a": {1, 2}}, {(1,): 2}, 10 ** 5000, b"x", cyclic_dict,
+              cyclic_list, deep]
+    for writer, reference in ((dsml._to_json, json.JSONEncoder(ensure_ascii=False).encode),
+                              (dsml._to_strict_json, json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode)):
+        for value in values:
+            assert _outcome(writer, value) == _outcome(reference, value)
+    assert _outcome(dsml._to_json, cyclic_dict) == ("ValueError", "Circular reference detected")

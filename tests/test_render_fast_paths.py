@@ -86,6 +86,11 @@ def test_context_last_is_the_last_match():
     assert ctx.last("user", lambda m: m.role == "user") == 2
     assert ctx.last("none", lambda m: m.role == "developer") == -1
     assert ctx.last("user", lambda m: False) == 2  # computed once per key
+    assert ctx.last_of_roles(("user", "developer")) == 2
+    assert ctx.last_of_roles(("tool", "user")) == 3
+    assert ctx.last_of_roles(("developer",)) == -1
+    msgs.pop()  # memoized: a later question under the same roles is not computed again
+    assert ctx.last_of_roles(("tool", "user")) == 3
 
 
 def _outcome(fn, value):

@@ -109,3 +109,42 @@ def test_values_that_can_be_written_still_render():
     prompt = fmt.render(with_arguments({"city": "Zürich 😀", "n": 10 ** 300, "path": (1, 2), "deep": nested_dict(200)}),
                         [TOOL])
     assert "Zürich 😀" in prompt.text and "1" + "0" * 300 in prompt.text
+
+
+def _nested(depth, wrap):
+    value = 1
+    for _ in range(depth):
+        value = wrap(value)
+    return value
+
+
+class _Text(str):
+    pass
+
+
+def test_the_plain_value_test_agrees_with_the_full_walk():
+    """_plain_json_value (one loop over the containers) passes the plain values, at the depth limit too, and
+    passes nothing that check_json_value's full walk refuses (cycles, too deep, bad keys, types, surrogates, huge
+    integers); a subclass is sent to the full walk, which accepts it."""
+    from toolwire.models import _plain_json_value, check_json_value
+
+    cyclic_dict, cyclic_list = {}, []
+    cyclic_dict["self"] = cyclic_dict
+    cyclic_list += [cyclic_list, cyclic_list]
+    wraps = (lambda v: [v], lambda v: {"k": v}, lambda v: (v,))
+    plain = [None, True, 1.5, float("nan"), "é", 2 ** 1000, [[], {}, ()], {"k": [1, {"é": (2, 3.0)}]},
+             {"type": "object", "properties": {"q": {"type": "string", "enum": ["a", "é", None]}}},
+             *(_nested(depth, wrap) for depth in (255, 256) for wrap in wraps)]
+    refused = ["a\ud800", 2 ** 20_000, b"x", {1, 2}, cyclic_dict, cyclic_list, {"\udc00": 1}, {1: "a"},
+               [{"a": "b\udfff"}], {"a": [True, 10 ** 5000]}, {"a": {"b": {"c": set()}}},
+               *(_nested(depth, wrap) for depth in (257, 258) for wrap in wraps)]
+    for value in plain:
+        assert _plain_json_value(value), value
+        check_json_value(value, field="f")
+    for value in refused:
+        assert not _plain_json_value(value)
+        with pytest.raises(UnrepresentableValue):
+            check_json_value(value, field="f")
+    for value in (_Text("x"), {_Text("k"): 1}, [1, _Text("y")]):  # the full walk decides, and accepts
+        assert not _plain_json_value(value)
+        check_json_value(value, field="f")

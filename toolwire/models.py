@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from operator import attrgetter
 from typing import Any, Iterable, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr, TypeAdapter, ValidationError, model_validator
@@ -307,27 +308,29 @@ def _check_tool_text(tool: Tool, index: int) -> None:
 def check_message_text(messages: list[Message]) -> None:
     """Refuse message text no tokenizer can encode (a lone surrogate), naming the message and field. Call
     arguments are checked where they are decoded (:func:`call_arguments`)."""
-    for index, m in enumerate(messages):
-        if not _clean_message(m):  # most messages need no closer look
-            _check_message(index, m)
+    for index, m in enumerate(messages):  # most messages need no closer look: ASCII text holds no lone surrogate
+        content, reasoning, name, call_id, calls = _text_fields(m)
+        if (not content or content.__class__ is str and (content.isascii() or _find_surrogate(content) is None)) \
+                and (not reasoning or reasoning.isascii() or _find_surrogate(reasoning) is None) \
+                and (not name or name.isascii() or _find_surrogate(name) is None) \
+                and (not call_id or call_id.isascii() or _find_surrogate(call_id) is None) \
+                and (not calls or _clean_calls(calls)):
+            continue
+        _check_message(index, m)  # list content (not looked into above), or a field to refuse
 
 
-def _clean_message(m: Message) -> bool:
-    """Whether no text :func:`_check_message` looks at holds a lone surrogate (ASCII text holds none; list
-    content: not looked into here)."""
-    content, reasoning, name, call_id = m.content, m.reasoning_content, m.name, m.tool_call_id
-    if content.__class__ is not str:
-        if content:
-            return False
-    elif not content.isascii() and _find_surrogate(content):
-        return False
-    if (reasoning and not reasoning.isascii() and _find_surrogate(reasoning)) \
-            or (name and not name.isascii() and _find_surrogate(name)) \
-            or (call_id and not call_id.isascii() and _find_surrogate(call_id)):
-        return False
-    for call in m.tool_calls or ():
-        function = call.function
-        arguments, call_name, call_id = function.arguments, function.name, call.id
+_text_fields = attrgetter("content", "reasoning_content", "name", "tool_call_id", "tool_calls")
+"""The fields of a message :func:`check_message_text` reads, in one call. (A pydantic model's attribute reads are
+slow in bytecode, which cannot specialize them: ``BaseModel`` has a ``__getattr__``; attrgetter reads them faster.)"""
+_call_fields = attrgetter("id", "function")
+_function_fields = attrgetter("name", "arguments")
+
+
+def _clean_calls(calls: list[ToolCall]) -> bool:
+    """Whether no name, id or arguments text of ``calls`` holds a lone surrogate."""
+    for call in calls:
+        call_id, function = _call_fields(call)
+        call_name, arguments = _function_fields(function)
         if (not call_name.isascii() and _find_surrogate(call_name)) \
                 or (call_id and not call_id.isascii() and _find_surrogate(call_id)) \
                 or (arguments.__class__ is str and not arguments.isascii() and _find_surrogate(arguments)):
@@ -473,20 +476,25 @@ def call_arguments(call: ToolCall, message_index: int, call_index: int) -> dict[
     """The call's arguments as a dict. A JSON string is decoded; an invalid one is an InvalidRequest, and so is
     a value no encoder can write back (:func:`check_json_value`)."""
     args = call.function.arguments
-    field = f"tool_calls[{call_index}].function.arguments"
     if isinstance(args, dict):
-        check_json_value(args, message_index=message_index, field=field)
+        check_json_value(args, message_index=message_index, field=_arguments_field(call_index))
         return args
     value = _json_object(args)  # the usual text: one JSON object, nothing around it
     if value is None:
-        value = _loaded_arguments(args, message_index, field)
+        value = _loaded_arguments(args, message_index, _arguments_field(call_index))
     if not isinstance(value, dict):
-        raise InvalidRequest("arguments must be a JSON object", message_index=message_index, field=field)
+        raise InvalidRequest("arguments must be a JSON object", message_index=message_index,
+                             field=_arguments_field(call_index))
     if not (len(args) <= _SHALLOW_TEXT and args.isascii() and "\\u" not in args):
-        check_json_value(value, message_index=message_index, field=field)
+        check_json_value(value, message_index=message_index, field=_arguments_field(call_index))
     # else: decoded from short ASCII JSON text without escapes, so it holds JSON types only, no surrogate and no
     # container deeper than MAX_REQUEST_DEPTH (that takes more than _SHALLOW_TEXT brackets): nothing to refuse
     return value
+
+
+def _arguments_field(call_index: int) -> str:
+    """The request field of a call's arguments (worded only for a refusal or a closer look)."""
+    return f"tool_calls[{call_index}].function.arguments"
 
 
 _scan_json = json.JSONDecoder().scan_once  # what json.loads runs (its default decoder's scanner), without the wrapper
