@@ -23,18 +23,17 @@ the effort prompt are ``template``; tool schemas are ``content``.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from functools import cached_property
-from json.encoder import c_make_encoder, encode_basestring
-from typing import Any, Callable, ClassVar, Mapping
+from typing import Any, ClassVar, Mapping
 
 from toolwire.errors import InvalidOption, InvalidRequest, UnrepresentableValue, UnsupportedByFormat
 from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool, call_arguments, function_to_dict
 from toolwire.parsers.dsml import DsmlGrammar, DsmlStreamParser
 from toolwire.prompt import PromptBuilder, special_pattern
+from toolwire.templates.json_text import json_writer, tojson
 
 DSML = "｜DSML｜"
 
@@ -389,34 +388,8 @@ def _effort_prompt(version: DsmlVersion, effort: Any) -> str:
     return _V41_EFFORT_PROMPT.format(_V41_NAMED_EFFORTS.get(effort, effort))
 
 
-def _json_writer(allow_nan: bool) -> Callable[[Any], str]:
-    """``json.JSONEncoder(ensure_ascii=False, allow_nan=allow_nan).encode``, faster for the values a render writes
-    (tool definitions, call arguments): json's C encoder made once, run without the cycle check (which costs a
-    Python call chain and a dict entry per container). Those values were found acyclic when the request was
-    validated; should one hold a cycle after all (a dict changed since), the C encoder ends in a RecursionError
-    and the value goes to the checking encoder, which words the error as before. Where json has no C encoder
-    (or a different one), the checking encoder is used."""
-    checking = json.JSONEncoder(ensure_ascii=False, allow_nan=allow_nan)
-    try:
-        encoder = c_make_encoder(None, checking.default, encode_basestring, None, checking.key_separator,
-                                 checking.item_separator, False, False, allow_nan)
-        probe = {"a": [1, 2.5, None, True, "é\n"], "b": {}}
-        if "".join(encoder(probe, 0)) != checking.encode(probe):
-            return checking.encode
-    except TypeError:  # no C encoder (c_make_encoder None), or one made with other arguments
-        return checking.encode
-
-    def encode(value: Any) -> str:
-        try:
-            return "".join(encoder(value, 0))
-        except RecursionError:  # a cycle, or nesting too deep for either encoder: the checking one decides
-            return checking.encode(value)
-
-    return encode
-
-
-_to_json = _json_writer(allow_nan=True)  # json.dumps(value, ensure_ascii=False)
-_to_strict_json = _json_writer(allow_nan=False)
+_to_json = tojson  # json.dumps(value, ensure_ascii=False)
+_to_strict_json = json_writer(allow_nan=False)
 
 
 def _piece_list(out: PromptBuilder) -> list:

@@ -9,24 +9,37 @@ from __future__ import annotations
 
 import json
 from json.encoder import c_make_encoder, encode_basestring
-from typing import Any
+from typing import Any, Callable
 
-_ENCODER = json.JSONEncoder(ensure_ascii=False)
-_ONE_LINE = None if c_make_encoder is None else c_make_encoder(
-    None, _ENCODER.default, encode_basestring, None, ": ", ", ", False, False, True)
-"""The C encoder ``_ENCODER.encode`` builds on every call, built once, without the circular-reference check
-(whose bookkeeping a failed call would leave behind in a shared encoder): a value that contains itself recurses
-until RecursionError, and is then handed to ``_ENCODER.encode``, which raises exactly what ``json.dumps`` does."""
-
-
-def tojson(value: Any) -> str:
-    """``json.dumps(value, ensure_ascii=False)``: non-ASCII kept, ``", "`` and ``": "`` separators."""
-    if _ONE_LINE is None:
-        return _ENCODER.encode(value)
+def json_writer(allow_nan: bool = True) -> Callable[[Any], str]:
+    """``json.JSONEncoder(ensure_ascii=False, allow_nan=allow_nan).encode``, faster for the values a render writes
+    (tool definitions, call arguments): json's C encoder made once, run without the cycle check (which costs a
+    Python call chain and a dict entry per container, and whose bookkeeping a failed call would leave behind in a
+    shared encoder). Request values were found acyclic when the request was validated; should one hold a cycle
+    after all (a dict changed since), the C encoder ends in a RecursionError and the value goes to the checking
+    encoder, which raises exactly what ``json.dumps`` does. Where json has no C encoder (or a different one), the
+    checking encoder is used."""
+    checking = json.JSONEncoder(ensure_ascii=False, allow_nan=allow_nan)
     try:
-        return "".join(_ONE_LINE(value, 0))
-    except RecursionError:  # a value that contains itself, or nests too deeply: json.dumps's own error
-        return _ENCODER.encode(value)
+        encoder = c_make_encoder(None, checking.default, encode_basestring, None, checking.key_separator,
+                                 checking.item_separator, False, False, allow_nan)
+        probe = {"a": [1, 2.5, None, True, "é\n"], "b": {}}
+        if "".join(encoder(probe, 0)) != checking.encode(probe):
+            return checking.encode
+    except TypeError:  # no C encoder (c_make_encoder None), or one made with other arguments
+        return checking.encode
+
+    def encode(value: Any) -> str:
+        try:
+            return "".join(encoder(value, 0))
+        except RecursionError:  # a cycle, or nesting too deep for either encoder: the checking one decides
+            return checking.encode(value)
+
+    return encode
+
+
+tojson = json_writer()
+"""``json.dumps(value, ensure_ascii=False)``: non-ASCII kept, ``", "`` and ``": "`` separators."""
 
 _INDENTED: dict[str, str] = {}
 _INDENTED_MAX = 1024

@@ -356,7 +356,7 @@ def test_the_json_writers_write_and_refuse_as_json_does():
     RecursionError."""
     from toolwire.templates import dsml
 
-    assert dsml._to_json.__qualname__.startswith("_json_writer")  # the fast writer is in use on CPython
+    assert dsml._to_json.__qualname__.startswith("json_writer")  # the fast writer is in use on CPython
     cyclic_dict, cyclic_list = {}, []
     cyclic_dict["self"] = cyclic_dict
     cyclic_list.append({"in": cyclic_list})
