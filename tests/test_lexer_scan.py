@@ -48,32 +48,29 @@ def test_hand_worked_cases():
     assert t.scan("x<|tool_ca") == Hit(1, None)
 
 
-def test_same_answer_as_regex_partial_matching():
-    rng = random.Random(18)
+def _random_cases(seed: int):
+    """3,000 random marker sets, 6 random texts and start positions each: (markers, scanner, text, pos, rng)."""
+    rng = random.Random(seed)
     alphabet = "ab<|>/\n ｜é"
     for _ in range(3000):
         markers = {"".join(rng.choice(alphabet) for _ in range(rng.randint(1, 6))) for _ in range(rng.randint(1, 5))}
         scanner = MarkerScanner(markers)
         for _ in range(6):
             text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 14)))
-            pos = rng.randint(0, len(text))
-            final = rng.random() < 0.3
-            assert scanner.scan(text, pos, final=final) == oracle(markers, text, pos, final), (markers, text, pos,
-                                                                                                final)
+            yield markers, scanner, text, rng.randint(0, len(text)), rng
+
+
+def test_same_answer_as_regex_partial_matching():
+    for markers, scanner, text, pos, rng in _random_cases(18):
+        final = rng.random() < 0.3
+        assert scanner.scan(text, pos, final=final) == oracle(markers, text, pos, final), (markers, text, pos, final)
 
 
 def test_find_is_none_exactly_when_all_of_the_text_is_safe():
     """``find`` (the hot paths' one-search check) is None exactly when the scan would let the whole text through
     (no marker, no held-back prefix): the parsers skip the scan then, so any disagreement would change output."""
-    rng = random.Random(1818)
-    alphabet = "ab<|>/\n ｜é"
-    for _ in range(3000):
-        markers = {"".join(rng.choice(alphabet) for _ in range(rng.randint(1, 6))) for _ in range(rng.randint(1, 5))}
-        scanner = MarkerScanner(markers)
-        for _ in range(6):
-            text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 14)))
-            pos = rng.randint(0, len(text))
-            everything = oracle(markers, text, pos, False) == Hit(len(text), None)
-            assert (scanner.find(text, pos) is None) == everything, (markers, text, pos)
-            if scanner.find(text, pos) is None:
-                assert oracle(markers, text, pos, True) == Hit(len(text), None)
+    for markers, scanner, text, pos, _ in _random_cases(1818):
+        everything = oracle(markers, text, pos, False) == Hit(len(text), None)
+        assert (scanner.find(text, pos) is None) == everything, (markers, text, pos)
+        if scanner.find(text, pos) is None:
+            assert oracle(markers, text, pos, True) == Hit(len(text), None)
