@@ -42,6 +42,32 @@ def test_the_size_bound_rejects_at_the_fragment_where_the_bytes_pass_it(fragment
     assert [d.code for d in call.diagnostics] == (["too_large"] if expected_at is not None else [])
 
 
+@settings(max_examples=200, deadline=None)
+@given(pieces=st.lists(st.text(st.sampled_from('a"\\\n\u00e9\u20ac\U0001f600\ud800'), max_size=12), max_size=20),
+       limit=st.integers(1, 120))
+def test_the_builders_own_fragments_are_rejected_where_their_bytes_pass_the_limit(pieces, limit):
+    """A string value streamed through ``string_piece`` (its pieces escaped, sent and counted inline) and the
+    key and quotes around it (``_emit``): the call is rejected at the very fragment whose UTF-8 bytes (lone
+    surrogates as 3) first pass the limit, with one ``too_large`` diagnostic."""
+    stream = _NoText(limits=Limits(max_argument_bytes=limit))
+    call = stream._begin_call("search")
+    stream._events = []
+    size, expected_at, rejected_at = 0, None, None
+    steps = [lambda: call.begin_string("q")] + [lambda p=p: call.string_piece(p) for p in pieces] + [call.end_string]
+    for k, step in enumerate(steps):
+        sent = len(stream._events)
+        step()
+        for event in stream._events[sent:]:
+            size += len(event.fragment.encode("utf-8", "surrogatepass"))
+            if expected_at is None and size > limit:
+                expected_at = k
+        if rejected_at is None and call.status == "rejected":
+            rejected_at = k
+    assert "".join(e.fragment for e in stream._events) == json.dumps({"q": "".join(pieces)}, ensure_ascii=False)[:-1]
+    assert rejected_at == expected_at
+    assert [d.code for d in call.diagnostics] == (["too_large"] if expected_at is not None else [])
+
+
 def test_a_strict_value_after_blanks_is_kept_once():
     """The blanks before a value stay raw text, but the value's text is joined once: the fragments and the raw
     text reported are that one string."""
