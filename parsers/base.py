@@ -38,9 +38,10 @@ def _arguments_delta_maker():
     """``ArgumentsDelta(index, fragment)`` without the frozen dataclass's ``__init__`` (three
     ``object.__setattr__`` calls through a Python frame). One is made per delta of every streamed call: its slots
     are filled on an instance of a plain class with the same slots, which then becomes an ``ArgumentsDelta``
-    (``__class__`` assignment; the layouts are the same, so CPython allows it). About half the cost of filling
-    the frozen instance's slots through their descriptors; the event is the same (equal, frozen, same repr).
-    Checked against the class's fields at import, so a new field cannot be left unset silently."""
+    (``__class__`` assignment, which CPython allows between classes of the same layout). About half the cost of
+    filling the frozen instance's slots through their descriptors; the event is the same (equal, frozen, same
+    repr). Checked at import against the class's fields and a probe event, so a new field cannot be left unset
+    silently; the plain constructor is used when either check fails."""
     import dataclasses
 
     fields = tuple(f.name for f in dataclasses.fields(ArgumentsDelta))
@@ -59,6 +60,12 @@ def _arguments_delta_maker():
         event.__class__ = ArgumentsDelta
         return event
 
+    try:
+        probe = arguments_delta(0, "")
+    except TypeError:  # pragma: no cover - an interpreter that refuses the reassignment
+        return ArgumentsDelta
+    if probe != ArgumentsDelta(0, ""):  # pragma: no cover - guards a change of the event class
+        return ArgumentsDelta
     return arguments_delta
 
 
@@ -316,6 +323,7 @@ class PastLimitCall(CallBuilder):
     _emit = _fragment
 
     def string_piece(self, text: str) -> None:
+        """The piece is kept for the value (:meth:`end_string` joins it); nothing is sent or counted."""
         if text:
             self._string_parts.append(text)
 

@@ -3,6 +3,7 @@ kept once, and peak memory bounded on a long one-shot output."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import tracemalloc
 
@@ -11,7 +12,8 @@ from hypothesis import strategies as st
 
 import toolwire
 from toolwire.limits import Limits
-from toolwire.parsers.base import StreamParser
+from toolwire.output import ArgumentsDelta
+from toolwire.parsers.base import StreamParser, _arguments_delta
 from toolwire.parsers.json_body import ArgumentsStream
 
 SEARCH = [{"type": "function", "function": {"name": "search", "parameters": {
@@ -124,3 +126,17 @@ def test_the_compacted_value_is_checked_against_the_raw_pieces():
     assert _spelled_after([xy, "yx"], "xyxy", 0, [xy, xy]) is None
     assert _spelled_after(["x", xy, "y"], "xyxy", 0, [xy, xy]) is None  # a fragment out of its place is compared
     assert _spelled_after(["x", xy, "y"], "xxyy", 0, ["xx", "yy"]) == ""
+
+
+def test_the_builders_arguments_delta_is_the_frozen_event():
+    """The events the builder makes without the dataclass ``__init__`` are ``ArgumentsDelta`` instances equal to
+    the constructor's, with the same repr and hash, and frozen."""
+    made, expected = _arguments_delta(3, '"x\u00e9'), ArgumentsDelta(3, '"x\u00e9')
+    assert type(made) is ArgumentsDelta
+    assert (made, repr(made), hash(made)) == (expected, repr(expected), hash(expected))
+    try:
+        made.fragment = "y"
+    except dataclasses.FrozenInstanceError:
+        pass
+    else:
+        raise AssertionError("the event is not frozen")
