@@ -3,6 +3,7 @@ kept once, and peak memory bounded on a long one-shot output."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import tracemalloc
 
@@ -11,7 +12,8 @@ from hypothesis import strategies as st
 
 import toolwire
 from toolwire.limits import Limits
-from toolwire.parsers.base import StreamParser
+from toolwire.output import ArgumentsDelta
+from toolwire.parsers.base import StreamParser, _arguments_delta
 from toolwire.parsers.json_body import ArgumentsStream
 
 SEARCH = [{"type": "function", "function": {"name": "search", "parameters": {
@@ -38,6 +40,32 @@ def test_the_size_bound_rejects_at_the_fragment_where_the_bytes_pass_it(fragment
         call._fragment(fragment)
         if rejected_at is None and call.status == "rejected":
             rejected_at = k
+    assert rejected_at == expected_at
+    assert [d.code for d in call.diagnostics] == (["too_large"] if expected_at is not None else [])
+
+
+@settings(max_examples=200, deadline=None)
+@given(pieces=st.lists(st.text(st.sampled_from('a"\\\n\u00e9\u20ac\U0001f600\ud800'), max_size=12), max_size=20),
+       limit=st.integers(1, 120))
+def test_the_builders_own_fragments_are_rejected_where_their_bytes_pass_the_limit(pieces, limit):
+    """A string value streamed through ``string_piece`` (its pieces escaped, sent and counted inline) and the
+    key and quotes around it (``_emit``): the call is rejected at the very fragment whose UTF-8 bytes (lone
+    surrogates as 3) first pass the limit, with one ``too_large`` diagnostic."""
+    stream = _NoText(limits=Limits(max_argument_bytes=limit))
+    call = stream._begin_call("search")
+    stream._events = []
+    size, expected_at, rejected_at = 0, None, None
+    steps = [lambda: call.begin_string("q")] + [lambda p=p: call.string_piece(p) for p in pieces] + [call.end_string]
+    for k, step in enumerate(steps):
+        sent = len(stream._events)
+        step()
+        for event in stream._events[sent:]:
+            size += len(event.fragment.encode("utf-8", "surrogatepass"))
+            if expected_at is None and size > limit:
+                expected_at = k
+        if rejected_at is None and call.status == "rejected":
+            rejected_at = k
+    assert "".join(e.fragment for e in stream._events) == json.dumps({"q": "".join(pieces)}, ensure_ascii=False)[:-1]
     assert rejected_at == expected_at
     assert [d.code for d in call.diagnostics] == (["too_large"] if expected_at is not None else [])
 
@@ -98,3 +126,17 @@ def test_the_compacted_value_is_checked_against_the_raw_pieces():
     assert _spelled_after([xy, "yx"], "xyxy", 0, [xy, xy]) is None
     assert _spelled_after(["x", xy, "y"], "xyxy", 0, [xy, xy]) is None  # a fragment out of its place is compared
     assert _spelled_after(["x", xy, "y"], "xxyy", 0, ["xx", "yy"]) == ""
+
+
+def test_the_builders_arguments_delta_is_the_frozen_event():
+    """The events the builder makes without the dataclass ``__init__`` are ``ArgumentsDelta`` instances equal to
+    the constructor's, with the same repr and hash, and frozen."""
+    made, expected = _arguments_delta(3, '"x\u00e9'), ArgumentsDelta(3, '"x\u00e9')
+    assert type(made) is ArgumentsDelta
+    assert (made, repr(made), hash(made)) == (expected, repr(expected), hash(expected))
+    try:
+        made.fragment = "y"
+    except dataclasses.FrozenInstanceError:
+        pass
+    else:
+        raise AssertionError("the event is not frozen")
