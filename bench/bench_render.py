@@ -265,17 +265,20 @@ def deepseek_table() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Print both tables (markdown); ``--deepseek`` prints only table 2."""
+    """Print both tables (markdown); ``--deepseek`` in ``argv`` prints only table 2. ``python -m bench`` calls it
+    with no arguments (the command line there names modules)."""
     import argparse
 
     parser = argparse.ArgumentParser(description=__doc__.partition("\n")[0])
     parser.add_argument("--deepseek", action="store_true", help="run only table 2 (DeepSeek encoders)")
-    args = parser.parse_args(argv)
+    args = parser.parse_args(argv or [])
     if not args.deepseek:
         template_table()
     deepseek_table()
 
 
 if __name__ == "__main__":
+    import sys
+
     print(harness.environment())
-    main()
+    main(sys.argv[1:])
