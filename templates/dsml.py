@@ -388,7 +388,6 @@ def _effort_prompt(version: DsmlVersion, effort: Any) -> str:
     return _V41_EFFORT_PROMPT.format(_V41_NAMED_EFFORTS.get(effort, effort))
 
 
-_to_json = tojson  # json.dumps(value, ensure_ascii=False)
 _to_strict_json = json_writer(allow_nan=False)
 
 
@@ -406,7 +405,7 @@ def _non_empty(pieces: tuple) -> tuple:
 
 def _write_tools(version: DsmlVersion, out: PromptBuilder, tools: list[Tool]) -> None:
     out.fixed(version.tools_head, None, version.preamble_specials)
-    out.content("\n".join([_to_json(function_to_dict(t)) for t in tools]), None)
+    out.content("\n".join([tojson(function_to_dict(t)) for t in tools]), None)
     out.template(version.tools_tail, None)
 
 

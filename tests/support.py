@@ -179,6 +179,18 @@ def full_state(out: toolwire.ParsedOutput) -> dict:
     return out.model_dump()
 
 
+def traced_parse(fmt, text: str, tools, **kw) -> tuple[toolwire.ParsedOutput, int]:
+    """``fmt.parse(text, tools, **kw)`` and the peak of the memory it allocated (``tracemalloc``), in bytes."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        out = fmt.parse(text, tools, **kw)
+        return out, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 def stream_parse(fmt, text: str, chunks: list[str] | None = None, tools=None, **kw):
     """Feed ``chunks`` (default: 1 character at a time), then finish. Returns (result, events)."""
     parser = fmt.stream(tools, **kw)

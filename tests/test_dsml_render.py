@@ -356,7 +356,7 @@ def test_the_json_writers_write_and_refuse_as_json_does():
     RecursionError."""
     from toolwire.templates import dsml
 
-    assert dsml._to_json.__qualname__.startswith("json_writer")  # the fast writer is in use on CPython
+    assert dsml.tojson.__qualname__.startswith("json_writer")  # the fast writer is in use on CPython
     cyclic_dict, cyclic_list = {}, []
     cyclic_dict["self"] = cyclic_dict
     cyclic_list.append({"in": cyclic_list})
@@ -369,8 +369,8 @@ def test_the_json_writers_write_and_refuse_as_json_does():
               {"type": "object", "properties": {"q": {"type": "string"}}, "x": [1.5, "é", {"y": ()}]},
               {1: 2, 2.5: 3, None: 4, False: 5}, {"a": {1, 2}}, {(1,): 2}, 10 ** 5000, b"x", cyclic_dict,
               cyclic_list, deep]
-    for writer, reference in ((dsml._to_json, json.JSONEncoder(ensure_ascii=False).encode),
+    for writer, reference in ((dsml.tojson, json.JSONEncoder(ensure_ascii=False).encode),
                               (dsml._to_strict_json, json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode)):
         for value in values:
             assert _outcome(writer, value) == _outcome(reference, value)
-    assert _outcome(dsml._to_json, cyclic_dict) == ("ValueError", "Circular reference detected")
+    assert _outcome(dsml.tojson, cyclic_dict) == ("ValueError", "Circular reference detected")

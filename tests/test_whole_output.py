@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import tracemalloc
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -15,6 +14,8 @@ from toolwire.limits import Limits
 from toolwire.output import ArgumentsDelta
 from toolwire.parsers.base import StreamParser, _arguments_delta
 from toolwire.parsers.json_body import ArgumentsStream
+
+from support import traced_parse
 
 SEARCH = [{"type": "function", "function": {"name": "search", "parameters": {
     "type": "object", "properties": {"q": {"type": "string"}}}}}]
@@ -87,12 +88,7 @@ def test_a_strict_value_after_blanks_is_kept_once():
 def _peak_ratio(family: str, output: str) -> float:
     fmt = toolwire.get_format(family)
     limits = Limits(max_argument_bytes=1 << 30)
-    tracemalloc.start()
-    try:
-        out = fmt.parse(output, SEARCH, limits=limits)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    out, peak = traced_parse(fmt, output, SEARCH, limits=limits)
     assert out.tool_calls[0].status == "proposed"
     return peak / len(output.encode("utf-8"))
 

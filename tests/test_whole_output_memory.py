@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import json
 import sys
-import tracemalloc
 
 import pytest
 
 import toolwire
 from toolwire import Limits
+
+from support import traced_parse
 
 WRITE = [{"type": "function", "function": {"name": "write_file", "parameters": {
     "type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
@@ -48,12 +49,7 @@ def test_one_shot_peak_is_what_the_call_keeps_plus_little(family):
     limits = Limits(max_argument_bytes=1 << 30)  # the default 1 MiB would refuse the value (too_large)
     text = OUTPUTS[family]()
     fmt.parse(text[:200], WRITE, limits=limits)  # imports, compiled patterns: not part of the measure
-    tracemalloc.start()
-    try:
-        result = fmt.parse(text, WRITE, limits=limits)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    result, peak = traced_parse(fmt, text, WRITE, limits=limits)
     (call,) = result.tool_calls
     assert call.status == "proposed"
     assert call.arguments == {"path": "a.py", "content": VALUE}
