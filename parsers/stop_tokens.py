@@ -45,7 +45,11 @@ class TrailingStopToken:
 
     def _hold_stop_token(self, final: bool) -> str:
         """Take a possible stop token off the end of the buffer: returned (to put back) while more may
-        follow; at the end of the output a complete one is stripped with its diagnostic."""
+        follow; at the end of the output a complete one is stripped with its diagnostic. With token-id input
+        the held length is told to the literal check (:attr:`~toolwire.parsers.base.TokenInput.held`)."""
+        tokens = self._tokens
+        if tokens is not None:
+            tokens.held = 0
         buf = self._buf
         first = self._stop_first
         if first:  # the usual case: one rfind per delta
@@ -63,6 +67,8 @@ class TrailingStopToken:
             tail = buf[-n:]
         if not final:
             self._buf = buf[:-n]
+            if tokens is not None:
+                tokens.held = n
             return tail
         if tail in self.stop_tokens and self._marker_at(buf, len(buf) - n, tail):
             self._buf = buf[:-n]

@@ -7,6 +7,7 @@ The rebuilt content, reasoning and calls must equal toolwire's own ``parse()`` a
 from __future__ import annotations
 
 import json
+import zlib
 
 import pytest
 
@@ -66,7 +67,7 @@ def check(row, got):
 @pytest.mark.parametrize("row", golden_params(exclude=tw_sglang.UNSUPPORTED))
 def test_golden_random_splits_through_sglang(row):
     for seed in range(3):
-        check(row, replay(row, seed=(hash(row["id"]) + seed) & 0xFFFF))
+        check(row, replay(row, seed=(zlib.crc32(row["id"].encode()) + seed) & 0xFFFF))
 
 
 @pytest.mark.parametrize("row", golden_params(exclude=tw_sglang.UNSUPPORTED))
