@@ -25,7 +25,8 @@ from toolwire.context_policy.boundaries import Boundaries, find_boundaries
 from toolwire.context_policy.policies import Context
 from toolwire.errors import InvalidRequest, UnrepresentableValue
 from toolwire.format import Format, RenderOptions
-from toolwire.models import _json_object, call_arguments, check_message_text, normalize_messages
+from toolwire.models import normalize_messages
+from toolwire.request_values import _json_object, call_arguments, check_message_text
 from toolwire.prompt import PromptBuilder, RenderedPrompt
 from toolwire.templates.hermes_json import _check_name
 from toolwire.templates.json_text import tojson

@@ -126,7 +126,7 @@ def test_the_plain_value_test_agrees_with_the_full_walk():
     """_plain_json_value (one loop over the containers) passes the plain values, at the depth limit too, and
     passes nothing that check_json_value's full walk refuses (cycles, too deep, bad keys, types, surrogates, huge
     integers); a subclass is sent to the full walk, which accepts it."""
-    from toolwire.models import _plain_json_value, check_json_value
+    from toolwire.request_values import _plain_json_value, check_json_value
 
     cyclic_dict, cyclic_list = {}, []
     cyclic_dict["self"] = cyclic_dict

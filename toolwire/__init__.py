@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 
+from . import _compiled  # first: it decides how the compiled modules load (toolwire/_compiled.py)
 from . import _aliases, _delegation
 from .errors import InvalidRequest, MissingExtra, ToolwireError, UnknownFormat
 from .format import Format, RenderOptions
