@@ -30,7 +30,9 @@ def extensions() -> list:
         print("toolwire: Cython is not installed; installing pure Python")
         return []
     modules = [Extension(name, [source]) for name, source in compiled_modules().items()]
-    return cythonize(modules, language_level=3, quiet=True)
+    # annotation_typing off: annotations stay hints, as in Python (Cython would otherwise enforce them as C types)
+    return cythonize(modules, language_level=3, quiet=True, force=True,
+                     compiler_directives={"annotation_typing": False})
 
 
 class OptionalBuildExt(build_ext):

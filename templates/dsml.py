@@ -274,7 +274,8 @@ def _turns(version: DsmlVersion, messages: list[Message], tools: list[Tool]) -> 
     parallel: list[tuple[list, list]] = []  # V4+: (blocks, the calls they answer) of turns with 2+ results
     latest_calls: list = []  # the calls of the latest assistant turn that made any
     for i, msg in enumerate(messages):
-        role = msg.role
+        fields = msg.__dict__  # the model's field values: one attribute read (a model's are slow), then dict reads
+        role = fields["role"]
         if role not in _ROLES or (role == "latest_reminder" and not quick):
             raise UnsupportedByFormat(f"role {role!r} is not supported by {version.name}", message_index=i,
                                       field="role")
@@ -282,14 +283,14 @@ def _turns(version: DsmlVersion, messages: list[Message], tools: list[Tool]) -> 
         extra = msg.__pydantic_extra__  # msg.model_extra, without the property call
         if extra:  # quick-instruction switches come as extra message fields
             task, wo_eos = _quick_instruction(version, extra, i)
-        calls = msg.tool_calls
+        calls = fields["tool_calls"]
         if calls and role != "assistant":
             raise InvalidRequest("only assistant messages carry tool_calls", message_index=i, field="tool_calls")
-        text = msg.content
+        text = fields["content"]
         if text.__class__ is not str:
             text = msg.text()
         if merge and role == "tool":
-            block = ("tool_result", text, i, msg.tool_call_id)
+            block = ("tool_result", text, i, fields["tool_call_id"])
             if user_blocks is None:
                 user_blocks, text_joins, results = [block], True, 1
                 turns.append(("user", i, "", None, None, None, False, None, user_blocks))
@@ -310,11 +311,12 @@ def _turns(version: DsmlVersion, messages: list[Message], tools: list[Tool]) -> 
         if role == "developer" and not text:
             raise UnsupportedByFormat("developer messages need content", message_index=i, field="content")
         if calls:
-            calls = latest_calls = [(ci, c.function.name, call_arguments(c, i, ci), c.id) for ci, c in enumerate(calls)]
+            calls = latest_calls = [(ci, c.__dict__["function"].__dict__["name"], call_arguments(c, i, ci), c.__dict__["id"])
+                                    for ci, c in enumerate(calls)]
         attached = None
         if role == "system" and pending_tools is not None:
             attached, pending_tools = pending_tools, None
-        turns.append((role, i, text, msg.reasoning_content, calls or None, task, wo_eos, attached, None))
+        turns.append((role, i, text, fields["reasoning_content"], calls or None, task, wo_eos, attached, None))
         user_blocks, text_joins = None, False
     if pending_tools is not None:
         turns.insert(0, ("system", None, "", None, None, None, False, pending_tools, None))

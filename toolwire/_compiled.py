@@ -20,7 +20,6 @@ import importlib.machinery
 import importlib.util
 import os
 import sys
-from pathlib import Path
 
 COMPILED: dict[str, str] = {  # module -> its source, relative to the project root
     "toolwire.templates.dsml": "templates/dsml.py",
@@ -49,12 +48,11 @@ class _SourceFirst:
         if spec is None or not isinstance(spec.loader, importlib.machinery.ExtensionFileLoader):
             self.chosen[name] = "source"
             return spec
-        built = Path(spec.origin)
-        source = built.with_name(name.rsplit(".", 1)[-1] + ".py")
-        if not source.is_file():  # an installed wheel without sources: the build is all there is
+        source = os.path.join(os.path.dirname(spec.origin), name.rsplit(".", 1)[-1] + ".py")  # (no pathlib: import time)
+        if not os.path.isfile(source):  # an installed wheel without sources: the build is all there is
             self.chosen[name] = "compiled"
             return spec
-        stale = built.stat().st_mtime < source.stat().st_mtime
+        stale = os.path.getmtime(spec.origin) < os.path.getmtime(source)
         if self.pure or stale:
             self.chosen[name] = "source (stale build)" if stale and not self.pure else "source"
             return importlib.util.spec_from_file_location(name, source)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Iterable
 
 from .errors import InvalidRequest, UnrepresentableValue
@@ -29,7 +28,17 @@ _INT_DIGITS = 4300  # CPython's int <-> str limit (sys.int_max_str_digits' defau
 
 def lone_surrogate(text: str) -> bool:
     """Whether ``text`` holds a lone surrogate (U+D800..U+DFFF): text no UTF-8 encoder or tokenizer can encode."""
-    return not text.isascii() and _LONE_SURROGATE.search(text) is not None
+    return not text.isascii() and not _encodes(text)
+
+
+def _encodes(text: str) -> bool:
+    """Whether ``text`` holds no lone surrogate, the one kind of character UTF-8 cannot encode: encoding it says
+    so faster than :data:`_LONE_SURROGATE` searches (about 2x on a short text, 4x on a long one)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def check_text(text: str, *, message_index: int | None = None, field: str | None = None) -> None:
@@ -86,7 +95,7 @@ def _plain_json_value(item: Any, depth: int = 1) -> bool:
         if depth > MAX_REQUEST_DEPTH:
             return False
         for key in item:
-            if type(key) is not str or not (key.isascii() or _find_surrogate(key) is None):
+            if type(key) is not str or not (key.isascii() or _encodes(key)):
                 return False
         values: Iterable[Any] = item.values()
     elif kind is list or kind is tuple:
@@ -94,7 +103,7 @@ def _plain_json_value(item: Any, depth: int = 1) -> bool:
             return False
         values = item
     elif kind is str:
-        return item.isascii() or _find_surrogate(item) is None
+        return item.isascii() or _encodes(item)
     elif kind is int:
         return item.bit_length() <= 14_000
     else:
@@ -102,7 +111,7 @@ def _plain_json_value(item: Any, depth: int = 1) -> bool:
     for inner in values:
         inner_kind = type(inner)
         if inner_kind is str:
-            if not inner.isascii() and _find_surrogate(inner) is not None:
+            if not inner.isascii() and not _encodes(inner):
                 return False
         elif not (inner is None or inner_kind is bool or inner_kind is float) and not _plain_json_value(
                 inner, depth + 1):
@@ -121,7 +130,7 @@ def _too_many_digits(number: int) -> bool:
 def call_arguments(call: ToolCall, message_index: int, call_index: int) -> dict[str, Any]:
     """The call's arguments as a dict. A JSON string is decoded; an invalid one is an InvalidRequest, and so is
     a value no encoder can write back (:func:`check_json_value`)."""
-    args = call.function.arguments
+    args = call.__dict__["function"].__dict__["arguments"]  # call.function.arguments (see check_message_text)
     if isinstance(args, dict):
         check_json_value(args, message_index=message_index, field=_arguments_field(call_index))
         return args
@@ -180,32 +189,30 @@ _SHALLOW_TEXT = 2 * MAX_REQUEST_DEPTH
 def check_message_text(messages: list[Message]) -> None:
     """Refuse message text no tokenizer can encode (a lone surrogate), naming the message and field. Call
     arguments are checked where they are decoded (:func:`call_arguments`)."""
+    # A model's fields are read from its __dict__: one attribute read per model (a pydantic model's attribute reads
+    # are slow: BaseModel has a __getattr__), then dict reads.
     for index, m in enumerate(messages):  # most messages need no closer look: ASCII text holds no lone surrogate
-        content, reasoning, name, call_id, calls = _text_fields(m)
-        if (not content or content.__class__ is str and (content.isascii() or _find_surrogate(content) is None)) \
-                and (not reasoning or reasoning.isascii() or _find_surrogate(reasoning) is None) \
-                and (not name or name.isascii() or _find_surrogate(name) is None) \
-                and (not call_id or call_id.isascii() or _find_surrogate(call_id) is None) \
+        fields = m.__dict__
+        content, reasoning, name, call_id, calls = (fields["content"], fields["reasoning_content"], fields["name"],
+                                                    fields["tool_call_id"], fields["tool_calls"])
+        if (not content or content.__class__ is str and (content.isascii() or _encodes(content))) \
+                and (not reasoning or reasoning.isascii() or _encodes(reasoning)) \
+                and (not name or name.isascii() or _encodes(name)) \
+                and (not call_id or call_id.isascii() or _encodes(call_id)) \
                 and (not calls or _clean_calls(calls)):
             continue
         _check_message(index, m)  # list content (not looked into above), or a field to refuse
 
 
-_text_fields = attrgetter("content", "reasoning_content", "name", "tool_call_id", "tool_calls")
-"""The fields of a message :func:`check_message_text` reads, in one call. (A pydantic model's attribute reads are
-slow in bytecode, which cannot specialize them: ``BaseModel`` has a ``__getattr__``; attrgetter reads them faster.)"""
-_call_fields = attrgetter("id", "function")
-_function_fields = attrgetter("name", "arguments")
-
-
 def _clean_calls(calls: list[ToolCall]) -> bool:
     """Whether no name, id or arguments text of ``calls`` holds a lone surrogate."""
     for call in calls:
-        call_id, function = _call_fields(call)
-        call_name, arguments = _function_fields(function)
-        if (not call_name.isascii() and _find_surrogate(call_name)) \
-                or (call_id and not call_id.isascii() and _find_surrogate(call_id)) \
-                or (arguments.__class__ is str and not arguments.isascii() and _find_surrogate(arguments)):
+        fields = call.__dict__
+        call_id, function = fields["id"], fields["function"].__dict__
+        call_name, arguments = function["name"], function["arguments"]
+        if (not call_name.isascii() and not _encodes(call_name)) \
+                or (call_id and not call_id.isascii() and not _encodes(call_id)) \
+                or (arguments.__class__ is str and not arguments.isascii() and not _encodes(arguments)):
             return False
     return True
 
