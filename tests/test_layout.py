@@ -46,8 +46,13 @@ def all_modules() -> dict[str, Path]:
         found[root] = Path(pkg.__file__)
         for info in pkgutil.walk_packages(pkg.__path__, prefix=root + "."):
             spec = importlib.util.find_spec(info.name)
-            if spec is not None and spec.origin and spec.origin.endswith(".py"):
-                found[info.name] = Path(spec.origin)
+            if spec is None or not spec.origin:
+                continue
+            source = Path(spec.origin)
+            if source.suffix != ".py":  # a compiled hot path (toolwire/_compiled.py): its source lies beside it
+                source = source.with_name(info.name.rpartition(".")[2] + ".py")
+            if source.is_file():
+                found[info.name] = source
     return found
 
 

@@ -13,8 +13,8 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr, TypeAdapter, Validation
 from pydantic_core import SchemaValidator, core_schema
 
 from .errors import InvalidRequest
-from .request_values import (MAX_REQUEST_DEPTH, _plain_json_value, call_arguments, check_json_value,
-                             check_message_text, check_text, lone_surrogate)
+from .request_values import (MAX_REQUEST_DEPTH, call_arguments, check_json_value, check_message_text, check_text,
+                             check_tool_text, lone_surrogate)
 
 
 REASONING_ALIASES = ("thinking", "reasoning")
@@ -263,7 +263,7 @@ def normalize_tools(tools: Any) -> list[Tool]:
     if out:
         for index, (tool, raw) in enumerate(zip(out, tools)):
             _set_slot(tool, "__pydantic_private__", {"_raw": raw})  # what model_post_init + tool._raw = raw leave
-            _check_tool_text(tool, index)
+            check_tool_text(tool, index)
         return out
     for index, raw in enumerate(tools):
         if isinstance(raw, Tool):
@@ -279,7 +279,7 @@ def normalize_tools(tools: Any) -> list[Tool]:
         tool.__pydantic_private__["_raw"] = raw  # tool._raw = raw, without pydantic's __setattr__
         out.append(tool)
     for index, tool in enumerate(out):
-        _check_tool_text(tool, index)
+        check_tool_text(tool, index)
     return out
 
 
@@ -289,19 +289,6 @@ def _usual_tools(tools: list | tuple) -> bool:
         if raw.__class__ is not dict or "function" not in raw:
             return False
     return True
-
-
-def _check_tool_text(tool: Tool, index: int) -> None:
-    """Refuse a tool whose name or description holds a lone surrogate, or whose parameters no JSON encoder can
-    write (:func:`check_json_value`)."""
-    fn = tool.function
-    name, description, parameters = fn.name, fn.description, fn.parameters
-    if not name.isascii():  # ASCII text holds no lone surrogate
-        check_text(name, field=f"tools[{index}].function.name")
-    if description and not description.isascii():
-        check_text(description, field=f"tools[{index}].function.description")
-    if parameters is not None and not _plain_json_value(parameters):  # check_json_value's own first test
-        check_json_value(parameters, field=f"tools[{index}].function.parameters")
 
 
 def tool_to_dict(tool: Tool) -> dict[str, Any]:

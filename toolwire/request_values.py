@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 from .errors import InvalidRequest, UnrepresentableValue
 
 if TYPE_CHECKING:
-    from .models import Message, ToolCall
+    from .models import Message, Tool, ToolCall
 
 MAX_REQUEST_DEPTH = 256
 """How deeply a request value (call arguments, tool parameters) may nest. Deeper values, and values that
@@ -186,6 +186,20 @@ def _loaded_arguments(args: str, message_index: int, field: str) -> Any:
 _SHALLOW_TEXT = 2 * MAX_REQUEST_DEPTH
 
 
+def check_tool_text(tool: Tool, index: int) -> None:
+    """Refuse a tool whose name or description holds a lone surrogate, or whose parameters no JSON encoder can
+    write (:func:`check_json_value`), naming ``tools[index]``'s field. (Fields read as in
+    :func:`check_message_text`.)"""
+    fields = tool.__dict__["function"].__dict__
+    name, description, parameters = fields["name"], fields["description"], fields["parameters"]
+    if not name.isascii():  # ASCII text holds no lone surrogate
+        check_text(name, field=f"tools[{index}].function.name")
+    if description and not description.isascii():
+        check_text(description, field=f"tools[{index}].function.description")
+    if parameters is not None and not _plain_json_value(parameters):  # check_json_value's own first test
+        check_json_value(parameters, field=f"tools[{index}].function.parameters")
+
+
 def check_message_text(messages: list[Message]) -> None:
     """Refuse message text no tokenizer can encode (a lone surrogate), naming the message and field. Call
     arguments are checked where they are decoded (:func:`call_arguments`)."""
@@ -239,5 +253,6 @@ def _check_message(index: int, m: Message) -> None:
 
 
 __all__ = [
-    "MAX_REQUEST_DEPTH", "call_arguments", "check_json_value", "check_message_text", "check_text", "lone_surrogate",
+    "MAX_REQUEST_DEPTH", "call_arguments", "check_json_value", "check_message_text", "check_text", "check_tool_text",
+    "lone_surrogate",
 ]
