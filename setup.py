@@ -5,6 +5,7 @@ Everything else is in pyproject.toml. The build is optional: without Cython or a
 """
 
 import ast
+import hashlib
 import os
 from pathlib import Path
 
@@ -36,7 +37,9 @@ def extensions() -> list:
 
 
 class OptionalBuildExt(build_ext):
-    """A module that fails to compile (no C compiler, say) stays pure Python instead of failing the install."""
+    """A module that fails to compile (no C compiler, say) stays pure Python instead of failing the install. Beside
+    each built module goes ``<module>.sha256``, the digest of the source it was built from: toolwire/_compiled.py
+    uses the build only while its source still has that digest."""
 
     def run(self):
         try:
@@ -49,6 +52,23 @@ class OptionalBuildExt(build_ext):
             super().build_extension(ext)
         except Exception as exc:  # noqa: BLE001 - as in run()
             print(f"toolwire: compiling {ext.name} failed ({exc}); it stays pure Python")
+            return
+        _write_digest(ext.name, self.get_ext_fullpath(ext.name))
 
+    def copy_extensions_to_source(self):
+        """An editable install (``pip install -e``) copies each built module into the source tree: its digest too."""
+        super().copy_extensions_to_source()
+        build_py = self.get_finalized_command("build_py")
+        for ext in self.extensions:
+            inplace_file, regular_file = self._get_inplace_equivalent(build_py, ext)
+            if os.path.exists(regular_file):
+                _write_digest(ext.name, inplace_file)
+
+
+def _write_digest(name: str, built: str) -> None:
+    """``<module>.sha256`` beside the module ``name`` built at ``built``: the digest of its source."""
+    source = Path(__file__).resolve().parent / compiled_modules()[name]
+    digest = hashlib.sha256(source.read_bytes()).hexdigest()
+    Path(built).with_name(name.rpartition(".")[2] + ".sha256").write_text(digest)
 
 setup(ext_modules=extensions(), cmdclass={"build_ext": OptionalBuildExt})

@@ -2,7 +2,7 @@
 
 ``make test`` installs with Cython, so every module of ``COMPILED`` must run compiled in this environment (unless
 ``TOOLWIRE_PURE_PYTHON`` is set); a subprocess with ``TOOLWIRE_PURE_PYTHON=1`` runs the same requests through the
-source and must give the same prompts, pieces and refusals; and a build older than its source is passed over.
+source and must give the same prompts, pieces and refusals; and a build of another source is passed over.
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def test_every_hot_path_runs_compiled_in_the_test_environment():
     """The install ``make test`` made compiled every module (a silent fallback would measure pure Python)."""
     expected = "source" if os.environ.get(_compiled.PURE_PYTHON, "") not in ("", "0") else "compiled"
     assert _loaded_modules() == dict.fromkeys(_compiled.COMPILED, expected), (
-        "a compiled module is missing or older than its source: reinstall (make test does)")
+        "a compiled module is missing or was built from another source: reinstall (make test does)")
 
 
 def test_pure_python_source_gives_the_same_prompts_and_refusals():
@@ -96,9 +96,10 @@ def test_pure_python_source_gives_the_same_prompts_and_refusals():
     assert pure["digest"] == _render_digest()
 
 
-def test_a_build_older_than_its_source_is_passed_over(tmp_path, monkeypatch):
-    """A compiled module whose source was edited since the build is not used: the edit takes effect."""
-    built = sys.modules["toolwire.request_values"].__spec__.origin
+def test_a_build_of_another_source_is_passed_over(tmp_path, monkeypatch):
+    """A compiled module whose source was edited since the build (its digest no longer matches) is not used, nor is
+    one without a digest: the edit takes effect. With the matching digest the build is used."""
+    built = importlib.import_module("toolwire.request_values").__spec__.origin
     if not built.endswith(".so"):
         pytest.skip("toolwire.request_values is not compiled in this environment")
     package = tmp_path / "twpkg"
@@ -106,12 +107,15 @@ def test_a_build_older_than_its_source_is_passed_over(tmp_path, monkeypatch):
     shutil.copy(built, package / Path(built).name)
     source = package / "request_values.py"
     source.write_text("VALUE = 1\n")
+    digest = package / "request_values.sha256"
     monkeypatch.setitem(_compiled.COMPILED, "twpkg.request_values", "twpkg/request_values.py")
     finder = _compiled._SourceFirst(pure=False)
-    os.utime(package / Path(built).name, (1_000_000, 1_000_000))  # the build is older than the source
-    spec = finder.find_spec("twpkg.request_values", [str(package)])
-    assert spec.origin == str(source) and finder.chosen["twpkg.request_values"] == "source (stale build)"
-    os.utime(source, (0, 0))  # now the source is older than the build
+    for written in (None, hashlib.sha256(b"VALUE = 0\n").hexdigest()):  # no digest; another source's
+        if written:
+            digest.write_text(written)
+        spec = finder.find_spec("twpkg.request_values", [str(package)])
+        assert spec.origin == str(source) and finder.chosen["twpkg.request_values"] == "source (stale build)"
+    digest.write_text(hashlib.sha256(source.read_bytes()).hexdigest())
     spec = finder.find_spec("twpkg.request_values", [str(package)])
     assert spec.origin.endswith(".so") and finder.chosen["twpkg.request_values"] == "compiled"
     assert _compiled._SourceFirst(pure=True).find_spec("twpkg.request_values", [str(package)]).origin == str(source)

@@ -5,8 +5,9 @@ compiler are at hand (``setup.py``); where they are not, or with ``TOOLWIRE_PURE
 install is pure Python. Both run the same source, so every output is the same either way
 (``tests/test_compiled.py`` compares them).
 
-At run time a compiled module is used only while it is newer than its source: one built from an older source
-(an edit since the last install) is passed over for the source, so an edit always takes effect. Setting
+At run time a compiled module is used only while its source is the one it was built from (the digest the build
+wrote beside it, ``<module>.sha256``): a build of an older source (an edit since the last install) is passed over
+for the source, so an edit always takes effect. Setting
 ``TOOLWIRE_PURE_PYTHON=1`` in the environment before ``import toolwire`` runs the source of every module (to debug
 or compare). :func:`status` says which is in use.
 
@@ -16,6 +17,7 @@ anything else. ``setup.py`` reads :data:`COMPILED` from this file's text (it doe
 
 from __future__ import annotations
 
+import hashlib
 import importlib.machinery
 import importlib.util
 import os
@@ -48,11 +50,12 @@ class _SourceFirst:
         if spec is None or not isinstance(spec.loader, importlib.machinery.ExtensionFileLoader):
             self.chosen[name] = "source"
             return spec
-        source = os.path.join(os.path.dirname(spec.origin), name.rsplit(".", 1)[-1] + ".py")  # (no pathlib: import time)
-        if not os.path.isfile(source):  # an installed wheel without sources: the build is all there is
+        folder, stem = os.path.dirname(spec.origin), name.rsplit(".", 1)[-1]  # (no pathlib: import time)
+        source = os.path.join(folder, stem + ".py")
+        if not os.path.isfile(source):  # an install without sources: the build is all there is
             self.chosen[name] = "compiled"
             return spec
-        stale = os.path.getmtime(spec.origin) < os.path.getmtime(source)
+        stale = not self.pure and _digest_of(source) != _read(os.path.join(folder, stem + ".sha256"))
         if self.pure or stale:
             self.chosen[name] = "source (stale build)" if stale and not self.pure else "source"
             return importlib.util.spec_from_file_location(name, source)
@@ -60,12 +63,26 @@ class _SourceFirst:
         return spec
 
 
+def _digest_of(path: str) -> str:
+    with open(path, "rb") as fh:
+        return hashlib.sha256(fh.read()).hexdigest()
+
+
+def _read(path: str) -> str | None:
+    """The text of ``path``, or None when it cannot be read (a build without its digest counts as stale)."""
+    try:
+        with open(path, encoding="ascii") as fh:
+            return fh.read().strip()
+    except OSError:
+        return None
+
+
 _FINDER = _SourceFirst(pure=os.environ.get(PURE_PYTHON, "") not in ("", "0"))
 
 
 def status() -> dict[str, str]:
     """Each module of :data:`COMPILED` and what runs it: ``compiled``, ``source``, ``source (stale build)`` (a
-    build older than its source, passed over) or ``not imported`` (yet)."""
+    build of another version of its source, passed over) or ``not imported`` (yet)."""
     return {name: _FINDER.chosen.get(name, "not imported") for name in COMPILED}
 
 
