@@ -126,10 +126,8 @@ def kwargs(row: dict) -> dict:
 
 # ---------------------------------------------------------------- (1) golden outputs as ids == as text
 
-@pytest.mark.parametrize("family", FAMILIES)
-def test_golden_outputs_fed_as_ids_parse_as_the_text(family):
-    """Every golden output, encoded by the tokenizer (its markers become control ids), gives exactly the text
-    result, fed all at once and one id at a time."""
+def golden_as_ids(family: str):
+    """``(fmt, tokenizer, row, expected full state of the text parse, the output's ids)`` per golden output."""
     tok = tokenizer(family)
     vocab = vocabulary(tok)
     fmt = toolwire.get_format(family)
@@ -138,7 +136,14 @@ def test_golden_outputs_fed_as_ids_parse_as_the_text(family):
         pytest.skip(f"no golden parse vectors for {family}")
     for row in rows:
         expected = full_state(fmt.parse(row["model_output"], row["tools"], **kwargs(row)))
-        ids = vocab.encode(row["model_output"])
+        yield fmt, tok, row, expected, vocab.encode(row["model_output"])
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_golden_outputs_fed_as_ids_parse_as_the_text(family):
+    """Every golden output, encoded by the tokenizer (its markers become control ids), gives exactly the text
+    result, fed all at once and one id at a time."""
+    for fmt, tok, row, expected, ids in golden_as_ids(family):
         for one_by_one in (False, True):
             out = feed_ids(fmt, ids, row["tools"], tok, one_by_one=one_by_one, **kwargs(row))
             assert full_state(out) == expected, (row["id"], one_by_one)
@@ -150,17 +155,10 @@ def test_golden_outputs_fed_as_ids_in_two_pieces_parse_as_the_text(family):
     id after which the text may hold a marker or stop-token prefix (its last character starts one: ``<``,
     ``[``, ``]`` ...) and every fifth id besides: a buffer ending in such a prefix is held back, and the
     literal check must still find the control ids' spans (it once missed them behind a held ``<``)."""
-    tok = tokenizer(family)
-    vocab = vocabulary(tok)
     fmt = toolwire.get_format(family)
-    rows = golden("parse", family)
-    if not rows:
-        pytest.skip(f"no golden parse vectors for {family}")
-    parser_class = type(fmt.stream())
-    firsts = {m[0] for m in fmt.markers.values() if m} | {t[0] for t in getattr(parser_class, "stop_tokens", ())}
-    for row in rows:
-        expected = full_state(fmt.parse(row["model_output"], row["tools"], **kwargs(row)))
-        ids = vocab.encode(row["model_output"])
+    stop_tokens = getattr(type(fmt.stream()), "stop_tokens", ())
+    firsts = {m[0] for m in fmt.markers.values() if m} | {t[0] for t in stop_tokens}
+    for fmt, tok, row, expected, ids in golden_as_ids(family):
         last = ["".join(p.text for p in token_pieces([i], tok))[-1:] for i in ids]
         for cut in (cut for cut in range(1, len(ids)) if cut % 5 == 0 or last[cut - 1] in firsts):
             parser = fmt.stream(row["tools"], tokenizer=tok, **kwargs(row))
