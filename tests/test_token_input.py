@@ -156,7 +156,7 @@ def test_golden_outputs_fed_as_ids_in_two_pieces_parse_as_the_text(family):
     ``[``, ``]`` ...) and every fifth id besides: a buffer ending in such a prefix is held back, and the
     literal check must still find the control ids' spans (it once missed them behind a held ``<``)."""
     fmt = toolwire.get_format(family)
-    stop_tokens = getattr(type(fmt.stream()), "stop_tokens", ())
+    stop_tokens = getattr(fmt.parser_class, "stop_tokens", ())
     firsts = {m[0] for m in fmt.markers.values() if m} | {t[0] for t in stop_tokens}
     for fmt, tok, row, expected, ids in golden_as_ids(family):
         last = ["".join(p.text for p in token_pieces([i], tok))[-1:] for i in ids]

@@ -22,7 +22,6 @@ MAX_REQUEST_DEPTH = 256
 contain themselves, are refused with the field named: no template or encoder can write them."""
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-_find_surrogate = _LONE_SURROGATE.search
 _INT_DIGITS = 4300  # CPython's int <-> str limit (sys.int_max_str_digits' default), above ~14,000 bits
 
 
