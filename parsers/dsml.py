@@ -175,9 +175,20 @@ class DsmlStreamParser(StreamParser):
         # kept from ``anchor`` (just after the marker) so that the text can go back to content
         self._tentative: list | None = None
         self._scanners = self.grammar.scanners  # [in_reasoning][state]
+        # while a string="true" value of a block in the content is open: its scanner's ``find`` (see _advance)
+        self._string_find = None
 
     # ------------------------------------------------------------------ driving loop
     def _advance(self, final: bool) -> None:
+        find = self._string_find
+        if find is not None and not final and find(self._buf) is None:
+            # the usual delta of a streamed string value: no marker and no prefix of one, so all of it is the
+            # value's (what _param_value and _value_piece do for it, without their two frames)
+            call, piece, self._buf = self._call, self._buf, ""
+            if piece:
+                call.raw_parts.append(piece)
+                call.string_piece(piece)
+            return
         t = self._tentative
         self._text, self._pos = self._buf, t[1] if t is not None else 0
         steps = _STEPS
@@ -615,6 +626,8 @@ class DsmlStreamParser(StreamParser):
         if string == "true":
             self._mode = "string"
             call.begin_string(self._key)
+            if not self._in_reasoning:
+                self._string_find = self._scanners[0][_VALUE].find
         else:
             self._mode = "json" if string == "false" else "guess"
             self._value = []
@@ -673,6 +686,7 @@ class DsmlStreamParser(StreamParser):
         if key is None:
             return
         self._key = None
+        self._string_find = None
         if self._mode == "string":
             value = call.end_string()
             if complete and _DSML_TOKEN in value:
