@@ -115,6 +115,25 @@ def test_calls_past_max_calls_are_kept_as_text_not_candidates(family):
 
 
 @pytest.mark.parametrize("family", FORMATS)
+@pytest.mark.parametrize("limits", [Limits(max_calls=1), Limits(max_argument_bytes=8)],
+                         ids=["max_calls", "max_argument_bytes"])
+def test_limits_give_the_same_result_when_streamed_in_small_deltas(family, limits):
+    # the streaming fast paths (a delta inside an open string value goes straight to the call) must keep a
+    # past-limit call's text and reject an oversized one at the same place as one-shot parsing
+    row = two_calls(family)
+    whole = parse(family, row, limits=limits)
+    parser = toolwire.get_format(family).stream(row["tools"], thinking=bool(row["options"].get("thinking")),
+                                                limits=limits)
+    text = row["model_output"]
+    events = [e for i in range(0, len(text), 3) for e in parser.feed(text[i:i + 3])] + parser.flush()
+    out = parser.finish()
+    assert_events_consistent(out, events)
+    assert out.model_dump() == whole.model_dump()
+    assert any(d.code == "too_large" for c in out.tool_calls for d in c.diagnostics) or any(
+        d.code == "too_large" for d in out.diagnostics)
+
+
+@pytest.mark.parametrize("family", FORMATS)
 def test_arguments_past_max_argument_bytes_are_rejected(family):
     out = parse(family, two_calls(family), limits=Limits(max_argument_bytes=8))
     assert out.tool_calls and all(too_large(c) for c in out.tool_calls)
