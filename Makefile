@@ -47,4 +47,5 @@ bench: $(VENV)/.dev-installed
 	$(BIN)/python -m bench
 
 clean:
-	rm -rf $(VENV) $(ENGINES_VENV) build *.egg-info templates/*.c templates/*.so toolwire/*.c toolwire/*.so
+	rm -rf $(VENV) $(ENGINES_VENV) build *.egg-info templates/*.c templates/*.so templates/*.sha256 toolwire/*.c toolwire/*.so \
+		toolwire/*.sha256
