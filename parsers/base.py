@@ -31,7 +31,7 @@ from toolwire.output import (
     ToolCallFinished, ToolCallStarted,
 )
 
-from .safe_json import SIZE_STEP, utf8_size
+from .safe_json import utf8_size
 
 
 def _arguments_delta_maker():
@@ -234,9 +234,7 @@ class CallBuilder:
             self.parser._events.append(_arguments_delta(self.index, body))
             size = self._size
             if size <= self._max_size:
-                # utf8_size(body) inline: a delta's body is short, so encoding it is the cheap measure
-                self._size = size = size + (len(body) if body.isascii() else len(body.encode("utf-8", "surrogatepass"))
-                                            if len(body) <= SIZE_STEP else utf8_size(body))
+                self._size = size = size + (len(body) if body.isascii() else utf8_size(body))
                 if size > self._max_size:
                     self._reject_size()
 

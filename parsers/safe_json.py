@@ -108,8 +108,7 @@ def _no_constants(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
-SIZE_STEP = 1 << 20
-"""Characters :func:`utf8_size` encodes at a time (text up to this long may be measured by one encode)."""
+_SIZE_STEP = 1 << 20
 
 
 def utf8_size(text: str) -> int:
@@ -117,7 +116,9 @@ def utf8_size(text: str) -> int:
     ASCII text is its length; other text is encoded a megabyte at a time."""
     if text.isascii():
         return len(text)
-    return sum(len(text[i:i + SIZE_STEP].encode("utf-8", "surrogatepass")) for i in range(0, len(text), SIZE_STEP))
+    if len(text) <= _SIZE_STEP:  # (a streamed delta: one encode, no generator)
+        return len(text.encode("utf-8", "surrogatepass"))
+    return sum(len(text[i:i + _SIZE_STEP].encode("utf-8", "surrogatepass")) for i in range(0, len(text), _SIZE_STEP))
 
 
 def loads(text: str, *, max_depth: int = MAX_DEPTH, max_bytes: int | None = None) -> Any:
