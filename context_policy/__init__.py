@@ -6,10 +6,9 @@
 """
 
 from .boundaries import Boundaries, find_boundaries, is_real_user, is_wrapped_tool_result
-from .families import POLICIES, family_policy
-from .plan import ContextPlan, plan
+from .plan import ContextPlan, family_policy, plan
 from .policies import OVERRIDES, Decision
 from .warnings import CODES as WARNING_CODES, PlanWarning
 
-__all__ = ["plan", "ContextPlan", "Decision", "PlanWarning", "WARNING_CODES", "OVERRIDES", "POLICIES",
+__all__ = ["plan", "ContextPlan", "Decision", "PlanWarning", "WARNING_CODES", "OVERRIDES",
            "family_policy", "find_boundaries", "Boundaries", "is_real_user", "is_wrapped_tool_result"]

@@ -8,12 +8,12 @@ from typing import Any, Sequence
 from pydantic import BaseModel, ConfigDict, TypeAdapter
 
 from toolwire._frozen import frozen_instance
-from toolwire.errors import InvalidOption, UnknownFormat
+from toolwire.errors import InvalidOption
 from toolwire.models import Message, normalize_messages
 
 from .boundaries import Boundaries, find_boundaries
-from .families import POLICIES, family_policy, never_rendered
 from .policies import OVERRIDES, Context, Decision, FamilyPolicy, Rule
+from .rules import never_rendered
 from . import warnings as W
 from .warnings import PlanWarning
 
@@ -48,26 +48,28 @@ class ContextPlan(BaseModel):
 _DECISIONS = TypeAdapter(list[Decision])
 
 
-def plan(messages: Sequence[Any], format: Any, *, thinking: bool = False, policy: str | None = None,
-         drop_thinking: bool = True, tools: Sequence[Any] | None = None, check: bool = True,
-         add_generation_prompt: bool = True, **extra: Any) -> ContextPlan:
+def plan(messages: Sequence[Any], format: Any, *, tools: Sequence[Any] | None = None, check: bool = True,
+         **options: Any) -> ContextPlan:
     """Plan which earlier reasoning ``format`` re-renders, with reasons and pre-flight warnings.
 
-    ``format`` is a format name or a :class:`~toolwire.Format`. ``policy`` is ``None`` (the family's
-    built-in policy, as its reference behaves) or an override: ``keep_all``, ``drop_all``,
-    ``keep_tool_loop``. ``drop_thinking`` and ``extra`` are the render switches some families honour
-    (``preserve_thinking``, ``clear_thinking``). An unknown format name raises
-    :class:`~toolwire.errors.UnknownFormat`; a :class:`~toolwire.Format` of your own without a built-in
-    rule keeps the current tool loop. Warnings about reasoning that must be passed back follow the
-    provider's rule (``PassbackRule`` in ``context_policy/families.py``).
+    ``format`` is a format name or a :class:`~toolwire.Format`. ``options`` are :meth:`~toolwire.Format.render`'s,
+    read by the family's options (an option not given means what the family's template does): ``thinking``,
+    ``policy`` (None: the family's built-in policy, as its reference behaves; or an override: ``keep_all``,
+    ``drop_all``, ``keep_tool_loop``), ``drop_thinking``, ``add_generation_prompt`` and the family's own switches
+    (``preserve_thinking``, ``clear_thinking`` ...). An unknown format name raises
+    :class:`~toolwire.errors.UnknownFormat`, an unknown option :class:`~toolwire.errors.InvalidOption`. Warnings
+    about reasoning that must be passed back follow the provider's rule (the family's ``policy.passback``).
     """
-    name = format if isinstance(format, str) else format.name
-    if isinstance(format, str) and name not in POLICIES:
-        raise UnknownFormat(name, POLICIES)
+    family = _family_of(format)
+    name = family.name
+    values = family.options.resolve(options, name)
+    thinking, policy = values["thinking"], values.get("policy")
+    drop_thinking, add_generation_prompt = values["drop_thinking"], values["add_generation_prompt"]
+    extra = {k: v for k, v in values.items() if k not in family.options.COMMON}
+    fam = family.policy
     _check_policy(policy)
     msgs = normalize_messages(messages)
     b = find_boundaries(msgs)
-    fam = family_policy(name)
     ctx = _context(msgs, b, thinking, drop_thinking, extra, tools, add_generation_prompt)
     rule = _rule(fam, policy)
     required = frozenset(fam.passback.turns(ctx)) if fam.passback else frozenset()
@@ -114,14 +116,14 @@ def plan(messages: Sequence[Any], format: Any, *, thinking: bool = False, policy
     return result  # (the cached kept_indices, computed once here: every render asks for it)
 
 
-def kept_reasoning(messages: list[Message], format_name: str, *, thinking: bool, policy: str | None,
+def kept_reasoning(messages: list[Message], fam: FamilyPolicy, *, thinking: bool, policy: str | None,
                    drop_thinking: bool, tools: Sequence[Any], add_generation_prompt: bool,
                    extra: dict[str, Any]) -> frozenset[int]:
     """The assistant messages whose reasoning is rendered: the ``kept_indices`` of :func:`plan` for the same
     arguments (``messages`` already validated), without the reasons, decisions and warnings that only the plan
-    reports. What ``Format.render`` asks; an unknown ``policy`` is refused as :func:`plan` refuses it."""
+    reports. What ``Format.render`` asks (with its family's policy); an unknown ``policy`` is refused as
+    :func:`plan` refuses it."""
     _check_policy(policy)
-    fam = family_policy(format_name)
     rule = _rule(fam, policy)
     if rule is never_rendered or (not thinking and getattr(rule, "drops_all_without_thinking", False)):
         return _NOTHING_KEPT
@@ -131,6 +133,20 @@ def kept_reasoning(messages: list[Message], format_name: str, *, thinking: bool,
 
 
 _NOTHING_KEPT: frozenset[int] = frozenset()
+
+
+def _family_of(format: Any):
+    """The :class:`~toolwire.Family` of a format name or :class:`~toolwire.Format`."""
+    if isinstance(format, str):
+        from toolwire.registry import family
+
+        return family(format)
+    return format.family
+
+
+def family_policy(format: Any) -> FamilyPolicy:
+    """The built-in policy of a format (a name or a :class:`~toolwire.Format`): its family's declared policy."""
+    return _family_of(format).policy
 
 
 def _check_policy(policy: str | None) -> None:

@@ -22,9 +22,10 @@ from __future__ import annotations
 import json
 from json.encoder import encode_basestring
 from operator import index as as_int
-from typing import Any, Iterable, Sequence
+from typing import Any, ClassVar, Iterable, Sequence
 
 from toolwire.errors import InvalidOption, StreamClosed
+from toolwire.family import Family
 from toolwire.limits import DEFAULT_LIMITS, Limits
 from toolwire.output import (
     ArgumentsDelta, ContentDelta, Diagnostic, Event, ParsedOutput, ReasoningDelta, ToolCallCandidate,
@@ -398,6 +399,9 @@ class StreamParser:
     ``functions.NAME:IDX``, Mistral's 9-character ids) are kept.
     """
 
+    family: ClassVar[Family | None] = None
+    """The family this parser reads (its declaration, :class:`toolwire.Family`): set by each family's parser class;
+    None on the shared engine classes."""
     _past_limit: list[str] | None = None  # text of the calls past Limits.max_calls (set on the first one)
 
     # Few instance attributes here: CPython keeps attribute access fast only up to 30 per instance, and the

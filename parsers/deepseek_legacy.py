@@ -19,26 +19,10 @@ The formats carry no call ids: candidates get ``call_<index>``.
 
 from __future__ import annotations
 
+from toolwire.families.deepseek_legacy import DEEPSEEK_R1, DEEPSEEK_V31, MARKERS
+
 from .marker_json import HEADER_BLANKS, Grammar, Header, JsonCallParser
 
-# One marker table shared by the renderer (toolwire.templates.deepseek_legacy re-exports it) and these parsers.
-MARKERS = {
-    "bos": "<｜begin▁of▁sentence｜>",
-    "eos": "<｜end▁of▁sentence｜>",
-    "user": "<｜User｜>",
-    "assistant": "<｜Assistant｜>",
-    "think_open": "<think>",
-    "think_close": "</think>",
-    "calls_begin": "<｜tool▁calls▁begin｜>",
-    "calls_end": "<｜tool▁calls▁end｜>",
-    "call_begin": "<｜tool▁call▁begin｜>",
-    "call_end": "<｜tool▁call▁end｜>",
-    "sep": "<｜tool▁sep｜>",
-    "outputs_begin": "<｜tool▁outputs▁begin｜>",
-    "outputs_end": "<｜tool▁outputs▁end｜>",
-    "output_begin": "<｜tool▁output▁begin｜>",
-    "output_end": "<｜tool▁output▁end｜>",
-}
 M = MARKERS
 
 R1_FENCE_OPEN = "\n```json\n"
@@ -49,9 +33,9 @@ R1_FENCE_CLOSE = "\n```"
 class DeepSeekV31Parser(JsonCallParser):
     """DeepSeek-V3.1 output."""
 
+    family = DEEPSEEK_V31
     grammar = Grammar(call_open=M["call_begin"], header_end=M["sep"], section_open=M["calls_begin"],
                       section_close=M["calls_end"], call_close=M["call_end"], think_close=M["think_close"])
-    stop_tokens = (M["eos"],)
 
     def parse_header(self, header: str) -> Header:
         """The header is the tool name (ASCII blanks around it are framing); V3.1 calls carry no id."""
@@ -61,10 +45,10 @@ class DeepSeekV31Parser(JsonCallParser):
 class DeepSeekR1Parser(JsonCallParser):
     """DeepSeek-R1 output: ``TYPE<｜tool▁sep｜>NAME`` headers, JSON in a ```json fence."""
 
+    family = DEEPSEEK_R1
     grammar = Grammar(call_open=M["call_begin"], header_end=R1_FENCE_OPEN.rstrip("\n"),
                       section_open=M["calls_begin"], section_close=M["calls_end"], call_close=M["call_end"],
                       think_close=M["think_close"], trailer=R1_FENCE_CLOSE.strip())
-    stop_tokens = (M["eos"],)
 
     def parse_header(self, header: str) -> Header:
         """``function<｜tool▁sep｜>NAME`` (the type must be ``function``); R1 calls carry no id."""

@@ -43,7 +43,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Sequence
+from typing import Any, ClassVar, Sequence
+
+from toolwire.families.dsml import DEEPSEEK_V4, DEEPSEEK_V32, DEEPSEEK_V41
+from toolwire.family import Family
+from toolwire.markers import Marker
 
 from .base import CallBuilder, StreamParser
 from .lexer import MarkerScanner
@@ -80,7 +84,7 @@ class DsmlGrammar:
     block_close_aliases: tuple[str, ...] = ()
     separator: str = "\n\n"
     think_open: str = "<think>"
-    stop_token: str = "<｜end▁of▁sentence｜>"
+    stop_tokens: tuple[str, ...] = ("<｜end▁of▁sentence｜>",)
     other_version_blocks: tuple[tuple[str, str], ...] = ()
     """``(open, close)`` of the other DSML versions' blocks in this version's DSML token: accepted, repaired."""
     spelling_variants: tuple[tuple[str, str], ...] = ()
@@ -129,7 +133,7 @@ class DsmlGrammar:
         found = self._cache.get(key)
         if found is None:
             think = {self.think_close} if in_reasoning else set()
-            text = {self.think_close, self.stop_token}
+            text = {self.think_close, *self.stop_tokens}
             markers = {
                 _REASONING: self.opens | text,
                 _CONTENT: self._with_variants(self.opens | {self.invoke_open}) | text,
@@ -144,15 +148,40 @@ class DsmlGrammar:
         return found
 
 
+DSML = "｜DSML｜"
+DSML_VARIANTS = ("｜｜DSML｜｜", "‖DSML‖", "|DSML|")
+"""DSML token spellings seen in real output; the parser accepts them fail-closed (``marker_spelling_variant``)."""
+_TAG_ROLES = (Marker.TOOL_CALLS_OPEN, Marker.TOOL_CALLS_CLOSE, Marker.INVOKE_OPEN, Marker.INVOKE_CLOSE,
+              Marker.PARAMETER_OPEN, Marker.PARAMETER_CLOSE)
+_BLOCK_NAMES = ("function_calls", "tool_calls")
+_V32_V4_OPENS = tuple(f"<{DSML}{b}>" for b in _BLOCK_NAMES)
+V4_BLOCK_ALIASES = (f"<{DSML}toolcalls>", f"<{DSML}tool>")
+"""Block spellings seen in real V4 output; the parser accepts them with a diagnostic."""
+V4_BLOCK_CLOSE_ALIASES = (f"</{DSML}toolcalls>", f"</{DSML}tool>")
+
+
+def dsml_grammar(family: Family, *, block_aliases: tuple[str, ...] = (),
+                 block_close_aliases: tuple[str, ...] = ()) -> DsmlGrammar:
+    """The parser's view of a DSML family's markers (its declaration's table), with the spellings it accepts
+    beyond them: ``block_aliases`` / ``block_close_aliases``, the V3.2 and V4 blocks in each other's place, and the
+    DSML token variants."""
+    m = family.markers
+    return DsmlGrammar(
+        block_open=m.TOOL_CALLS_OPEN, block_close=m.TOOL_CALLS_CLOSE, invoke_open=m.INVOKE_OPEN,
+        invoke_close=m.INVOKE_CLOSE, param_open=m.PARAMETER_OPEN, param_close=m.PARAMETER_CLOSE,
+        think_close=m.THINK_CLOSE, think_open=m.THINK_OPEN, stop_tokens=family.stop_tokens,
+        block_open_aliases=block_aliases, block_close_aliases=block_close_aliases,
+        other_version_blocks=tuple((f"<{DSML}{b}>", f"</{DSML}{b}>") for b in _BLOCK_NAMES
+                                   if m.TOOL_CALLS_OPEN in _V32_V4_OPENS and f"<{DSML}{b}>" != m.TOOL_CALLS_OPEN),
+        spelling_variants=tuple((m[r].replace(DSML, v), m[r]) for r in _TAG_ROLES for v in DSML_VARIANTS),
+    )
+
+
 class DsmlStreamParser(StreamParser):
-    """Incremental DSML parser. Use through ``toolwire.get_format("deepseek_v4").stream(tools)``."""
+    """Incremental DSML parser (the engine; each DSML family's parser class sets ``family`` and ``grammar``).
+    Use through ``toolwire.get_format("deepseek_v4").stream(tools)``."""
 
-    grammar: DsmlGrammar
-
-    @classmethod
-    def for_grammar(cls, grammar: DsmlGrammar, name: str = "DsmlStreamParser") -> type["DsmlStreamParser"]:
-        """A parser class bound to one version's markers (what a Format's ``parser_class`` is)."""
-        return type(name, (cls,), {"grammar": grammar, "__doc__": cls.__doc__})
+    grammar: ClassVar[DsmlGrammar]
 
     def __init__(self, tools: Sequence[Any] | None = None, *, thinking: bool = False, **options: Any):
         super().__init__(tools, thinking=thinking, **options)
@@ -355,7 +384,7 @@ class DsmlStreamParser(StreamParser):
                 self._diag("reasoning_close_in_content", "a reasoning closer in the content (no reasoning was "
                            "open); dropped", raw=marker)
             return True
-        if marker == g.stop_token:
+        if marker in g.stop_tokens:
             self._diag("stop_token_in_output", "the end-of-turn token was left in the output; stripped",
                        severity="info", raw=marker)
             return True
@@ -746,3 +775,24 @@ _STEPS = {
     _VALUE: DsmlStreamParser._param_value,
     _SKIP: DsmlStreamParser._skip_invoke,
 }
+
+
+class DeepSeekV32Parser(DsmlStreamParser):
+    """DeepSeek-V3.2: ``<｜DSML｜function_calls>`` blocks."""
+
+    family = DEEPSEEK_V32
+    grammar = dsml_grammar(DEEPSEEK_V32)
+
+
+class DeepSeekV4Parser(DsmlStreamParser):
+    """DeepSeek-V4: ``<｜DSML｜tool_calls>`` blocks (and the block spellings seen in real V4 output)."""
+
+    family = DEEPSEEK_V4
+    grammar = dsml_grammar(DEEPSEEK_V4, block_aliases=V4_BLOCK_ALIASES, block_close_aliases=V4_BLOCK_CLOSE_ALIASES)
+
+
+class DeepSeekV41Parser(DsmlStreamParser):
+    """DeepSeek-V4.1: ``<｜DSML｜ calls>`` blocks."""
+
+    family = DEEPSEEK_V41
+    grammar = dsml_grammar(DEEPSEEK_V41)

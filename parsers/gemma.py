@@ -27,29 +27,11 @@ from .lexer import MarkerScanner
 from .schema_coerce import is_string_schema, parameter_schema
 from .steps import BLANKS, StepParser
 
-# One marker table shared by the renderer (toolwire.templates.gemma) and this parser.
-MARKERS = {
-    "bos": "<bos>",
-    "turn_open": "<|turn>",
-    "turn_close": "<turn|>",
-    "think": "<|think|>",
-    "tool_open": "<|tool>",
-    "tool_close": "<tool|>",
-    "call_open": "<|tool_call>",
-    "call_close": "<tool_call|>",
-    "response_open": "<|tool_response>",
-    "response_close": "<tool_response|>",
-    "quote": '<|"|>',
-    "channel_open": "<|channel>",
-    "channel_close": "<channel|>",
-    "image": "<|image|>",
-    "audio": "<|audio|>",
-    "video": "<|video|>",
-}
+from toolwire.families.gemma import GEMMA4, MARKERS
 M = MARKERS
 Q, CALL_OPEN, CALL_CLOSE = M["quote"], M["call_open"], M["call_close"]
 CH_OPEN, CH_CLOSE = M["channel_open"], M["channel_close"]
-STOPS = (M["turn_close"], M["response_open"])
+STOPS = (*GEMMA4.stop_tokens, M["response_open"])
 """What generation stops at: the end of the turn, or (after calls) the tool response the server fills in."""
 THOUGHT = "thought\n"
 MAX_HEADER_CHARS = 256
@@ -267,6 +249,7 @@ class _Body:
 class GemmaParser(StepParser):
     """Gemma 4 output (see the module docstring)."""
 
+    family = GEMMA4
     def __init__(self, tools: Sequence[Any] | None = None, *, thinking: bool = False, **options: Any):
         super().__init__(tools, thinking=thinking, **options)
         self._schemas = tool_schemas(tools)

@@ -19,26 +19,7 @@ from __future__ import annotations
 from .lexer import MarkerScanner
 from .xml_calls import Closer, XmlCallParser
 
-# One marker table shared by the renderer (toolwire.templates.glm re-exports it) and this parser.
-MARKERS = {
-    "gmask": "[gMASK]",
-    "sop": "<sop>",
-    "system": "<|system|>",
-    "user": "<|user|>",
-    "assistant": "<|assistant|>",
-    "observation": "<|observation|>",
-    "nothink": "/nothink",
-    "think_open": "<think>",
-    "think_close": "</think>",
-    "call_open": "<tool_call>",
-    "call_close": "</tool_call>",
-    "key_open": "<arg_key>",
-    "key_close": "</arg_key>",
-    "value_open": "<arg_value>",
-    "value_close": "</arg_value>",
-    "response_open": "<tool_response>",
-    "response_close": "</tool_response>",
-}
+from toolwire.families.glm import GLM45, GLM46, GLM47, MARKERS
 M = MARKERS
 
 CALL_OPEN, CALL_CLOSE = M["call_open"], M["call_close"]
@@ -51,8 +32,6 @@ _ARGS = MarkerScanner((KEY_OPEN, CALL_CLOSE, CALL_OPEN))
 _KEY = MarkerScanner((KEY_CLOSE, VALUE_OPEN, CALL_CLOSE))
 _AFTER_KEY = MarkerScanner((VALUE_OPEN, VALUE_CLOSE, KEY_OPEN, CALL_CLOSE, CALL_OPEN))
 
-STOP_TOKENS = (M["user"], M["observation"], "<|endoftext|>")
-"""What ends a GLM assistant turn (the models' eos ids): left at the very end of an output, they are dropped."""
 
 
 class GlmParser(XmlCallParser):
@@ -61,7 +40,6 @@ class GlmParser(XmlCallParser):
     text_markers = {"content": (CALL_OPEN,), "reasoning": (M["think_close"], CALL_OPEN)}
     framing = {("content", CALL_OPEN): 1}
     after_think = 1
-    stop_tokens = STOP_TOKENS
     value_closers = {
         VALUE_CLOSE: Closer(VALUE_CLOSE, (KEY_OPEN, CALL_CLOSE, CALL_OPEN)),
         CALL_CLOSE: Closer(CALL_CLOSE, (CALL_OPEN,), ends_call=True),
@@ -215,9 +193,22 @@ class GlmParser(XmlCallParser):
 class Glm47Parser(GlmParser):
     """GLM-4.7 output: no framing; with thinking on, the output starts inside the reasoning block."""
 
+    family = GLM47
     framing = {}
     after_think = 0
     newline_after_name = False
 
     def _begin(self) -> None:
         """No framing newline at the start."""
+
+
+class Glm45Parser(GlmParser):
+    """GLM-4.5 output."""
+
+    family = GLM45
+
+
+class Glm46Parser(GlmParser):
+    """GLM-4.6 output (as GLM-4.5's)."""
+
+    family = GLM46

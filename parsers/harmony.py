@@ -34,23 +34,16 @@ from toolwire.output import Diagnostic, Event
 from .base import _IDS, CallBuilder, StreamParser
 from .json_body import ArgumentsStream, finish_call, stream_arguments, worse_status
 from .lexer import MarkerScanner, held_back_prefix
+from .stop_tokens import TrailingStopToken
 
-MARKERS: dict[str, str] = {
-    "start": "<|start|>",
-    "end": "<|end|>",
-    "message": "<|message|>",
-    "channel": "<|channel|>",
-    "constrain": "<|constrain|>",
-    "call": "<|call|>",
-    "return": "<|return|>",
-}
-"""The harmony markers, shared by the renderer (``toolwire.templates.harmony``) and this parser."""
+from toolwire.families.harmony import GPT_OSS, MARKERS
 
 START, END, MESSAGE, CHANNEL = MARKERS["start"], MARKERS["end"], MARKERS["message"], MARKERS["channel"]
 CONSTRAIN, CALL, RETURN = MARKERS["constrain"], MARKERS["call"], MARKERS["return"]
 ROLES = frozenset({"assistant", "user", "system", "developer", "tool"})
-_SCANNER = MarkerScanner(MARKERS.values())
-_MARKER_SET = frozenset(MARKERS.values())
+_STRUCTURE = (START, END, MESSAGE, CHANNEL, CONSTRAIN, CALL, RETURN)
+_SCANNER = MarkerScanner(_STRUCTURE)
+_MARKER_SET = frozenset(_STRUCTURE)
 _CHANNEL_VALUE = re.compile(r"[^\s<]*")
 _CONTENT_TYPE = re.compile(r"(?:<\|constrain\|>)?[A-Za-z][A-Za-z0-9_.+/-]*")
 """A content type (``json``, ``<|constrain|>json``, ``code``...); any other text there is not one."""
@@ -156,7 +149,7 @@ class _Body:
     kept: list[str] = field(default_factory=list)
 
 
-class HarmonyStreamParser(StreamParser):
+class HarmonyStreamParser(TrailingStopToken, StreamParser):
     """Streaming parser for gpt-oss output (text, or token ids with ``tokenizer=``).
 
     Options: those of :class:`~toolwire.parsers.base.StreamParser` (``tokenizer``, also spelled ``encoding``,
@@ -169,8 +162,12 @@ class HarmonyStreamParser(StreamParser):
 
     Fed ids, every harmony marker is a control id, so the decoded pieces are routed directly: a special
     piece is a marker; another control token (``<|endoftext|>``) is read as its text, exactly as the same
-    spelling in text input, so ids and text give one result.
+    spelling in text input, so ids and text give one result. Of the family's stop tokens, ``<|return|>`` and
+    ``<|call|>`` end a message (structure); ``<|endoftext|>`` left at the very end of the output is stripped
+    (``stop_token_in_output``), as in every family.
     """
+
+    stop_tokens = (MARKERS.ENDOFTEXT,)  # <|return|> and <|call|> are structure (they end a message)
 
     def __init__(self, tools: Sequence[Any] | None = None, *, thinking: bool = True, encoding: Any = None,
                  max_header_chars: int = MAX_HEADER_CHARS, analysis_calls: str = "accept", **options: Any):
@@ -185,6 +182,7 @@ class HarmonyStreamParser(StreamParser):
         self._stop: str | None = None  # <|call|> / <|return|> when it is the last thing read
         self._body: _Body | None = None
         self._foreign_note = ""
+        self._held_eot = ""  # a <|endoftext|> id that may be the last thing (id input)
         self._new_header(role="assistant", started=True, explicit=False)
 
     def feed(self, delta: str = "", ids: Iterable[int] | None = None) -> list[Event]:
@@ -200,14 +198,26 @@ class HarmonyStreamParser(StreamParser):
 
     # ---- the base's hooks: token pieces, or text
     def _take_pieces(self, pieces: list, final: bool) -> None:
+        eot = self._held_eot
         for text, special in pieces:
+            if eot:  # a held <|endoftext|> that more output follows: its text, as text input reads it
+                self._on_text(eot)
+                eot = ""
             if special and text in _MARKER_SET:
                 self._on_marker(text)
-            else:  # ordinary text, or another control token (<|endoftext|>): its text, as text input reads it
+            elif special and text in self.stop_tokens:
+                eot = text  # held: stripped if the output ends here
+            else:  # ordinary text, or another control token: its text, as text input reads it
                 self._on_text(text)
+        self._held_eot = eot
+        if final and eot:
+            self._held_eot = ""
+            self._diag("stop_token_in_output", f"the end-of-turn token {eot!r} was left at the end of the "
+                       "output; it is not content", raw=eot)
 
     def _advance(self, final: bool) -> None:
         if not self._reading_ids():
+            held = self._hold_stop_token(final)
             buf, pos = self._buf, 0
             while True:
                 hit = _SCANNER.scan(buf, pos, final=final)
@@ -218,7 +228,7 @@ class HarmonyStreamParser(StreamParser):
                     break
                 self._on_marker(hit.marker)
                 pos = hit.end
-            self._buf = buf[pos:]
+            self._buf = buf[pos:] + held
         if final:
             self._at_end()
 
@@ -457,4 +467,10 @@ class HarmonyStreamParser(StreamParser):
                 self._diag("truncated_header", "the output ended inside a message header", raw=text)
 
 
-__all__ = ["HarmonyStreamParser", "MARKERS", "Header", "parse_header", "REASONING_CALL_NOTE"]
+class GptOssParser(HarmonyStreamParser):
+    """gpt-oss output."""
+
+    family = GPT_OSS
+
+
+__all__ = ["GptOssParser", "HarmonyStreamParser", "MARKERS", "Header", "parse_header", "REASONING_CALL_NOTE"]

@@ -43,17 +43,8 @@ from .lexer import MarkerScanner
 from .safe_json import loads, utf8_size
 from .stop_tokens import TrailingStopToken
 
-# One marker table shared by the renderer (toolwire.templates.hermes_json) and this parser.
-MARKERS = {
-    "im_start": "<|im_start|>",
-    "im_end": "<|im_end|>",
-    "call_open": "<tool_call>",
-    "call_close": "</tool_call>",
-    "response_open": "<tool_response>",
-    "response_close": "</tool_response>",
-    "think_open": "<think>",
-    "think_close": "</think>",
-}
+from toolwire.families.hermes_json import MARKERS, QWEN25, QWEN3, QWEN3_INSTRUCT_2507, QWEN3_THINKING_2507
+
 M = MARKERS
 
 _CALL_OPENERS = (M["call_open"], "\n" + M["call_open"])
@@ -133,7 +124,6 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
 
     has_reasoning = False        # the model writes <think> blocks of its own (Qwen3, Qwen3-Thinking-2507)
     think_tag_at_start = False   # the model may open <think> itself as the first thing it writes (Qwen3)
-    stop_tokens = (M["im_end"],)
 
     def __init__(self, tools: Sequence[Any] | None = None, *, thinking: bool = False, bare_json_calls: bool = True,
                  **options: Any):
@@ -522,9 +512,22 @@ def _value_text(text: str | None, offset: int) -> str | None:
     return text[offset:offset + end] if end >= 0 else None
 
 
+class Qwen25Parser(HermesJsonParser):
+    """Qwen2.5: no reasoning of its own."""
+
+    family = QWEN25
+
+
+class Qwen3Instruct2507Parser(HermesJsonParser):
+    """Qwen3-Instruct-2507: no reasoning of its own."""
+
+    family = QWEN3_INSTRUCT_2507
+
+
 class Qwen3Parser(HermesJsonParser):
     """Qwen3: the model opens ``<think>`` itself when thinking (the very first thing it writes)."""
 
+    family = QWEN3
     has_reasoning = True
     think_tag_at_start = True
 
@@ -533,3 +536,5 @@ class Qwen3ThinkingParser(Qwen3Parser):
     """Qwen3-Thinking-2507: the prompt already opened ``<think>\\n`` (its rendered prompt says so); pass
     ``prompt=`` or ``thinking=True`` to start in reasoning. ``thinking=False`` starts in content (output a
     reasoning parser already split), where a leading ``<think>`` still opens reasoning."""
+
+    family = QWEN3_THINKING_2507

@@ -25,29 +25,7 @@ from .safe_json import loads
 from .xml_calls import WHITESPACE, Closer, XmlCallParser
 
 _T = ":opensource"
-MARKERS = {
-    "bos": f"<｜hy_begin_of_sentence{_T}｜>",
-    "eos": f"<｜hy_eos{_T}｜>",
-    "user": f"<｜hy_User{_T}｜>",
-    "assistant": f"<｜hy_Assistant{_T}｜>",
-    "reasoning_mode": f"<｜reasoning_mode{_T}｜>",
-    "think_open": f"<think{_T}>",
-    "think_close": f"</think{_T}>",
-    "calls_open": f"<tool_calls{_T}>",
-    "calls_close": f"</tool_calls{_T}>",
-    "call_open": f"<tool_call{_T}>",
-    "call_close": f"</tool_call{_T}>",
-    "sep": f"<tool_sep{_T}>",
-    "key_open": f"<arg_key{_T}>",
-    "key_close": f"</arg_key{_T}>",
-    "value_open": f"<arg_value{_T}>",
-    "value_close": f"</arg_value{_T}>",
-    "responses_open": f"<tool_responses{_T}>",
-    "responses_close": f"</tool_responses{_T}>",
-    "response_open": f"<tool_response{_T}>",
-    "response_close": f"</tool_response{_T}>",
-}
-"""Hy3's special tokens (the template defines them itself); shared by the renderer and this parser."""
+from toolwire.families.hy3 import HY3, MARKERS
 M = MARKERS
 CALLS_OPEN, CALLS_CLOSE, CALL_OPEN, CALL_CLOSE = M["calls_open"], M["calls_close"], M["call_open"], M["call_close"]
 SEP, KEY_OPEN, KEY_CLOSE, VALUE_OPEN, VALUE_CLOSE = M["sep"], M["key_open"], M["key_close"], M["value_open"], \
@@ -69,7 +47,7 @@ class Hy3Parser(XmlCallParser):
         VALUE_CLOSE: Closer(VALUE_CLOSE, (KEY_OPEN, CALL_CLOSE, CALL_OPEN, CALLS_CLOSE)),
         CALL_CLOSE: Closer(CALL_CLOSE, (CALL_OPEN, CALLS_CLOSE), ends_call=True),
     }
-    stop_tokens = (M["eos"],)
+    family = HY3
     """The end-of-turn token, for the shared machinery that drops one left at the very end of an output."""
     states = {"block": "_block", "head": "_head", "args": "_args", "key": "_key_state", "after_key": "_after_key"}
 

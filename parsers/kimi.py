@@ -11,25 +11,7 @@ import re
 
 from .marker_json import HEADER_BLANKS, Grammar, Header, JsonCallParser
 
-# One marker table shared by the renderer (toolwire.templates.kimi re-exports it) and this parser.
-MARKERS = {
-    "system": "<|im_system|>",
-    "user": "<|im_user|>",
-    "assistant": "<|im_assistant|>",
-    "middle": "<|im_middle|>",
-    "end": "<|im_end|>",
-    "section_begin": "<|tool_calls_section_begin|>",
-    "section_end": "<|tool_calls_section_end|>",
-    "call_begin": "<|tool_call_begin|>",
-    "argument_begin": "<|tool_call_argument_begin|>",
-    "call_end": "<|tool_call_end|>",
-    "think_open": "<think>",
-    "think_close": "</think>",
-    "media_start": "<|media_start|>",
-    "media_content": "<|media_content|>",
-    "media_pad": "<|media_pad|>",
-    "media_end": "<|media_end|>",
-}
+from toolwire.families.kimi import KIMI_K2, KIMI_K2_THINKING, MARKERS
 M = MARKERS
 
 CALL_ID_PREFIX = "functions."
@@ -67,7 +49,7 @@ class KimiParser(JsonCallParser):
     grammar = Grammar(call_open=M["call_begin"], header_end=M["argument_begin"], section_open=M["section_begin"],
                       section_close=M["section_end"], call_close=M["call_end"], bare_headers=True,
                       think_close=M["think_close"], own_reasoning=False)  # K2 has none: only thinking=True opens it
-    stop_tokens = (M["end"],)
+    family = KIMI_K2
 
     def parse_header(self, header: str) -> Header:
         """``functions.NAME:IDX``: the id names the tool (see :func:`split_call_id`)."""
@@ -76,5 +58,7 @@ class KimiParser(JsonCallParser):
 
 class KimiThinkingParser(KimiParser):
     """Kimi-K2-Thinking output: an optional leading ``<think>...</think>``, then as K2-Instruct."""
+
+    family = KIMI_K2_THINKING
 
     grammar = KimiParser.grammar._replace(think_open=M["think_open"], own_reasoning=True)

@@ -26,14 +26,7 @@ from .lexer import MarkerScanner
 from .schema_coerce import coerce
 from .steps import BLANKS, StepParser
 
-# One marker table shared by the renderer (toolwire.templates.kimi_k3) and this parser.
-MARKERS = {
-    "open": "<|open|>",
-    "close": "<|close|>",
-    "sep": "<|sep|>",
-    "end": "<|end_of_msg|>",
-    "image": "<|kimi_image_placeholder|>",
-}
+from toolwire.families.kimi_k3 import KIMI_K3, MARKERS
 M = MARKERS
 OPEN, CLOSE, SEP, END = M["open"], M["close"], M["sep"], M["end"]
 STRUCTURE = (OPEN, CLOSE, SEP, END)
@@ -69,6 +62,8 @@ def parse_tag(text: str) -> tuple[str, dict[str, str]] | None:
 
 class KimiK3Parser(StepParser):
     """Kimi K3 output (see the module docstring)."""
+
+    family = KIMI_K3
 
     def __init__(self, tools: Sequence[Any] | None = None, *, thinking: bool = False, **options: Any):
         super().__init__(tools, thinking=thinking, **options)

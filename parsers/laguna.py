@@ -8,14 +8,15 @@ with thinking off the prompt wrote ``</think>``, so it starts in content. The tu
 
 from __future__ import annotations
 
+from toolwire.families.laguna import LAGUNA
+
 from .glm import Glm47Parser
 
 
 class LagunaParser(Glm47Parser):
-    """Laguna output: GLM-4.7's grammar; the turn ends with ``</assistant>``."""
+    """Laguna output: GLM-4.7's grammar; the turn ends with ``</assistant>`` (its declaration's stop token)."""
 
-    stop_tokens = ("</assistant>",)
-    """The end-of-turn token, for the shared machinery that drops one left at the very end of an output."""
+    family = LAGUNA
 
 
 __all__ = ["LagunaParser"]

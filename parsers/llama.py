@@ -28,15 +28,7 @@ from .safe_json import loads
 from .stop_tokens import TrailingStopToken
 from .marker_json import StreamedCall
 
-# One marker table shared by the renderer (toolwire.templates.llama re-exports it) and this parser.
-MARKERS = {
-    "bos": "<|begin_of_text|>",
-    "header_open": "<|start_header_id|>",
-    "header_close": "<|end_header_id|>",
-    "eot": "<|eot_id|>",
-    "eom": "<|eom_id|>",
-    "python_tag": "<|python_tag|>",
-}
+from toolwire.families.llama import LLAMA31, LLAMA32, MARKERS
 PYTHON_TAG = MARKERS["python_tag"]
 
 MAX_PREFIX_CHARS = 512
@@ -82,9 +74,7 @@ def builtin_arguments(text: str) -> dict[str, str] | None:
 class LlamaParser(TrailingStopToken, StreamParser):
     """Llama 3.1 output: content, or one or more JSON calls, or a ``<|python_tag|>`` call. Also read: a JSON
     array of call objects naming declared tools (``repaired``, ``json_array_calls``; any other array is
-    content), and a trailing ``<|eot_id|>`` / ``<|eom_id|>`` (stripped, ``stop_token_in_output``)."""
-
-    stop_tokens = (MARKERS["eot"], MARKERS["eom"])
+    content), and a stop token left at the end (stripped, ``stop_token_in_output``)."""
 
     def __init__(self, tools: Sequence[Any] | None = None, *, thinking: bool = False,
                  builtin_tools: Sequence[str] | None = None, **options: Any):
@@ -431,3 +421,15 @@ class LlamaParser(TrailingStopToken, StreamParser):
         if state == _START and not self._tagged:
             self._emit_content(self._pending)  # a reply of blanks only
         self._pending = ""  # blanks after calls are framing
+
+
+class Llama31Parser(LlamaParser):
+    """Llama 3.1 / 3.3 output."""
+
+    family = LLAMA31
+
+
+class Llama32Parser(LlamaParser):
+    """Llama 3.2 output (as Llama 3.1's)."""
+
+    family = LLAMA32

@@ -20,16 +20,7 @@ from .json_body import worse_status
 from .lexer import MarkerScanner
 from .llama import _AFTER, _START, LlamaParser
 
-# One marker table shared by the renderer (toolwire.templates.llama4) and this parser.
-MARKERS = {
-    "bos": "<|begin_of_text|>",
-    "header_open": "<|header_start|>",
-    "header_close": "<|header_end|>",
-    "eot": "<|eot|>",
-    "python_start": "<|python_start|>",
-    "python_end": "<|python_end|>",
-    "image": "<|image|>",
-}
+from toolwire.families.llama4 import LLAMA4, MARKERS
 PY_START, PY_END = MARKERS["python_start"], MARKERS["python_end"]
 _END_SCAN = MarkerScanner((PY_END,))
 _BLANK = " \t\r\n"
@@ -39,6 +30,8 @@ _HEAD, _BLOCK = 100, 101  # states added to LlamaParser's
 
 class Llama4Parser(LlamaParser):
     """Llama 4 output: content, or a ``<|python_start|>`` content block followed by JSON calls."""
+
+    family = LLAMA4
 
     def __init__(self, tools: Sequence[Any] | None = None, *, thinking: bool = False, **options: Any):
         super().__init__(tools, thinking=thinking, **options)

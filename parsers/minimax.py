@@ -17,23 +17,7 @@ from __future__ import annotations
 from .lexer import MarkerScanner
 from .xml_calls import Closer, XmlCallParser
 
-# One marker table shared by the renderer (toolwire.templates.minimax re-exports it) and this parser.
-MARKERS = {
-    "bos": "]~!b[",
-    "role": "]~b]",
-    "eos": "[e~[",
-    "think_open": "<think>",
-    "think_close": "</think>",
-    "block_open": "<minimax:tool_call>",
-    "block_close": "</minimax:tool_call>",
-    "invoke_open": '<invoke name="',
-    "invoke_close": "</invoke>",
-    "parameter_open": '<parameter name="',
-    "parameter_close": "</parameter>",
-    "attr_close": '">',
-    "response_open": "<response>",
-    "response_close": "</response>",
-}
+from toolwire.families.minimax import MARKERS, MINIMAX_M2
 M = MARKERS
 BLOCK_OPEN, BLOCK_CLOSE = M["block_open"], M["block_close"]
 INVOKE_OPEN, INVOKE_CLOSE = M["invoke_open"], M["invoke_close"]
@@ -54,7 +38,7 @@ class MiniMaxParser(XmlCallParser):
     framing = {("content", BLOCK_OPEN): 1, ("reasoning", M["think_close"]): 1}
     after_think = 2
     after_think_open = 1
-    stop_tokens = (M["eos"],)
+    family = MINIMAX_M2
     value_closers = {
         PARAM_CLOSE: Closer(PARAM_CLOSE, (PARAM_OPEN, INVOKE_CLOSE, INVOKE_OPEN, BLOCK_CLOSE)),
         INVOKE_CLOSE: Closer(INVOKE_CLOSE, (INVOKE_OPEN, BLOCK_CLOSE), ends_call=True),

@@ -29,19 +29,7 @@ from .schema_coerce import coerce, parameter_schema
 from .steps import BLANKS, StepParser
 
 NS = "]<]minimax[>["
-# One marker table shared by the renderer (toolwire.templates.minimax_m3) and this parser.
-MARKERS = {
-    "bod": "]~!b[",
-    "role": "]~b]",
-    "eos": "[e~[",
-    "ns": NS,
-    "think_open": "<mm:think>",
-    "think_close": "</mm:think>",
-    "image": "]<]image[>[",
-    "video": "]<]video[>[",
-    "block_open": NS + "<tool_call>",
-    "block_close": NS + "</tool_call>",
-}
+from toolwire.families.minimax_m3 import MARKERS, MINIMAX_M3
 M = MARKERS
 BLOCK_OPEN, BLOCK_CLOSE, EOS = M["block_open"], M["block_close"], M["eos"]
 THINK_OPEN, THINK_CLOSE = M["think_open"], M["think_close"]
@@ -75,6 +63,8 @@ def _types(schema: Any) -> set:
 
 class MiniMaxM3Parser(StepParser):
     """MiniMax-M3 output (see the module docstring)."""
+
+    family = MINIMAX_M3
 
     def __init__(self, tools: Sequence[Any] | None = None, *, thinking: bool = False, **options: Any):
         super().__init__(tools, thinking=thinking, **options)

@@ -8,20 +8,18 @@ reasoning, per toolwire's convention) the output starts inside it.
 
 from __future__ import annotations
 
-from .marker_json import Grammar
-from .mistral import MARKERS as _MISTRAL, MistralParser
+from toolwire.families.ministral import MARKERS, MINISTRAL3
 
-# One marker table shared by the renderer (toolwire.templates.ministral) and this parser.
-MARKERS = {
-    **{k: v for k, v in _MISTRAL.items() if k not in ("call_id", "tool_content")},
-    "think_open": "[THINK]",
-    "think_close": "[/THINK]",
-}
+from .marker_json import Grammar
+from .mistral import MistralParser
+
 M = MARKERS
 
 
 class MinistralParser(MistralParser):
     """Ministral 3 output: optional reasoning, content, then calls."""
+
+    family = MINISTRAL3
 
     grammar = Grammar(call_open=M["tool_calls"], header_end=M["args"], think_open=M["think_open"],
                       think_close=M["think_close"])

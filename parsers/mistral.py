@@ -9,24 +9,7 @@ from __future__ import annotations
 
 from .marker_json import HEADER_BLANKS, Grammar, Header, JsonCallParser
 
-# One marker table shared by the renderer (toolwire.templates.mistral re-exports it) and this parser.
-MARKERS = {
-    "bos": "<s>",
-    "eos": "</s>",
-    "system_open": "[SYSTEM_PROMPT]",
-    "system_close": "[/SYSTEM_PROMPT]",
-    "tools_open": "[AVAILABLE_TOOLS]",
-    "tools_close": "[/AVAILABLE_TOOLS]",
-    "inst_open": "[INST]",
-    "inst_close": "[/INST]",
-    "tool_calls": "[TOOL_CALLS]",
-    "call_id": "[CALL_ID]",
-    "args": "[ARGS]",
-    "results_open": "[TOOL_RESULTS]",
-    "tool_content": "[TOOL_CONTENT]",
-    "results_close": "[/TOOL_RESULTS]",
-    "image": "[IMG]",
-}
+from toolwire.families.mistral import MARKERS, MISTRAL_SMALL32
 M = MARKERS
 
 CALL_ID_LENGTH = 9
@@ -43,7 +26,7 @@ class MistralParser(JsonCallParser):
     ``repaired`` calls with ``json_array_calls``; a trailing ``</s>`` is stripped."""
 
     grammar = Grammar(call_open=M["tool_calls"], header_end=M["args"], json_array_calls=True)
-    stop_tokens = (M["eos"],)
+    family = MISTRAL_SMALL32
 
     def parse_header(self, header: str) -> Header:
         """``NAME[CALL_ID]ID`` or ``NAME``; a missing id becomes ``callNNNNN``. Only ASCII blanks around the

@@ -9,21 +9,21 @@ the shared value typing reads them against the tool's schema. With ``thinking=Tr
 
 from __future__ import annotations
 
+from toolwire.families.nemotron import MARKERS, NEMOTRON3
+
 from .qwen_xml import XmlGrammar, XmlToolParser
 
-NEMOTRON_GRAMMAR = XmlGrammar(call_open="<tool_call>", call_close="</tool_call>", think_open="<think>",
-                              think_close="</think>", value_framing="\n", reasoning_framing="\n",
-                              after_think_newlines=1, before_call_newlines=1)
+NEMOTRON_GRAMMAR = XmlGrammar(NEMOTRON3, value_framing="\n", reasoning_framing="\n", after_think_newlines=1,
+                              before_call_newlines=1)
 """Nemotron 3: ``<think>\\n...\\n</think>\\n``, content then ``\\n<tool_call>``; calls as Qwen3-Coder."""
-NEMOTRON_GRAMMAR.stop_tokens = ("<|im_end|>",)
-"""The end-of-turn token, for the shared machinery that drops one left at the very end of an output."""
 
 
 class NemotronParser(XmlToolParser):
     """Nemotron 3: with ``thinking=True`` the output starts inside the reasoning the prompt opened."""
 
+    family = NEMOTRON3
     grammar = NEMOTRON_GRAMMAR
     reasoning_start = "thinking"
 
 
-__all__ = ["NEMOTRON_GRAMMAR", "NemotronParser"]
+__all__ = ["MARKERS", "NEMOTRON_GRAMMAR", "NemotronParser"]

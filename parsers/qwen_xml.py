@@ -37,6 +37,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+from toolwire.families.qwen38 import QWEN38
+from toolwire.families.qwen_xml import MARKERS, QWEN3_CODER, QWEN35, QWEN36
+from toolwire.family import Family
+
 from .lexer import MarkerScanner
 from .schema_coerce import declared_parameter
 from .xml_calls import WHITESPACE, Closer, XmlCallParser, closing_text
@@ -46,23 +50,25 @@ MAX_NAME_CHARS = 256
 
 
 class XmlGrammar:
-    """Markers and framing of one Qwen-style XML-call family. Scanners are built once per grammar."""
+    """Markers and framing of one Qwen-style XML-call family: the markers and stop tokens are its declaration's
+    (``family``), the framing is given here. Scanners are built once per grammar."""
 
-    def __init__(self, *, call_open: str, call_close: str, think_open: str | None, think_close: str | None,
-                 value_framing: str, reasoning_framing: str, after_think_newlines: int,
-                 before_call_newlines: int = 2, function_open: str = "<function=",
-                 function_close: str = "</function>", parameter_open: str = "<parameter=",
-                 parameter_close: str = "</parameter>", stop_tokens: tuple[str, ...] = (),
-                 bare_functions: bool = False, next_parameter: tuple[str, ...] | None = None):
+    def __init__(self, family: Family, *, value_framing: str, reasoning_framing: str, after_think_newlines: int,
+                 before_call_newlines: int = 2, bare_functions: bool = False,
+                 next_parameter: tuple[str, ...] | None = None):
+        m = family.markers
+        call_open, call_close = m.CALL_OPEN, m.CALL_CLOSE
+        function_open, parameter_open = m.FUNCTION_OPEN, m.PARAMETER_OPEN
+        function_close, parameter_close = m.FUNCTION_CLOSE, m.PARAMETER_CLOSE
         self.call_open, self.call_close = call_open, call_close
-        self.think_open, self.think_close = think_open, think_close
+        self.think_open, self.think_close = m.THINK_OPEN, m.THINK_CLOSE
         self.function_open, self.function_close = function_open, function_close
         self.parameter_open, self.parameter_close = parameter_open, parameter_close
         self.value_framing = value_framing
         self.reasoning_framing = reasoning_framing
         self.after_think_newlines = after_think_newlines
         self.before_call_newlines = before_call_newlines
-        self.stop_tokens = tuple(stop_tokens)
+        self.stop_tokens = family.stop_tokens
         self.bare_functions = bare_functions
         # an open value's text that may start the next argument (when its key is a declared parameter)
         self.next_parameter = tuple(next_parameter) if next_parameter is not None else (parameter_open,)
@@ -81,9 +87,7 @@ class XmlGrammar:
         return closing_text(text, self.closers)
 
 
-QWEN_GRAMMAR = XmlGrammar(call_open="<tool_call>", call_close="</tool_call>", think_open="<think>",
-                          think_close="</think>", value_framing="\n", reasoning_framing="\n",
-                          after_think_newlines=2, stop_tokens=("<|im_end|>", "<|endoftext|>"),
+QWEN_GRAMMAR = XmlGrammar(QWEN35, value_framing="\n", reasoning_framing="\n", after_think_newlines=2,
                           bare_functions=True)
 """Qwen3-Coder / Qwen3.5 / Qwen3.6: ``\\n`` framing inside values, ``<think>\\n...\\n</think>\\n\\n``."""
 
@@ -409,15 +413,30 @@ class _Malformed(Exception):
 class Qwen3CoderParser(XmlToolParser):
     """Qwen3-Coder: no reasoning channel; calls in content."""
 
+    family = QWEN3_CODER
     grammar = QWEN_GRAMMAR
     reasoning_start = "never"
 
 
 class Qwen35Parser(XmlToolParser):
-    """Qwen3.5 / Qwen3.6: with ``thinking=True`` the prompt opened ``<think>\\n``, so output starts in reasoning."""
+    """Qwen3.5: with ``thinking=True`` the prompt opened ``<think>\\n``, so output starts in reasoning."""
 
+    family = QWEN35
     grammar = QWEN_GRAMMAR
     reasoning_start = "thinking"
 
 
-__all__ = ["MAX_NAME_CHARS", "QWEN_GRAMMAR", "Qwen3CoderParser", "Qwen35Parser", "XmlGrammar", "XmlToolParser"]
+class Qwen36Parser(Qwen35Parser):
+    """Qwen3.6: as Qwen3.5."""
+
+    family = QWEN36
+
+
+class Qwen38Parser(Qwen35Parser):
+    """Qwen3.8: as Qwen3.5 (same markers; the prompt's effort line is not in the output)."""
+
+    family = QWEN38
+
+
+__all__ = ["MAX_NAME_CHARS", "QWEN_GRAMMAR", "Qwen3CoderParser", "Qwen35Parser", "Qwen36Parser", "Qwen38Parser",
+           "XmlGrammar", "XmlToolParser"]

@@ -7,20 +7,21 @@ output; one ``\\n`` after ``</seed:think>`` and ``\\n\\n`` before the first call
 
 from __future__ import annotations
 
+from toolwire.families.seed_oss import MARKERS, SEED_OSS
+
 from .qwen_xml import XmlGrammar, XmlToolParser
 
-SEED_GRAMMAR = XmlGrammar(call_open="<seed:tool_call>", call_close="</seed:tool_call>", think_open="<seed:think>",
-                          think_close="</seed:think>", value_framing="", reasoning_framing="",
-                          after_think_newlines=1, stop_tokens=("<seed:eos>",),
-                          next_parameter=("\n<parameter=", "<parameter="))
+SEED_GRAMMAR = XmlGrammar(SEED_OSS, value_framing="", reasoning_framing="", after_think_newlines=1,
+                          next_parameter=("\n" + MARKERS.PARAMETER_OPEN, MARKERS.PARAMETER_OPEN))
 """Seed-OSS markers and framing."""
 
 
 class SeedOssParser(XmlToolParser):
     """Seed-OSS: reasoning when the output starts with ``<seed:think>``; XML calls in ``<seed:tool_call>``."""
 
+    family = SEED_OSS
     grammar = SEED_GRAMMAR
     reasoning_start = "marker"
 
 
-__all__ = ["SEED_GRAMMAR", "SeedOssParser"]
+__all__ = ["MARKERS", "SEED_GRAMMAR", "SeedOssParser"]

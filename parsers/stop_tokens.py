@@ -1,8 +1,8 @@
 """End-of-turn tokens left at the very end of an output (``<|im_end|>``, ``<|eot_id|>``, ``</s>`` ...).
 
 A serving stack usually strips the stop token; when one is left in the text it is not content. A parser that
-mixes in :class:`TrailingStopToken` (and sets ``stop_tokens``) holds back the end of its buffer while it may
-still be such a token, and strips a complete one found at the very end of the output, with a
+mixes in :class:`TrailingStopToken` holds back the end of its buffer while it may still be one of its family's
+stop tokens (``family.stop_tokens``, the declaration's), and strips a complete one found at the very end of the output, with a
 ``stop_token_in_output`` diagnostic (``raw`` = the token). A stop token followed by more text is ordinary text
 for the family's own rules. The check costs one ``rfind`` per delta.
 """
@@ -39,6 +39,10 @@ class TrailingStopToken:
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
+        family = cls.__dict__.get("family")
+        if family is not None and not any("stop_tokens" in k.__dict__ and k.__dict__.get("family") is None
+                                          and k is not TrailingStopToken for k in cls.__mro__):
+            cls.stop_tokens = family.stop_tokens  # the declaration's, unless an engine class says which it strips
         firsts = {t[0] for t in cls.stop_tokens}
         cls._stop_first = firsts.pop() if len(firsts) == 1 else ""
         cls._stop_len = max(map(len, cls.stop_tokens), default=0)

@@ -147,7 +147,7 @@ class XmlCallParser(StreamParser):
       ``states``         {state: handler name}, for the structural states; a handler takes ``final`` and
                          returns whether to go on (False: more text is needed)
       ``stray_code``     the diagnostic for text between structural markers (and ``stray_message``)
-      ``after_think_open`` framing newlines dropped after ``think_open``; ``stop_tokens`` the end-of-turn tokens
+      ``after_think_open`` framing newlines dropped after ``think_open``
       ``next_value_markers`` markers that may start the next argument inside an open value (:meth:`_next_value`)
       ``undecided_markers`` text markers whose framing newlines are kept in ``self._gap`` for the family to
                          give back when the marker turns out to be text
@@ -187,6 +187,8 @@ class XmlCallParser(StreamParser):
 
     @classmethod
     def _compile(cls) -> None:
+        if cls.family is not None:  # the end-of-turn tokens are the declaration's
+            cls.stop_tokens = cls.family.stop_tokens
         close = cls.think_close
         extra = {"content": (close,) if close else (), "reasoning": ()}
         cls._text_scanners = {mode: MarkerScanner((*m, *extra.get(mode, ()), *cls.stop_tokens))

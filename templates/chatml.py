@@ -1,38 +1,18 @@
-"""The marker table of the ChatML families that write Qwen3-Coder XML calls (Qwen XML, Nemotron 3, Step 3.5):
-``<|im_start|>ROLE\\n...<|im_end|>`` turns, ``<think>`` reasoning, ``<tool_call>\\n<function=NAME>`` calls and
-``<tool_response>`` results. Each family adds its own markers (bos, vision) around it."""
+"""The ChatML families that write Qwen3-Coder XML calls (Qwen XML, Nemotron 3, Step 3.5): which of their markers
+(:data:`toolwire.families.qwen_xml.CHATML_XML`) are single control tokens."""
 
 from __future__ import annotations
 
-from toolwire.parsers.qwen_xml import XmlGrammar
+from toolwire.markers import Marker, MarkerTable
 
-CHATML_SPECIAL_KEYS = ("im_start", "im_end", "think_open", "think_close", "call_open", "call_close",
-                       "tool_response_open", "tool_response_close")
-"""The keys of :func:`chatml_xml_markers` whose markers are single control tokens (``<function=`` etc. are
-plain text)."""
-
-
-def chatml_xml_markers(grammar: XmlGrammar) -> dict[str, str]:
-    """The ChatML turn, reasoning and tool-response markers, and ``grammar``'s call markers."""
-    return {
-        "im_start": "<|im_start|>",
-        "im_end": "<|im_end|>",
-        "think_open": "<think>",
-        "think_close": "</think>",
-        "call_open": grammar.call_open,
-        "call_close": grammar.call_close,
-        "function_open": grammar.function_open,
-        "function_close": grammar.function_close,
-        "parameter_open": grammar.parameter_open,
-        "parameter_close": grammar.parameter_close,
-        "tool_response_open": "<tool_response>",
-        "tool_response_close": "</tool_response>",
-    }
+CHATML_SPECIAL = (Marker.IM_START, Marker.IM_END, Marker.THINK_OPEN, Marker.THINK_CLOSE, Marker.CALL_OPEN,
+                  Marker.CALL_CLOSE, Marker.TOOL_RESPONSE_OPEN, Marker.TOOL_RESPONSE_CLOSE)
+"""The ChatML-XML roles whose markers are single control tokens (``<function=`` etc. are plain text)."""
 
 
-def chatml_special_tokens(markers: dict[str, str], *extra: str) -> frozenset[str]:
-    """The control-token markers of a table built on :func:`chatml_xml_markers`, plus ``extra`` keys."""
-    return frozenset(markers[key] for key in CHATML_SPECIAL_KEYS + extra)
+def chatml_special_tokens(markers: MarkerTable, *extra: Marker) -> frozenset[str]:
+    """The control-token markers of a ChatML-XML family's table, plus those of the ``extra`` roles."""
+    return frozenset(markers[role] for role in CHATML_SPECIAL + extra)
 
 
-__all__ = ["CHATML_SPECIAL_KEYS", "chatml_special_tokens", "chatml_xml_markers"]
+__all__ = ["CHATML_SPECIAL", "chatml_special_tokens"]

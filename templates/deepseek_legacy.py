@@ -45,11 +45,7 @@ def _after_think(content: str, last: bool) -> str:
 class DeepSeekV31Format(Format):
     """DeepSeek-V3.1 (hybrid thinking; ``thinking`` switches the generation prompt's ``<think>``)."""
 
-    name = "deepseek_v31"
-    stop_tokens = ("<｜end▁of▁sentence｜>",)  # what generation stops on (generation_config eos)
     content_parts = "refuse"  # the template refuses or drops list content
-    reference = "DeepSeek-V3.1 chat template (deepseek-ai/DeepSeek-V3.1)"
-    markers = MARKERS
     parser_class = DeepSeekV31Parser
 
     def _render(self, messages: list[Message], tools: list[Tool], options: RenderOptions,
@@ -95,11 +91,7 @@ class DeepSeekV31Format(Format):
 class DeepSeekR1Format(Format):
     """DeepSeek-R1 (always thinks: the generation prompt opens ``<think>\\n``; calls in fenced JSON)."""
 
-    name = "deepseek_r1"
-    stop_tokens = ("<｜end▁of▁sentence｜>",)  # what generation stops on (generation_config eos)
     content_parts = "refuse"  # the template refuses or drops list content
-    reference = "DeepSeek-R1 chat template (deepseek-ai/DeepSeek-R1)"
-    markers = MARKERS
     parser_class = DeepSeekR1Parser
 
     def _render(self, messages: list[Message], tools: list[Tool], options: RenderOptions,

@@ -26,55 +26,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 from toolwire.errors import InvalidOption, InvalidRequest, UnrepresentableValue, UnsupportedByFormat
 from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool, call_arguments, function_to_dict
-from toolwire.parsers.dsml import DsmlGrammar, DsmlStreamParser
+from toolwire.families.dsml import MARKERS_V4, MARKERS_V32, MARKERS_V41
+from toolwire.markers import MarkerTable
+from toolwire.parsers.dsml import DeepSeekV4Parser, DeepSeekV32Parser, DeepSeekV41Parser, DsmlStreamParser
 from toolwire.prompt import PromptBuilder, special_pattern
 from toolwire.templates.json_text import json_writer, tojson
-
-DSML = "｜DSML｜"
-
-
-def dsml_markers(dsml: str, block: str) -> dict[str, str]:
-    """The marker table of one version: ``dsml`` is its DSML token, ``block`` the name of its call block."""
-    return {
-        "bos": "<｜begin▁of▁sentence｜>",
-        "eos": "<｜end▁of▁sentence｜>",
-        "user": "<｜User｜>",
-        "assistant": "<｜Assistant｜>",
-        "system": "<｜System｜>",
-        "think_open": "<think>",
-        "think_close": "</think>",
-        "latest_reminder": "<｜latest_reminder｜>",
-        "tool_calls_open": f"<{dsml}{block}>",
-        "tool_calls_close": f"</{dsml}{block}>",
-        "invoke_open": f'<{dsml}invoke name="',
-        "invoke_close": f"</{dsml}invoke>",
-        "parameter_open": f'<{dsml}parameter name="',
-        "parameter_close": f"</{dsml}parameter>",
-        "tool_result_open": "<tool_result>",
-        "tool_result_close": "</tool_result>",
-    }
-
-
-# One marker table per version, shared by the renderer and the parser (toolwire.parsers.dsml).
-MARKERS_V32 = dsml_markers(DSML, "function_calls")
-MARKERS = dsml_markers(DSML, "tool_calls")  # V4
-MARKERS_V41 = dsml_markers(DSML + " ", "calls")
-
-# DSML token spellings seen in real output; the parser accepts them fail-closed (marker_spelling_variant).
-DSML_VARIANTS = ("｜｜DSML｜｜", "‖DSML‖", "|DSML|")
-_TAG_KEYS = ("tool_calls_open", "tool_calls_close", "invoke_open", "invoke_close", "parameter_open", "parameter_close")
-# The call-block names of V3.2 and V4; each version's parser also accepts the other's (other_version_block).
-_BLOCK_NAMES = ("function_calls", "tool_calls")
-_V32_V4_OPENS = tuple(f"<{DSML}{b}>" for b in _BLOCK_NAMES)
-
-# Spellings seen in real V4 output; the parser accepts them with a diagnostic.
-V4_BLOCK_ALIASES = (f"<{DSML}toolcalls>", f"<{DSML}tool>")
-V4_BLOCK_CLOSE_ALIASES = (f"</{DSML}toolcalls>", f"</{DSML}tool>")
 
 TASK_TOKENS = {
     "action": "<｜action｜>",
@@ -161,11 +122,9 @@ _V41_EFFORT_PROMPT = "Reasoning Effort: {} (range 1-100, the higher the value, t
 
 @dataclass(frozen=True)
 class DsmlVersion:
-    """Everything that differs between the DSML versions. The renderer and parser read only this."""
+    """What the renderer needs beyond a DSML family's declaration (the version's own wording and rules)."""
 
-    name: str
-    reference: str
-    markers: Mapping[str, str]
+    parser: type[DsmlStreamParser]  # the version's parser class; its ``family`` is the declaration
     tools_head: str
     tools_tail: str
     results_in_user_turns: bool  # V4+: tool results become <tool_result> blocks of a user turn
@@ -173,48 +132,35 @@ class DsmlVersion:
     system_token: bool  # V4.1: <｜System｜> opens the system section
     quick_instructions: bool  # V4+: latest_reminder turns and task tokens
     keeps_reasoning_with_tools: bool  # V4+: declared tools keep every earlier reasoning
-    block_aliases: tuple[str, ...] = ()
-    block_close_aliases: tuple[str, ...] = ()
 
-    @cached_property
-    def grammar(self) -> DsmlGrammar:
-        """The parser's view of this version's markers."""
-        m = self.markers
-        return DsmlGrammar(
-            block_open=m["tool_calls_open"], block_close=m["tool_calls_close"],
-            invoke_open=m["invoke_open"], invoke_close=m["invoke_close"],
-            param_open=m["parameter_open"], param_close=m["parameter_close"],
-            think_close=m["think_close"], think_open=m["think_open"], stop_token=m["eos"],
-            block_open_aliases=self.block_aliases, block_close_aliases=self.block_close_aliases,
-            other_version_blocks=tuple((f"<{DSML}{b}>", f"</{DSML}{b}>") for b in _BLOCK_NAMES
-                                       if m["tool_calls_open"] in _V32_V4_OPENS
-                                       and f"<{DSML}{b}>" != m["tool_calls_open"]),
-            spelling_variants=tuple((m[k].replace(DSML, v), m[k]) for k in _TAG_KEYS for v in DSML_VARIANTS),
-        )
+    @property
+    def name(self) -> str:
+        return self.parser.family.name
+
+    @property
+    def markers(self) -> MarkerTable:
+        return self.parser.family.markers
 
     @cached_property
     def preamble_specials(self) -> re.Pattern:
         """The markers the tools preamble spells, which it emits as ``special``."""
-        keys = ("tool_calls_open", "tool_calls_close", "invoke_open", "invoke_close", "parameter_open",
-                "parameter_close", "think_open", "think_close")
-        return special_pattern(self.markers[k] for k in keys)
+        m = self.markers
+        return special_pattern((m.TOOL_CALLS_OPEN, m.TOOL_CALLS_CLOSE, m.INVOKE_OPEN, m.INVOKE_CLOSE, m.PARAMETER_OPEN,
+                                m.PARAMETER_CLOSE, m.THINK_OPEN, m.THINK_CLOSE))
 
 
 V32 = DsmlVersion(
-    name="deepseek_v32", reference="DeepSeek encoding_dsv32.py encode_messages (golden vectors)",
-    markers=MARKERS_V32, tools_head=_V32_TOOLS_HEAD.format(**MARKERS_V32), tools_tail=_V32_TOOLS_TAIL,
+    parser=DeepSeekV32Parser, tools_head=_V32_TOOLS_HEAD.format(**MARKERS_V32), tools_tail=_V32_TOOLS_TAIL,
     results_in_user_turns=False, effort="none", system_token=False, quick_instructions=False,
     keeps_reasoning_with_tools=False,
 )
 V4 = DsmlVersion(
-    name="deepseek_v4", reference="DeepSeek-V4 encoding_dsv4.py encode_messages (golden vectors)",
-    markers=MARKERS, tools_head=_V4_TOOLS_HEAD.format(**MARKERS), tools_tail=_V4_TOOLS_TAIL,
+    parser=DeepSeekV4Parser, tools_head=_V4_TOOLS_HEAD.format(**MARKERS_V4), tools_tail=_V4_TOOLS_TAIL,
     results_in_user_turns=True, effort="named", system_token=False, quick_instructions=True,
-    keeps_reasoning_with_tools=True, block_aliases=V4_BLOCK_ALIASES, block_close_aliases=V4_BLOCK_CLOSE_ALIASES,
+    keeps_reasoning_with_tools=True,
 )
 V41 = DsmlVersion(
-    name="deepseek_v41", reference="DeepSeek-V4.1 encoding encode_messages (golden vectors)",
-    markers=MARKERS_V41, tools_head=_V4_TOOLS_HEAD.format(**MARKERS_V41), tools_tail=_V4_TOOLS_TAIL,
+    parser=DeepSeekV41Parser, tools_head=_V4_TOOLS_HEAD.format(**MARKERS_V41), tools_tail=_V4_TOOLS_TAIL,
     results_in_user_turns=True, effort="numeric", system_token=True, quick_instructions=True,
     keeps_reasoning_with_tools=True,
 )
@@ -636,16 +582,13 @@ def render(version: DsmlVersion, messages: list[Message], tools: list[Tool], opt
 
 
 class DsmlFormat(Format):
-    """A DeepSeek DSML version; subclasses set ``version`` and get everything else from it."""
+    """A DeepSeek DSML version; subclasses set ``version``, whose parser class is theirs."""
 
     version: ClassVar[DsmlVersion]
-    stop_tokens = ("<｜end▁of▁sentence｜>",)  # what generation stops on (generation_config eos)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        v = cls.version
-        cls.name, cls.reference, cls.markers = v.name, v.reference, dict(v.markers)
-        cls.parser_class = DsmlStreamParser.for_grammar(v.grammar, f"{cls.__name__}Parser")
+        cls.parser_class = cls.version.parser
 
     def _render(self, messages: list[Message], tools: list[Tool], options: RenderOptions,
                 out: PromptBuilder) -> bool:
@@ -670,4 +613,4 @@ class DeepSeekV41(DsmlFormat):
     version = V41
 
 
-FORMATS: dict[str, Format] = {cls.version.name: cls() for cls in (DeepSeekV32, DeepSeekV4, DeepSeekV41)}
+FORMATS: dict[str, Format] = {f.name: f for f in (DeepSeekV32(), DeepSeekV4(), DeepSeekV41())}

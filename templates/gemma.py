@@ -221,20 +221,8 @@ def _check_call(name: str, args: dict, index: int, ci: int) -> None:
 
 class Gemma4Format(Format):
     """Gemma 4 (E2B/E4B/26B/31B-it), the current template revision."""
-    stop_tokens = ("<turn|>",)  # what generation stops on (generation_config eos)
-    reasoning_markers = ("<|channel>thought", "<channel|>")  # how a prompt opens / closes the reasoning block
 
-    name = "gemma4"
-    reference = "Gemma-4-E2B-it chat template, current revision (google/gemma-4-E2B-it @ 8995379)"
-    markers = MARKERS
-    extra_options = frozenset({"enable_thinking", "preserve_thinking"})
     parser_class = GemmaParser
-
-    def render(self, messages, tools=None, *, thinking: bool = False, **kw):  # type: ignore[override]
-        """As :meth:`Format.render`; ``enable_thinking`` (the template's own name) is an alias of ``thinking``."""
-        if "enable_thinking" in kw:
-            thinking = bool(kw.pop("enable_thinking")) or thinking
-        return super().render(messages, tools, thinking=thinking, **kw)
 
     def _render(self, messages: list[Message], tools: list[Tool], options: RenderOptions,
                 out: PromptBuilder) -> bool:

@@ -27,7 +27,7 @@ from typing import Any
 from toolwire.errors import UnrepresentableValue
 from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool, call_arguments, tool_to_dict
-from toolwire.parsers.glm import MARKERS, GlmParser, Glm47Parser
+from toolwire.parsers.glm import MARKERS, Glm45Parser, Glm46Parser, Glm47Parser
 from toolwire.parsers.xml_calls import early_close
 from toolwire.prompt import PromptBuilder
 from toolwire.templates.json_text import tojson
@@ -106,15 +106,9 @@ def split_reasoning(message: Message, *, strip_both_ends: bool = False) -> tuple
 class GlmFormat(Format):
     """A GLM version (see the module docstring); the parser class matches the version's framing."""
 
-    markers = MARKERS
-    stop_tokens = ("<|endoftext|>", "<|user|>", "<|observation|>")  # what generation stops on (generation_config eos)
-
-    def __init__(self, name: str, reference: str, style: GlmStyle, parser_class: type):
-        self.name = name
-        self.reference = reference
+    def __init__(self, style: GlmStyle, parser_class: type):
         self.style = style
         self.parser_class = parser_class
-        self.extra_options = frozenset({"clear_thinking"}) if style.clear_thinking else frozenset()
 
     def _render(self, messages: list[Message], tools: list[Tool], options: RenderOptions,
                 out: PromptBuilder) -> bool:
@@ -221,9 +215,8 @@ class GlmFormat(Format):
             out.template(nl, index).special(M["response_close"], index)
 
 
-FORMATS: dict[str, Format] = {
-    "glm45": GlmFormat("glm45", "GLM-4.5 chat template (GLM-4.5.jinja)", GlmStyle(True, False), GlmParser),
-    "glm46": GlmFormat("glm46", "GLM-4.6 chat template (GLM-4.6.jinja)", GlmStyle(True, False), GlmParser),
-    "glm47": GlmFormat("glm47", "GLM-4.7-Flash chat template (GLM-4.7-Flash.jinja)", GlmStyle(False, True),
-                       Glm47Parser),
-}
+FORMATS: dict[str, Format] = {f.name: f for f in (
+    GlmFormat(GlmStyle(newlines=True, clear_thinking=False), Glm45Parser),
+    GlmFormat(GlmStyle(newlines=True, clear_thinking=False), Glm46Parser),
+    GlmFormat(GlmStyle(newlines=False, clear_thinking=True), Glm47Parser),
+)}

@@ -22,21 +22,15 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import ClassVar
 
-from toolwire.errors import InvalidOption, UnsupportedByFormat
+from toolwire.errors import UnsupportedByFormat
 from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool, call_arguments, tool_to_dict
 from toolwire.templates.json_text import tojson as jinja_json
-from toolwire.parsers.hermes_json import MARKERS as _HERMES, HermesJsonParser
+from toolwire.parsers.granite import MARKERS, Granite4Parser
 from toolwire.prompt import PromptBuilder, special_pattern
 
 from .hermes_json import _check_name
 
-MARKERS = {
-    "role_open": "<|start_of_role|>",
-    "role_close": "<|end_of_role|>",
-    "end": "<|end_of_text|>",
-    **{k: _HERMES[k] for k in ("call_open", "call_close", "response_open", "response_close")},
-}
 M = MARKERS
 
 TOOLS_PREFIX = ("You are a helpful assistant with access to the following tools. You may call one or more tools to "
@@ -55,7 +49,6 @@ DOCUMENTS_SUFFIX = ("\n</documents>\n\nWrite the response to the user's input by
                     "data.")
 DEFAULT_SYSTEM_40 = "You are a helpful assistant. Please ensure responses are professional, accurate, and safe."
 """Granite 4.0's system message when the request has none (4.1 writes no system turn then)."""
-VERSIONS = ("4.1", "4.0")
 _ROLES = ("system", "user", "assistant", "tool")
 _specials = lru_cache(maxsize=None)(special_pattern)
 
@@ -74,14 +67,9 @@ def _text(message: Message) -> str:
 
 class Granite4Format(Format):
     """Granite 4.1 (default) and 4.0 (``version="4.0"``): one grammar, a different default system turn."""
-    stop_tokens = ("<|end_of_text|>",)  # what generation stops on (generation_config eos)
 
-    name = "granite4"
-    reference = "Granite-4.1 chat template (transformers rendering); Granite-4.0 with version='4.0'"
-    markers = MARKERS
-    extra_options = frozenset({"version", "documents"})
     special_tokens: ClassVar[frozenset[str]] = frozenset(MARKERS.values())
-    parser_class = HermesJsonParser
+    parser_class = Granite4Parser
 
     def _open(self, out: PromptBuilder, role: str, index: int | None) -> None:
         out.special(M["role_open"], index).template(role, index).special(M["role_close"], index)
@@ -141,12 +129,8 @@ class Granite4Format(Format):
 
     def _render(self, messages: list[Message], tools: list[Tool], options: RenderOptions,
                 out: PromptBuilder) -> bool:
-        version = str(options.extra.get("version", "4.1"))
-        if version not in VERSIONS:
-            raise InvalidOption(f"version must be one of {', '.join(VERSIONS)}", field="version")
+        version = options.extra["version"]  # GraniteOptions checked it
         documents = options.extra.get("documents") or []
-        if not isinstance(documents, (list, tuple)):
-            raise InvalidOption("documents must be a list of JSON objects", field="documents")
         if not messages:
             raise UnsupportedByFormat("the template needs at least one message (it reads messages[0])",
                                       field="messages")

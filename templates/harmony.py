@@ -24,7 +24,8 @@ from typing import Any
 from toolwire.errors import InvalidOption, InvalidRequest, UnsupportedByFormat
 from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool, call_arguments, function_to_dict
-from toolwire.parsers.harmony import MARKERS, HarmonyStreamParser
+from toolwire.markers import Marker
+from toolwire.parsers.harmony import MARKERS, GptOssParser
 from toolwire.prompt import PromptBuilder
 from toolwire.templates.json_text import tojson
 
@@ -57,7 +58,8 @@ DEFAULT_MODEL_IDENTITY = "You are ChatGPT, a large language model trained by Ope
 KNOWLEDGE_CUTOFF = "2024-06"
 EFFORTS = ("low", "medium", "high")
 _CHANNEL_MARKUP = ("<|channel|>analysis<|message|>", "<|channel|>final<|message|>")
-_MARKER_IN_JSON = re.compile("<(?=" + "|".join(re.escape(m[1:]) for m in MARKERS.values()) + ")")
+_MARKER_IN_JSON = re.compile("<(?=" + "|".join(re.escape(m[1:]) for r, m in MARKERS.items()
+                                                 if r is not Marker.ENDOFTEXT) + ")")
 _REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
 
 
@@ -138,14 +140,8 @@ class HarmonyFormat(Format):
     """gpt-oss harmony: system and developer headers, analysis / commentary / final channels, calls to
     ``functions.NAME`` ending in ``<|call|>``, results from ``functions.NAME to=assistant``."""
 
-    name = "gpt_oss"
-    stop_tokens = ("<|return|>", "<|call|>", "<|endoftext|>")  # what generation stops on (generation_config eos)
     content_parts = "refuse"  # the template refuses or drops list content
-    reference = ("HF chat template gpt-oss-20b.jinja (transformers); openai-harmony HarmonyGptOss with "
-                 "profile='openai_harmony'")
-    markers = MARKERS
-    extra_options = frozenset({"profile", *_CHOICES, *_FLAGS, "model_identity"})
-    parser_class = HarmonyStreamParser
+    parser_class = GptOssParser
 
     # ---- rendering
     def _render(self, messages: list[Message], tools: list[Tool], options: RenderOptions,

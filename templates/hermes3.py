@@ -31,12 +31,11 @@ from toolwire.errors import InvalidToolDefinition, UnsupportedByFormat
 from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool, call_arguments, function_to_dict
 from toolwire.templates.json_text import tojson as jinja_json
-from toolwire.parsers.hermes_json import MARKERS as _CHATML, HermesJsonParser
+from toolwire.parsers.hermes3 import MARKERS, Hermes3Parser
 from toolwire.prompt import PromptBuilder, special_pattern
 
 from .hermes_json import _check_name
 
-MARKERS = {**_CHATML, "bos": "<|begin_of_text|>"}
 M = MARKERS
 SPECIAL_TOKENS = frozenset({M["bos"], M["im_start"], M["im_end"], M["call_open"], M["call_close"],
                             M["response_open"], M["response_close"]})
@@ -95,13 +94,9 @@ def _trimmed(value: Any) -> str:
 
 class Hermes3Format(Format):
     """Hermes 3 (Llama 3.1 base) with the ``tool_use`` chat template."""
-    stop_tokens = ("<|im_end|>",)  # what generation stops on (generation_config eos)
 
-    name = "hermes3"
-    reference = "Hermes-3-Llama-3.1-8B tool_use chat template (transformers rendering)"
-    markers = MARKERS
     special_tokens = SPECIAL_TOKENS
-    parser_class = HermesJsonParser
+    parser_class = Hermes3Parser
 
     # ---- the tools block
     def _type(self, spec: Any, index: int, where: str) -> str:

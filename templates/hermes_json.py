@@ -33,7 +33,9 @@ from toolwire.errors import UnrepresentableValue, UnsupportedByFormat
 from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool, call_arguments, tool_to_dict
 from toolwire.templates.json_text import tojson as jinja_json  # transformers' tojson: non-ASCII kept, ", " / ": "
-from toolwire.parsers.hermes_json import MARKERS, HermesJsonParser, Qwen3Parser, Qwen3ThinkingParser
+from toolwire.parsers.hermes_json import (
+    MARKERS, Qwen3Instruct2507Parser, Qwen3Parser, Qwen3ThinkingParser, Qwen25Parser,
+)
 from toolwire.prompt import PromptBuilder, special_pattern
 
 M = MARKERS
@@ -71,8 +73,6 @@ class HermesJsonFormat(Format):
     The template writes its pieces through :meth:`PromptBuilder.appender` (one list append per piece); a marker's
     kind (``special`` or ``template``) is looked up once per format in :attr:`_kinds`."""
 
-    markers: ClassVar[dict[str, str]] = MARKERS
-    stop_tokens = ("<|im_end|>", "<|endoftext|>")  # what generation stops on (generation_config eos)
     special_tokens: ClassVar[frozenset[str]] = frozenset(
         {M["im_start"], M["im_end"], M["call_open"], M["call_close"], M["response_open"], M["response_close"],
          M["think_open"], M["think_close"]})
@@ -223,10 +223,8 @@ class HermesJsonFormat(Format):
 class Qwen25(HermesJsonFormat):
     """Qwen2.5-Instruct: default system prompt, compact assistant turns, no reasoning."""
 
-    name = "qwen25"
     content_parts = "refuse"  # the template refuses or drops list content
-    reference = "Qwen2.5-7B-Instruct chat template (transformers rendering)"
-    parser_class = HermesJsonParser
+    parser_class = Qwen25Parser
     special_tokens = frozenset({M["im_start"], M["im_end"], M["call_open"], M["call_close"]})
     default_system = QWEN25_SYSTEM
     compact_calls = True
@@ -253,18 +251,14 @@ class Qwen25(HermesJsonFormat):
 class Qwen3Instruct2507(HermesJsonFormat):
     """Qwen3-Instruct-2507: the Qwen3 frame without any reasoning."""
 
-    name = "qwen3_instruct_2507"
     content_parts = "refuse"  # the template refuses or drops list content
-    reference = "Qwen3-4B-Instruct-2507 chat template (transformers rendering)"
-    parser_class = HermesJsonParser
+    parser_class = Qwen3Instruct2507Parser
 
 
 class Qwen3(HermesJsonFormat):
     """Qwen3 (hybrid thinking): ``enable_thinking`` switch; reasoning after the last real query."""
 
-    name = "qwen3"
     content_parts = "refuse"  # the template refuses or drops list content
-    reference = "Qwen3-8B chat template (transformers rendering)"
     parser_class = Qwen3Parser
     renders_reasoning = True
 
@@ -309,9 +303,7 @@ class Qwen3(HermesJsonFormat):
 class Qwen3Thinking2507(Qwen3):
     """Qwen3-Thinking-2507: always thinks; the generation prompt opens ``<think>\\n``."""
 
-    name = "qwen3_thinking_2507"
     content_parts = "refuse"  # the template refuses or drops list content
-    reference = "Qwen3-4B-Thinking-2507 chat template (transformers rendering)"
     parser_class = Qwen3ThinkingParser
 
     def _generation_prompt(self, out: PromptBuilder, options: RenderOptions) -> bool:

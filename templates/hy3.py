@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from toolwire.errors import InvalidOption, UnrepresentableValue, UnsupportedByFormat
+from toolwire.errors import UnrepresentableValue, UnsupportedByFormat
 from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool, call_arguments, tool_to_dict
 from toolwire.parsers.hy3 import MARKERS, Hy3Parser
@@ -38,8 +38,6 @@ from toolwire.parsers.xml_calls import early_close
 from toolwire.prompt import PromptBuilder
 
 M = MARKERS
-EFFORTS = ("no_think", "low", "high")
-DEFAULT_THINKING_EFFORT = "high"
 
 
 def _text(message: Message, index: int) -> str:
@@ -63,34 +61,8 @@ def _check(text: str, what: str, forbidden: tuple[str, ...], index: int, field: 
 
 class Hy3(Format):
     """Hy3 (``tencent-Hy3.jinja``)."""
-    stop_tokens = ("<｜hy_eos:opensource｜>",)  # what generation stops on (generation_config eos)
 
-    name = "hy3"
-    reference = "Tencent Hy3 chat template (transformers rendering)"
-    markers = MARKERS
-    extra_options = frozenset({"preserved_thinking", "raw_last_assistant"})
     parser_class = Hy3Parser
-
-    def _template_switches(self, thinking: bool, reasoning_effort: Any,
-                           extra: dict[str, Any]) -> tuple[bool, Any, dict[str, Any]]:
-        """``reasoning_effort`` is the template's thinking switch: ``no_think`` is thinking off, ``low`` /
-        ``high`` thinking on; ``thinking=True`` alone means ``high``."""
-        if reasoning_effort is None:
-            return thinking, (DEFAULT_THINKING_EFFORT if thinking else None), extra
-        if reasoning_effort not in EFFORTS:
-            raise InvalidOption(f"reasoning_effort error : {reasoning_effort!r}, should be no_think/low/high",
-                                field="reasoning_effort")
-        if reasoning_effort == "no_think":
-            if thinking:
-                raise InvalidOption("thinking=True and reasoning_effort='no_think' disagree", field="reasoning_effort")
-            return False, None, extra
-        return True, reasoning_effort, extra
-
-    def template_options(self, options: dict[str, Any]) -> dict[str, Any]:
-        """The template's switch: ``reasoning_effort`` ``no_think`` for thinking off, else the effort."""
-        thinking, effort, _ = self._template_switches(bool(options.get("thinking")), options.get("reasoning_effort"),
-                                                      {})
-        return {**options, "thinking": thinking, "reasoning_effort": effort if thinking else "no_think"}
 
     def _render(self, messages: list[Message], tools: list[Tool], options: RenderOptions,
                 out: PromptBuilder) -> bool:
@@ -196,4 +168,4 @@ class Hy3(Format):
 
 FORMATS: dict[str, Format] = {f.name: f for f in (Hy3(),)}
 
-__all__ = ["FORMATS", "MARKERS", "Hy3", "EFFORTS"]
+__all__ = ["FORMATS", "MARKERS", "Hy3"]

@@ -373,35 +373,8 @@ def _decode_call(call: Any, mode: str) -> Any:
     return call
 
 
-def options_to_variables(variables: Iterable[str], *, thinking: bool | None = None,
-                         reasoning_effort: Any = None, **extra: Any) -> dict[str, Any]:
-    """toolwire's normalized render options as the variables a given template reads.
-
-    ``thinking`` goes to ``enable_thinking`` and/or ``thinking``, whichever the template reads (Qwen3, GLM,
-    DeepSeek V3.1...), and to ``thinking_mode`` ``enabled``/``disabled`` (MiniMax-M3); ``reasoning_effort`` (also as ``thinking_effort``, Kimi K3) and family extras (``preserve_thinking``...) are passed when the
-    template reads them. ``variables`` is :attr:`ChatTemplate.variables`.
-    """
-    variables = frozenset(variables)
-    out: dict[str, Any] = {}
-    if thinking is not None:
-        for name in ("enable_thinking", "thinking"):
-            if name in variables:
-                out[name] = bool(thinking)
-    if reasoning_effort is not None and "reasoning_effort" in variables:
-        out["reasoning_effort"] = reasoning_effort
-    # templates that spell the switches their own way: MiniMax-M3 ``thinking_mode``, Kimi K3 ``thinking_effort``
-    if thinking is not None and "thinking_mode" in variables and extra.get("thinking_mode") is None:
-        out["thinking_mode"] = "enabled" if thinking else "disabled"
-    if reasoning_effort is not None and "thinking_effort" in variables:
-        out["thinking_effort"] = reasoning_effort
-    for name, value in extra.items():
-        if name in variables and value is not None:
-            out[name] = value
-    return out
-
-
 __all__ = [
     "ChatTemplate", "TemplateRenderError", "TemplateRefused", "template_variables", "prepare_messages",
     "prepare_tools", "plain_data", "special_tokens_from_config", "chat_template_from_config",
-    "options_to_variables", "decode_arguments", "SPECIAL_TOKEN_ATTRIBUTES", "REASONING_FIELDS",
+    "decode_arguments", "SPECIAL_TOKEN_ATTRIBUTES", "REASONING_FIELDS",
 ]

@@ -68,10 +68,6 @@ def _call(out: PromptBuilder, index: int, id_parts: list[tuple[str, str]], argum
 class KimiK2Format(Format):
     """Kimi-K2-Instruct: no reasoning; call ids numbered per message by the template."""
 
-    name = "kimi_k2"
-    stop_tokens = ("<|im_end|>",)  # what generation stops on (generation_config eos)
-    reference = "Kimi-K2-Instruct chat template (moonshotai/Kimi-K2-Instruct, July 2025)"
-    markers = MARKERS
     parser_class = KimiParser
     default_system = "You are a helpful assistant"
 
@@ -114,10 +110,6 @@ class KimiK2Format(Format):
 class KimiK2ThinkingFormat(Format):
     """Kimi-K2-Thinking: ``<think>`` on every assistant turn; reasoning kept for the current tool loop."""
 
-    name = "kimi_k2_thinking"
-    stop_tokens = ("<|im_end|>",)  # what generation stops on (generation_config eos)
-    reference = "Kimi-K2-Thinking chat template (moonshotai/Kimi-K2-Thinking)"
-    markers = MARKERS
     parser_class = KimiThinkingParser
     default_system = "You are Kimi, an AI assistant created by Moonshot AI."
 

@@ -85,21 +85,8 @@ def xtml_value(value: Any) -> str:
 
 class KimiK3Format(Format):
     """Kimi K3 (XTML)."""
-    stop_tokens = ("<|end_of_msg|>",)  # what generation stops on (generation_config eos)
-    reasoning_markers = ("<|open|>think<|sep|>", "<|close|>think<|sep|>")  # how a prompt opens / closes the reasoning block
 
-    name = "kimi_k3"
-    reference = "Kimi-K3 chat template (extra/Kimi-K3.jinja, a port of Moonshot's encoder)"
-    markers = MARKERS
-    extra_options = frozenset({"thinking_effort", "tool_choice"})
     parser_class = KimiK3Parser
-
-    def render(self, messages, tools=None, *, reasoning_effort: Any = None, **kw):  # type: ignore[override]
-        """As :meth:`Format.render`; ``thinking_effort`` (the template's name) is an alias of ``reasoning_effort``."""
-        if "thinking_effort" in kw:
-            alias = kw.pop("thinking_effort")
-            reasoning_effort = alias if reasoning_effort is None else reasoning_effort
-        return super().render(messages, tools, reasoning_effort=reasoning_effort, **kw)
 
     # ---- tags
     @staticmethod

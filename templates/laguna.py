@@ -20,28 +20,16 @@ The template's switch ``enable_thinking`` is accepted as an alias of ``thinking`
 
 from __future__ import annotations
 
-
 from toolwire.errors import UnsupportedByFormat
 from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool, tool_to_dict
-from toolwire.parsers.glm import MARKERS as GLM_MARKERS
 from toolwire.parsers.laguna import LagunaParser
 from toolwire.prompt import PromptBuilder
 from toolwire.templates.json_text import tojson
 
 from .glm import GlmFormat, GlmStyle
 
-MARKERS = {
-    "bos": "〈|EOS|〉",
-    "system_open": "<system>",
-    "system_close": "</system>",
-    "user_open": "<user>",
-    "user_close": "</user>",
-    "assistant_open": "<assistant>",
-    "assistant_close": "</assistant>",
-    **{k: GLM_MARKERS[k] for k in ("think_open", "think_close", "call_open", "call_close", "key_open", "key_close",
-                                   "value_open", "value_close", "response_open", "response_close")},
-}
+from toolwire.families.laguna import MARKERS
 M = MARKERS
 DEFAULT_SYSTEM = ("You are a helpful, conversationally-fluent assistant made by Poolside. You are here to be helpful "
                   "to users through natural language conversations.")
@@ -72,15 +60,10 @@ def _reasoning(message: Message) -> str:
 
 class Laguna(GlmFormat):
     """Laguna S 2.1 (``poolside-Laguna-S-2.1.jinja``)."""
-    stop_tokens = ("</assistant>",)  # what generation stops on (generation_config eos)
 
-    markers = MARKERS
 
     def __init__(self) -> None:
-        super().__init__("laguna", "poolside Laguna-S-2.1 chat template (transformers rendering; stop </assistant>)",
-                         GlmStyle(newlines=False, clear_thinking=False), LagunaParser)
-        self.extra_options = frozenset({"preserve_thinking"})
-        self.option_aliases = {"enable_thinking": "thinking"}
+        super().__init__(GlmStyle(newlines=False, clear_thinking=False), LagunaParser)
 
     def _render(self, messages: list[Message], tools: list[Tool], options: RenderOptions,
                 out: PromptBuilder) -> bool:

@@ -23,7 +23,7 @@ from datetime import date
 from toolwire.errors import InvalidOption, UnsupportedByFormat
 from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool, call_arguments, tool_to_dict
-from toolwire.parsers.llama import MARKERS, LlamaParser
+from toolwire.parsers.llama import MARKERS, Llama31Parser, Llama32Parser
 from toolwire.prompt import PromptBuilder
 from toolwire.templates.json_text import tojson as json_dumps, tojson_indented
 
@@ -96,14 +96,9 @@ def _builtin_call(out: PromptBuilder, index: int, name: str, args: dict, call_in
 class Llama31Format(Format):
     """Llama 3.1 / 3.3 Instruct with JSON custom tools and optional built-in (``<|python_tag|>``) tools."""
 
-    name = "llama31"
-    stop_tokens = ("<|eot_id|>", "<|eom_id|>", "<|end_of_text|>")  # what generation stops on (generation_config eos)
     content_parts = "refuse"  # the template prints list content as a Python list ...
     content_parts_roles = frozenset({"system", "user", "assistant"})  # ... tool results it writes as JSON
-    reference = "Llama-3.1-8B-Instruct chat template (meta-llama/Llama-3.1-8B-Instruct)"
-    markers = MARKERS
-    extra_options = frozenset({"tools_in_user_message", "builtin_tools"})
-    parser_class = LlamaParser
+    parser_class = Llama31Parser
     dated_today = False  # Llama 3.2: the date line is today's unless current_date is given
 
     def _render(self, messages: list[Message], tools: list[Tool], options: RenderOptions,
@@ -177,9 +172,7 @@ class Llama31Format(Format):
 class Llama32Format(Llama31Format):
     """Llama 3.2 Instruct: the 3.1 template without built-in tools (no ``builtin_tools`` option), dated today."""
 
-    name = "llama32"
-    reference = "Llama-3.2-3B-Instruct chat template (meta-llama/Llama-3.2-3B-Instruct)"
-    extra_options = frozenset({"tools_in_user_message"})
+    parser_class = Llama32Parser
     dated_today = True
 
 

@@ -83,12 +83,7 @@ def _trimmed(message: Message, index: int, what: str) -> str:
 
 class Llama4Format(Format):
     """Llama 4 Instruct with JSON custom tools."""
-    stop_tokens = ("<|eot|>", "<|eom|>")  # what generation stops on (generation_config eos)
 
-    name = "llama4"
-    reference = "Llama-4 transformers default chat template (Llama-4-Scout/Maverick-Instruct)"
-    markers = MARKERS
-    extra_options = frozenset({"tools_in_user_message"})
     parser_class = Llama4Parser
 
     def _render(self, messages: list[Message], tools: list[Tool], options: RenderOptions,

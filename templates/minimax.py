@@ -51,11 +51,6 @@ def _tool_part_text(part: Any) -> str:
 class MiniMaxFormat(Format):
     """MiniMax-M2 (see the module docstring)."""
 
-    name = "minimax_m2"
-    stop_tokens = ("[e~[",)  # what generation stops on (generation_config eos)
-    reference = "MiniMax-M2 chat template (MiniMax-M2.jinja)"
-    markers = MARKERS
-    extra_options = frozenset({"model_identity"})
     parser_class = MiniMaxParser
 
     def _render(self, messages: list[Message], tools: list[Tool], options: RenderOptions,

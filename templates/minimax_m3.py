@@ -84,29 +84,14 @@ def _check_tag(name: str, index: int, field: str, what: str) -> None:
 
 class MiniMaxM3Format(Format):
     """MiniMax-M3 with its XML-expanded tool calls."""
-    stop_tokens = ("[e~[",)  # what generation stops on (generation_config eos)
 
-    name = "minimax_m3"
-    reference = "MiniMax-M3 chat template (extra/MiniMax-M3.jinja)"
-    markers = MARKERS
-    extra_options = frozenset({"thinking_mode", "model_identity"})
     parser_class = MiniMaxM3Parser
     omits_none_arguments: ClassVar[bool] = True
     """The reference leaves None-valued arguments (and object members) out: the wire cannot carry them."""
 
-    def render(self, messages, tools=None, *, thinking: bool = False, **kw):  # type: ignore[override]
-        """As :meth:`Format.render`; ``thinking_mode`` (the template's own switch: ``enabled``, ``disabled``,
-        ``adaptive``) may be given instead of ``thinking``."""
-        mode = kw.get("thinking_mode")
-        if mode is not None:
-            if mode not in MODE_LINE:
-                raise InvalidOption(f"thinking_mode must be one of {', '.join(MODE_LINE)}", field="thinking_mode")
-            thinking = mode == "enabled"
-        return super().render(messages, tools, thinking=thinking, **kw)
-
     def _render(self, messages: list[Message], tools: list[Tool], options: RenderOptions,
                 out: PromptBuilder) -> bool:
-        mode = options.extra.get("thinking_mode") or ("enabled" if options.thinking else "disabled")
+        mode = options.extra["thinking_mode"]  # MiniMaxM3Options resolves it (adaptive when nothing is given)
         rest = list(enumerate(messages))
         root = rest.pop(0) if rest and rest[0][1].role == "root" else None
         developer = rest.pop(0) if rest and rest[0][1].role in ("system", "developer") else None

@@ -61,11 +61,7 @@ def _chunks(out: PromptBuilder, parts: list[ContentPart], index: int, what: str)
 
 class Ministral3Format(Format):
     """Ministral 3 Reasoning: always thinks; the model opens ``[THINK]`` itself."""
-    stop_tokens = ("</s>",)  # what generation stops on (generation_config eos)
 
-    name = "ministral3"
-    reference = "Ministral-3-14B-Reasoning-2512 chat template (transformers rendering)"
-    markers = MARKERS
     parser_class = MinistralParser
 
     @staticmethod

@@ -86,10 +86,6 @@ def _first_text(msg: Message) -> str:
 class MistralSmall32Format(Format):
     """Mistral-Small-3.2-24B-Instruct-2506."""
 
-    name = "mistral_small32"
-    stop_tokens = ("</s>",)  # what generation stops on (generation_config eos)
-    reference = "Mistral-Small-3.2-24B-Instruct-2506 chat template (mistralai/Mistral-Small-3.2-24B-Instruct-2506)"
-    markers = MARKERS
     parser_class = MistralParser
 
     def _render(self, messages: list[Message], tools: list[Tool], options: RenderOptions,

@@ -30,14 +30,13 @@ from typing import Any
 from toolwire.errors import UnsupportedByFormat
 from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool
-from toolwire.parsers.nemotron import NEMOTRON_GRAMMAR, NemotronParser
+from toolwire.parsers.nemotron import MARKERS, NEMOTRON_GRAMMAR, NemotronParser
 from toolwire.prompt import PromptBuilder, special_pattern
 
-from .chatml import chatml_special_tokens, chatml_xml_markers
+from .chatml import chatml_special_tokens
 from .qwen_xml import _QWEN35_INSTRUCTIONS, _tool_turn, call_values, coder_tool_list, coder_value, write_call
 
 G = NEMOTRON_GRAMMAR
-MARKERS = chatml_xml_markers(G)
 M = MARKERS
 SPECIAL_TOKENS = chatml_special_tokens(MARKERS)
 """Markers that are single control tokens in the Nemotron vocabulary (``<function=`` etc. are plain text)."""
@@ -132,13 +131,7 @@ def _truncated(content: _Pieces, *, with_calls: bool) -> _Pieces:
 
 class Nemotron3(Format):
     """Nemotron 3 Nano (``NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja``)."""
-    stop_tokens = ("<|im_end|>",)  # what generation stops on (generation_config eos)
 
-    name = "nemotron3"
-    reference = "NVIDIA-Nemotron-3-Nano-30B-A3B chat template (transformers rendering)"
-    markers = MARKERS
-    extra_options = frozenset({"truncate_history_thinking"})
-    option_aliases = {"enable_thinking": "thinking"}
     parser_class = NemotronParser
 
     def _render(self, messages: list[Message], tools: list[Tool], options: RenderOptions,

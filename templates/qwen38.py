@@ -22,6 +22,8 @@ from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool
 from toolwire.prompt import PromptBuilder
 
+from toolwire.parsers.qwen_xml import Qwen38Parser
+
 from .qwen_xml import M, Qwen36, _Content, _write_trimmed
 
 EFFORT_INSTRUCTIONS = {
@@ -49,9 +51,7 @@ def effort_instruction(options: RenderOptions) -> str:
 class Qwen38(Qwen36):
     """Qwen3.8 (``Qwen3.8-27B.jinja``): Qwen3.6 plus the effort instruction; keeps every earlier reasoning."""
 
-    name = "qwen38"
-    reference = "Qwen3.8-27B chat template (transformers rendering)"
-    option_aliases = {"enable_thinking": "thinking"}
+    parser_class = Qwen38Parser
     split_inline_think = False
 
     def _preface(self, options: RenderOptions) -> str:

@@ -32,19 +32,19 @@ from toolwire.errors import UnrepresentableValue, UnsupportedByFormat
 from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool, call_arguments, function_to_dict, tool_to_dict
 from toolwire.parsers.base import tool_schemas
-from toolwire.parsers.qwen_xml import QWEN_GRAMMAR, Qwen3CoderParser, Qwen35Parser, XmlGrammar
+from toolwire.markers import Marker
+from toolwire.parsers.qwen_xml import MARKERS, QWEN_GRAMMAR, Qwen3CoderParser, Qwen35Parser, Qwen36Parser, XmlGrammar
 from toolwire.parsers.schema_coerce import declared_parameter
 from toolwire.prompt import PromptBuilder, special_pattern
 from toolwire.templates.json_text import tojson
 
-from .chatml import chatml_special_tokens, chatml_xml_markers
+from .chatml import chatml_special_tokens
 
 # One marker table shared by the renderer and the parser (toolwire.parsers.qwen_xml).
-MARKERS = {**chatml_xml_markers(QWEN_GRAMMAR), "vision_start": "<|vision_start|>", "vision_end": "<|vision_end|>",
-           "image_pad": "<|image_pad|>", "video_pad": "<|video_pad|>"}
 M = MARKERS
 
-SPECIAL_TOKENS = chatml_special_tokens(MARKERS, "vision_start", "vision_end", "image_pad", "video_pad")
+SPECIAL_TOKENS = chatml_special_tokens(MARKERS, Marker.VISION_START, Marker.VISION_END, Marker.IMAGE_PAD,
+                                       Marker.VIDEO_PAD)
 """Markers that are single control tokens in the Qwen vocabulary (``<function=`` etc. are plain text)."""
 
 _SPECIALS = special_pattern(SPECIAL_TOKENS)
@@ -242,11 +242,7 @@ def _tool_turn(out: PromptBuilder, messages: list[Message], pos: int, index: int
 class Qwen3Coder(Format):
     """Qwen3-Coder (``Qwen3-Coder.jinja``): no reasoning; tools as XML; values ``str``/JSON."""
 
-    name = "qwen3_coder"
-    stop_tokens = ("<|im_end|>", "<|endoftext|>")  # what generation stops on (generation_config eos)
     content_parts = "refuse"  # the template refuses or drops list content
-    reference = "Qwen3-Coder chat template (transformers rendering)"
-    markers = MARKERS
     parser_class = Qwen3CoderParser
 
     def _render(self, messages: list[Message], tools: list[Tool], options: RenderOptions,
@@ -377,11 +373,6 @@ def _split_think(content: str) -> tuple[str, str]:
 class Qwen35(Format):
     """Qwen3.5 (``Qwen3.5-4B.jinja``): JSON tool list, reasoning kept after the last user query."""
 
-    name = "qwen35"
-    stop_tokens = ("<|im_end|>", "<|endoftext|>")  # what generation stops on (generation_config eos)
-    reference = "Qwen3.5-4B chat template (transformers rendering)"
-    markers = MARKERS
-    extra_options = frozenset({"add_vision_id"})
     parser_class = Qwen35Parser
     value_text: Callable[[Any], str] = staticmethod(coder_value)
     split_inline_think: bool = True  # content ``<think>...</think>`` without reasoning_content becomes reasoning
@@ -487,11 +478,8 @@ class Qwen35(Format):
 class Qwen36(Qwen35):
     """Qwen3.6 (``Qwen3.6-35B-A3B.jinja``): as Qwen3.5, values as JSON, and ``preserve_thinking``."""
 
-    name = "qwen36"
-    reference = "Qwen3.6-35B-A3B chat template (transformers rendering)"
-    extra_options = frozenset({"add_vision_id", "preserve_thinking"})
+    parser_class = Qwen36Parser
     value_text = staticmethod(json_value)
-
 
 
 FORMATS: dict[str, Format] = {f.name: f for f in (Qwen3Coder(), Qwen35(), Qwen36())}

@@ -24,24 +24,10 @@ from __future__ import annotations
 from toolwire.errors import InvalidOption, UnsupportedByFormat
 from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool, function_to_dict, tool_to_dict
-from toolwire.parsers.seed_oss import SEED_GRAMMAR, SeedOssParser
+from toolwire.parsers.seed_oss import MARKERS, SEED_GRAMMAR, SeedOssParser
 from toolwire.prompt import PromptBuilder, special_pattern
 from toolwire.templates.qwen_xml import call_values, jinja_json, jinja_str, write_call
 
-MARKERS = {
-    "bos": "<seed:bos>",
-    "eos": "<seed:eos>",
-    "think_open": SEED_GRAMMAR.think_open,
-    "think_close": SEED_GRAMMAR.think_close,
-    "call_open": SEED_GRAMMAR.call_open,
-    "call_close": SEED_GRAMMAR.call_close,
-    "budget_open": "<seed:cot_budget_reflect>",
-    "budget_close": "</seed:cot_budget_reflect>",
-    "function_open": SEED_GRAMMAR.function_open,
-    "function_close": SEED_GRAMMAR.function_close,
-    "parameter_open": SEED_GRAMMAR.parameter_open,
-    "parameter_close": SEED_GRAMMAR.parameter_close,
-}
 M = MARKERS
 
 SPECIAL_TOKENS = frozenset({M["bos"], M["eos"], M["think_open"], M["think_close"], M["call_open"],
@@ -121,12 +107,7 @@ def _budget_interval(budget: int) -> int:
 class SeedOss(Format):
     """Seed-OSS-36B-Instruct."""
 
-    name = "seed_oss"
-    stop_tokens = ("<seed:eos>",)  # what generation stops on (generation_config eos)
     content_parts = "refuse"  # the template refuses or drops list content
-    reference = "Seed-OSS-36B-Instruct chat template (transformers rendering)"
-    markers = MARKERS
-    extra_options = frozenset({"thinking_budget", "use_json_tooldef"})
     parser_class = SeedOssParser
 
     def _render(self, messages: list[Message], tools: list[Tool], options: RenderOptions,

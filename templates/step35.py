@@ -26,16 +26,16 @@ from typing import Any
 from toolwire.errors import UnsupportedByFormat
 from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool, tool_to_dict
-from toolwire.parsers.step35 import STEP35_GRAMMAR, Step35Parser
+from toolwire.markers import Marker
+from toolwire.parsers.step35 import MARKERS, STEP35_GRAMMAR, Step35Parser
 from toolwire.prompt import PromptBuilder, special_pattern
 
-from .chatml import chatml_special_tokens, chatml_xml_markers
+from .chatml import chatml_special_tokens
 from .qwen_xml import _split_think, call_values, coder_value, jinja_json, write_call
 
 G = STEP35_GRAMMAR
-MARKERS = {"bos": "<s>", **chatml_xml_markers(G), "image": "<im_patch>"}
 M = MARKERS
-SPECIAL_TOKENS = chatml_special_tokens(MARKERS, "bos", "image")
+SPECIAL_TOKENS = chatml_special_tokens(MARKERS, Marker.BOS, Marker.IMAGE)
 """Markers taken as single control tokens (``<function=`` etc. are plain text)."""
 _SPECIALS = special_pattern(SPECIAL_TOKENS)
 
@@ -71,11 +71,7 @@ def content_pieces(message: Message, index: int) -> list[tuple[str, str]]:
 
 class Step35(Format):
     """Step 3.5 Flash (``StepFun3.5-Flash.jinja``)."""
-    stop_tokens = ("<|im_end|>",)  # what generation stops on (generation_config eos)
 
-    name = "step35"
-    reference = "StepFun Step-3.5-Flash chat template (transformers rendering, bos <s>)"
-    markers = MARKERS
     parser_class = Step35Parser
 
     def _render(self, messages: list[Message], tools: list[Tool], options: RenderOptions,

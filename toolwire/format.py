@@ -6,13 +6,14 @@ and names its stream parser class; ``parse`` is always ``stream().feed(text)`` +
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Sequence
 
 from ._frozen import frozen_instance
-from .errors import InvalidOption, UnsupportedByFormat
+from .errors import InvalidOption, ToolwireError, UnsupportedByFormat
+from .family import Family
+from .markers import MarkerTable
 from .prompt import PromptBuilder, RenderedPrompt
 
 if TYPE_CHECKING:
@@ -20,7 +21,6 @@ if TYPE_CHECKING:
     from .output import ParsedOutput
 
 _PARSE_CHUNK = 1 << 16  # = parsers.base._FEED_CHUNK: the same steps as one feed of the whole text
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
 @dataclass(frozen=True)
@@ -46,115 +46,105 @@ class RenderOptions:
 
 
 class Format:
-    """One wire format. Subclasses set ``name``, ``parser_class`` and implement ``_render``.
+    """One wire format: a family's renderer and its stream parser behind one object.
 
-    Class attributes:
-      ``name``           the registry name (``deepseek_v4``...).
-      ``reference``      what the renderer is byte-exact against, for docs and ``toolwire formats``.
-      ``markers``        the family's marker table (one source of truth for renderer and parser).
-      ``extra_options``  names of family-specific render options accepted as keyword arguments.
-      ``stop_tokens``    the control tokens generation stops on (the model's generation_config eos), as text;
-                         :meth:`stop_token_ids` gives their ids in a tokenizer.
+    A family module in ``toolwire.templates`` subclasses this, implements :meth:`_render` and names its parser
+    class (``parser_class``); everything else a family is comes from its declaration (:attr:`family`, the parser
+    class's ``family``): name, reference, markers, stop tokens, reasoning markers, options, policy.
+
+    Renderer switches that stay on the class:
       ``content_parts``  what the reference does with list content: ``"join"`` (it renders the text parts, as
                          the renderer does) or ``"refuse"`` (the template refuses or drops it: ``render``
                          raises :class:`UnsupportedByFormat` unless called with ``join_content_parts=True``);
                          ``content_parts_roles`` limits the refusal to those roles (None: every role).
     """
 
-    name: ClassVar[str] = ""
-    reference: ClassVar[str] = ""
-    markers: ClassVar[dict[str, str]] = {}
-    extra_options: ClassVar[frozenset[str]] = frozenset()
-    option_aliases: ClassVar[dict[str, str]] = {}
-    """The template's own spelling of a toolwire switch (``{"enable_thinking": "thinking"}``), accepted as an
-    alias at render time (see :meth:`_template_switches`)."""
     content_parts: ClassVar[str] = "join"
     content_parts_roles: ClassVar[frozenset[str] | None] = None
-    stop_tokens: ClassVar[tuple[str, ...]] = ()
-    reasoning_markers: ClassVar[tuple[str, str] | None] = None
-    """The reasoning block's opener and closer where the marker table does not name them ``think_open`` /
-    ``think_close`` (Gemma 4's ``<|channel>thought``): how an engine reads whether its prompt left it open."""
     parser_class: ClassVar[type] = None  # type: ignore[assignment]
+
+    @property
+    def family(self) -> Family:
+        """The family's declaration (:class:`toolwire.Family`)."""
+        return self.parser_class.family
+
+    @property
+    def name(self) -> str:
+        """The registry name (``deepseek_v4`` ...)."""
+        return self.parser_class.family.name
+
+    @property
+    def reference(self) -> str:
+        """What the renderer is byte-exact against, for docs and ``toolwire formats``."""
+        return self.parser_class.family.reference
+
+    @property
+    def markers(self) -> MarkerTable:
+        """The family's marker table (one source of truth for renderer, parser, grammar and detector)."""
+        return self.parser_class.family.markers
+
+    @property
+    def stop_tokens(self) -> tuple[str, ...]:
+        """The control tokens generation stops on (the model's generation_config eos), as text;
+        :meth:`stop_token_ids` gives their ids in a tokenizer."""
+        return self.parser_class.family.stop_tokens
+
+    @property
+    def reasoning_markers(self) -> tuple[str, str] | None:
+        """The reasoning block's opener and closer as written (None: the family has none)."""
+        return self.parser_class.family.reasoning
 
     def __repr__(self) -> str:
         return f"<toolwire.Format {self.name}>"
 
     # ---- rendering
-    def render(self, messages: Sequence[Any], tools: Sequence[Any] | None = None, *, thinking: bool = False,
-               reasoning_effort: Any = None, drop_thinking: bool = True, add_generation_prompt: bool = True,
-               current_date: str | None = None, policy: str | None = None, join_content_parts: bool = False,
-               **extra: Any) -> RenderedPrompt:
+    def render(self, messages: Sequence[Any], tools: Sequence[Any] | None = None, **options: Any) -> RenderedPrompt:
         """Render an OpenAI-style request into this family's exact prompt.
 
         ``messages`` and ``tools`` are plain dicts or toolwire models; ``tools`` may also be a
-        :class:`toolwire.ToolSet`. Hugging Face template kwargs are accepted as aliases: ``enable_thinking``
-        is ``thinking``, and ``chat_template_kwargs={...}`` is read whole (its keys as keyword options). Raises an
-        :class:`~toolwire.errors.InvalidRequest` subclass naming the message index and field when the
-        request cannot be rendered (or the model's own template refuses it). Which earlier reasoning is
-        rendered is decided by :func:`toolwire.context_policy.plan`: the family's built-in policy, or
-        ``policy`` (``keep_all``, ``drop_all``, ``keep_tool_loop``) to override it. List content (text
-        parts) in a format whose template refuses or drops it raises :class:`UnsupportedByFormat`;
-        ``join_content_parts=True`` joins the text parts with a blank line instead.
+        :class:`toolwire.ToolSet`. ``options`` are read by the family's options (``fmt.family.options``, one
+        mechanism for every name): ``thinking``, ``reasoning_effort``, ``drop_thinking``, ``add_generation_prompt``,
+        ``current_date`` ('YYYY-MM-DD'), ``policy``, ``join_content_parts`` and the family's own switches, each also
+        under the template's keyword (``enable_thinking`` ...) and its declared aliases; ``chat_template_kwargs={...}``
+        is read whole. An option not given means what the family's chat template does with its keyword unset
+        (Qwen3: thinking on), as ``apply_chat_template`` does. Raises an :class:`~toolwire.errors.InvalidRequest`
+        subclass naming the message index and field when the request cannot be rendered (or the model's own
+        template refuses it), :class:`~toolwire.errors.InvalidOption` for an unknown option, a bad value, or two
+        spellings of one option that disagree. Which earlier reasoning is rendered is decided by
+        :func:`toolwire.context_policy.plan`: the family's built-in policy, or ``policy`` (``keep_all``,
+        ``drop_all``, ``keep_tool_loop``) to override it. List content (text parts) in a format whose template
+        refuses or drops it raises :class:`UnsupportedByFormat`; ``join_content_parts=True`` joins the text parts
+        with a blank line instead.
         """
-        if extra:
-            thinking = _hf_aliases(extra, thinking)
-        thinking, reasoning_effort, extra = self._template_switches(bool(thinking), reasoning_effort, extra)
-        if extra:
-            unknown = set(extra) - self.extra_options
-            if unknown:
-                raise InvalidOption(f"unknown option(s) {sorted(unknown)} for format {self.name!r}"
-                                    f" (accepted: {sorted(self.extra_options) or 'none'}){_hints(unknown)}",
-                                    field="options")
-        if current_date is not None and not _DATE.match(str(current_date)):
-            raise InvalidOption("current_date must be 'YYYY-MM-DD'", field="current_date")
-        if reasoning_effort is not None and (isinstance(reasoning_effort, bool)
-                                             or not isinstance(reasoning_effort, (str, int))):
-            raise InvalidOption(f"reasoning_effort must be a string or an integer, got {reasoning_effort!r}",
-                                field="reasoning_effort")
+        family = self.parser_class.family
+        values = family.options.resolve(options, family.name)
         steps = _RENDER_STEPS or _render_steps()
         msgs = steps.normalize_messages(messages)
         steps.check_message_text(msgs)
-        if self.content_parts == "refuse" and not join_content_parts:
-            _refuse_content_parts(msgs, self.name, self.content_parts_roles)
+        if self.content_parts == "refuse" and not values["join_content_parts"]:
+            _refuse_content_parts(msgs, family.name, self.content_parts_roles)
         tool_models = steps.normalize_tools(_tool_list(tools))
-        thinking, drop_thinking, add_generation_prompt = bool(thinking), bool(drop_thinking), bool(add_generation_prompt)
-        kept = steps.kept_reasoning(msgs, self.name, thinking=thinking, policy=policy, drop_thinking=drop_thinking,
-                                    tools=tool_models, add_generation_prompt=add_generation_prompt, extra=extra)
+        common = family.options.COMMON
+        extra = {k: v for k, v in values.items() if k not in common}
+        thinking, policy = values["thinking"], values.get("policy")
+        drop_thinking, add_generation_prompt = values["drop_thinking"], values["add_generation_prompt"]
+        kept = steps.kept_reasoning(msgs, family.policy, thinking=thinking, policy=policy,
+                                    drop_thinking=drop_thinking, tools=tool_models,
+                                    add_generation_prompt=add_generation_prompt, extra=extra)
         options = frozen_instance(RenderOptions, {  # RenderOptions(...), every field in order
-            "thinking": thinking, "reasoning_effort": reasoning_effort, "drop_thinking": drop_thinking,
-            "add_generation_prompt": add_generation_prompt, "current_date": current_date, "extra": extra,
-            "kept_reasoning": kept, "policy": policy})
+            "thinking": thinking, "reasoning_effort": values.get("reasoning_effort"), "drop_thinking": drop_thinking,
+            "add_generation_prompt": add_generation_prompt, "current_date": values.get("current_date"),
+            "extra": extra, "kept_reasoning": kept, "policy": policy})
         builder = PromptBuilder()
         opens_reasoning = self._render(msgs, tool_models, options, builder)
-        return builder.build(opens_reasoning=bool(opens_reasoning), format=self.name)
+        return builder.build(opens_reasoning=bool(opens_reasoning), format=family.name)
 
-    def _template_switches(self, thinking: bool, reasoning_effort: Any,
-                           extra: dict[str, Any]) -> tuple[bool, Any, dict[str, Any]]:
-        """Map the template's own switch names (:attr:`option_aliases`) onto ``thinking`` /
-        ``reasoning_effort``. An alias that contradicts ``thinking=True`` or a given ``reasoning_effort`` is an
-        :class:`~toolwire.errors.InvalidOption`. Families whose switch is not a plain rename override this."""
-        for alias, target in self.option_aliases.items():
-            if alias not in extra:
-                continue
-            value = extra.pop(alias)
-            if target == "thinking":
-                if not isinstance(value, bool):
-                    raise InvalidOption(f"{alias} must be true or false (got {value!r})", field=alias)
-                if thinking and not value:
-                    raise InvalidOption(f"thinking=True and {alias}=False disagree", field=alias)
-                thinking = value
-            elif target == "reasoning_effort":
-                if reasoning_effort is not None and reasoning_effort != value:
-                    raise InvalidOption(f"reasoning_effort={reasoning_effort!r} and {alias}={value!r} disagree",
-                                        field=alias)
-                reasoning_effort = value
-        return thinking, reasoning_effort, extra
-
-    def template_options(self, options: dict[str, Any]) -> dict[str, Any]:
-        """``options`` (render keyword arguments) spelled as the family's own template reads them, for running
-        the reference template on the same request (``toolwire fidelity``). Default: unchanged; families whose
-        switch is not ``thinking`` (Hy3's ``reasoning_effort``) override it."""
-        return options
+    def template_variables(self, **options: Any) -> dict[str, Any]:
+        """``options`` (render keyword arguments) as the variables the family's chat template reads, for running
+        the reference template on the same request (``toolwire fidelity``): each resolved option that mirrors a
+        template keyword, under that keyword (``add_generation_prompt`` included)."""
+        family = self.parser_class.family
+        return family.options.template_variables(family.options.resolve(options, family.name))
 
     def _render(self, messages: list[Message], tools: list[Tool], options: RenderOptions,
                 out: PromptBuilder) -> bool:
@@ -162,38 +152,52 @@ class Format:
         raise NotImplementedError
 
     # ---- parsing
-    def stream(self, tools: Sequence[Any] | None = None, *, prompt: RenderedPrompt | None = None,
-               thinking: bool = False, **options: Any):
+    def stream(self, tools: Sequence[Any] | None = None, *, prompt: RenderedPrompt | None = None, **options: Any):
         """A fresh stream parser: ``feed(delta) -> list[Event]`` and ``finish() -> ParsedOutput``.
 
         Where the output starts: with ``prompt=`` (the :class:`RenderedPrompt` the output continues) the
         parser starts inside reasoning exactly when ``prompt.opens_reasoning``; ``thinking`` is then ignored.
-        Without it, ``thinking=True`` means "the prompt opened a reasoning block" (for every family), and
-        ``thinking=False`` starts in content. A reasoning opener the model writes itself is recognised either
-        way, and a closer seen in content still closes reasoning (with a diagnostic).
+        Without it, ``thinking=True`` means "the prompt opened a reasoning block" (for every family),
+        ``thinking=False`` starts in content, and ``thinking`` not given means what the family's default prompt
+        does (:attr:`default_opens_reasoning`: Qwen3.5 opens ``<think>``, Qwen3 leaves it to the model). A
+        reasoning opener the model writes itself is recognised either way, and a closer seen in content still
+        closes reasoning (with a diagnostic).
 
         Options every format takes: ``promote_reasoning_calls``, ``limits`` (:class:`toolwire.Limits`) and
         ``tokenizer`` (to ``feed(ids=...)``), ``call_ids`` (a prefix or ``index -> id`` callable for calls the
         format gives no id); some families take more (see their parser). Render options (``current_date``,
-        ``reasoning_effort``, ``add_generation_prompt``, the family's own ...) are ignored, so one options dict
-        can serve both; ``enable_thinking`` and ``chat_template_kwargs`` are read as in :meth:`render`. An
-        unknown option is an :class:`~toolwire.errors.InvalidOption`."""
-        thinking = _hf_aliases(options, thinking)
-        for name in (RENDER_ONLY_OPTIONS | self.extra_options) - _parser_parameters(self.parser_class):
-            options.pop(name, None)  # one options dict serves render and parse: render's own are ignored here
-        tools = _tool_list(tools)
+        ``reasoning_effort``, ``add_generation_prompt``, the family's own ...) are read as :meth:`render` reads them
+        and otherwise ignored, so one options dict can serve both. An unknown option is an
+        :class:`~toolwire.errors.InvalidOption`."""
+        family = self.parser_class.family
+        values, rest = family.options.split(options)
         if prompt is not None:
             if not isinstance(prompt, RenderedPrompt):
                 raise InvalidOption("prompt must be the RenderedPrompt the output continues "
                                     f"(got {type(prompt).__name__})", field="prompt")
             thinking = prompt.opens_reasoning
+        elif _thinking_given(options, family):
+            thinking = values["thinking"]
+        else:
+            thinking = self.default_opens_reasoning
         try:
-            return self.parser_class(tools, thinking=bool(thinking), **options)
+            return self.parser_class(tools if tools is None or tools.__class__ is list else _tool_list(tools),
+                                     thinking=bool(thinking), **rest)
         except TypeError as exc:
             if "unexpected keyword argument" not in str(exc):
                 raise
             bad = str(exc).rsplit("argument", 1)[-1].strip()
-            raise InvalidOption(f"{self.name} parsers take no option {bad}", field="options") from None
+            raise InvalidOption(f"{family.name} parsers take no option {bad}", field="options") from None
+
+    @cached_property
+    def default_opens_reasoning(self) -> bool:
+        """Whether this family's default prompt (a user message, every option left to the template) opens a
+        reasoning block: where :meth:`stream` and :meth:`parse` start when neither ``prompt`` nor ``thinking`` is
+        given."""
+        try:
+            return self.render([{"role": "user", "content": "Hi"}], [_PROBE_TOOL]).opens_reasoning
+        except ToolwireError:  # pragma: no cover - every family renders this request (tested)
+            return False
 
     def stop_token_ids(self, tokenizer: Any) -> list[int]:
         """The ids of :attr:`stop_tokens` in ``tokenizer`` (any tokenizer :mod:`toolwire.tokenize` accepts).
@@ -209,10 +213,10 @@ class Format:
         return ids
 
     def parse(self, text: str, tools: Sequence[Any] | None = None, *, prompt: RenderedPrompt | None = None,
-              thinking: bool = False, **options: Any) -> ParsedOutput:
+              **options: Any) -> ParsedOutput:
         """Parse a complete model output (what follows the generation prompt, without the stop token).
         ``prompt`` and ``thinking`` say where it starts, as for :meth:`stream`."""
-        parser = self.stream(tools, prompt=prompt, thinking=thinking, **options)
+        parser = self.stream(tools, prompt=prompt, **options)
         # in the pieces a long delta is read in anyway, so the events (not needed here) of each are dropped at
         # once rather than held for the whole output: memory stays bounded by what the result keeps
         for start in range(0, len(text), _PARSE_CHUNK):
@@ -303,54 +307,6 @@ def _refuse_content_parts(messages: list[Message], format_name: str, roles: froz
                                       "text parts", message_index=index, field="content")
 
 
-RENDER_ONLY_OPTIONS = frozenset({"reasoning_effort", "drop_thinking", "add_generation_prompt", "current_date",
-                                 "policy", "join_content_parts"})
-"""Render options that :meth:`Format.stream` / :meth:`Format.parse` ignore (one options dict serves both)."""
-
-HF_OPTION_ALIASES = {"enable_thinking": "thinking"}
-"""Hugging Face ``apply_chat_template`` kwargs and the toolwire option each one is."""
-
-OPTION_HINTS = {
-    "thinking_mode": "thinking=True (DeepSeek's thinking_mode='thinking')", "enable_reasoning": "thinking",
-    "reasoning": "thinking", "think": "thinking", "date": "current_date", "today": "current_date",
-    "date_string": "current_date", "generation_prompt": "add_generation_prompt", "effort": "reasoning_effort",
-    "thinking_effort": "reasoning_effort", "clear_reasoning": "drop_thinking", "tool_choice":
-    "toolwire.validate(..., tool_choice=...) (render does not take it)", "continue_final_message":
-    "add_generation_prompt=False", "join_parts": "join_content_parts",
-}
-"""What to use instead of option names people bring from other stacks."""
-
-
-def _hf_aliases(options: dict, thinking: Any) -> Any:
-    """Fold ``chat_template_kwargs`` and ``enable_thinking`` into the options (in place); returns ``thinking``."""
-    nested = options.pop("chat_template_kwargs", None)
-    if nested is not None:
-        if not isinstance(nested, dict):
-            raise InvalidOption(f"chat_template_kwargs must be a dict, not {type(nested).__name__}",
-                                field="chat_template_kwargs")
-        for key, value in nested.items():
-            if key == "thinking":
-                options["enable_thinking" if "enable_thinking" not in options else key] = value
-            elif key in options and options[key] != value:
-                raise InvalidOption(f"{key}={options[key]!r} and chat_template_kwargs {key}={value!r} disagree",
-                                    field=f"chat_template_kwargs.{key}")
-            else:
-                options[key] = value
-    for alias, name in HF_OPTION_ALIASES.items():
-        if alias in options:
-            value = options.pop(alias)
-            if name == "thinking":
-                if thinking and not value:
-                    raise InvalidOption(f"thinking=True and {alias}={value!r} disagree", field=alias)
-                thinking = bool(thinking or value)
-    return thinking
-
-
-def _hints(unknown: set) -> str:
-    hints = [f"{name!r}: use {OPTION_HINTS[name]}" for name in sorted(unknown) if name in OPTION_HINTS]
-    return ("; " + "; ".join(hints)) if hints else ""
-
-
 def _tool_list(tools: Any) -> Any:
     """A :class:`toolwire.ToolSet` (anything with ``tool_definitions()``) as its list of definitions."""
     if tools is None or tools.__class__ is list:  # the usual request: nothing to look up (a failed getattr costs)
@@ -359,14 +315,15 @@ def _tool_list(tools: Any) -> Any:
     return definitions() if callable(definitions) else tools
 
 
-@lru_cache(maxsize=None)
-def _parser_parameters(parser_class: type) -> frozenset[str]:
-    """The keyword options a parser class names in its own ``__init__`` (or a base's)."""
-    import inspect
+_PROBE_TOOL = {"type": "function", "function": {"name": "probe", "description": "A tool.",
+                                                 "parameters": {"type": "object", "properties": {}}}}
 
-    names: set[str] = set()
-    for klass in parser_class.__mro__:
-        init = klass.__dict__.get("__init__")
-        if init is not None and klass is not object:
-            names.update(inspect.signature(init).parameters)
-    return frozenset(names)
+
+def _thinking_given(options: dict, family: Family) -> bool:
+    """Whether ``options`` set ``thinking`` under any of the family's spellings (None counts as not given)."""
+    spellings = family.options.spellings
+    if any(v is not None and spellings.get(k) == "thinking" for k, v in options.items()):
+        return True
+    nested = options.get("chat_template_kwargs")
+    return isinstance(nested, dict) and any(v is not None and spellings.get(k) == "thinking"
+                                            for k, v in nested.items())

@@ -259,13 +259,10 @@ class Comparer:
         return self.fmt.render(sc.messages, sc.tools, **options)
 
     def _template_call(self, sc: Scenario, messages: list, tools: Any) -> str:
-        from toolwire.templates.jinja import decode_arguments, options_to_variables
+        from toolwire.templates.jinja import decode_arguments
 
-        opts = self.fmt.template_options({"thinking": False, **sc.options})  # toolwire's defaults, stated too
-        add_gen = opts.pop("add_generation_prompt", True)
-        opts.pop("current_date", None)
-        opts.pop("drop_thinking", None)
-        variables = options_to_variables(self.variables, **opts)
+        variables = self.fmt.template_variables(**sc.options)  # the family's declaration maps every option
+        add_gen = variables.pop("add_generation_prompt", True)
         convert = getattr(self.fmt, "template_messages", None)  # a family's own request conversion (Ministral 3)
         if convert is not None:
             messages = convert(messages)

@@ -1,7 +1,7 @@
 """Family descriptions: each module turns its family's marker table into a :class:`~toolwire.grammar.ir.CallWire`.
 
-A module registers its describer for parser classes with :func:`describes`; :func:`describe` finds the one
-for a format by walking its parser class's MRO (so a family's variants inherit the description). Add a
+A module registers its describer under a description name with :func:`describes`; a family's declaration names
+the description its grammar follows (``Family.grammar``), and :func:`describe` finds it by that name. Add a
 family group as a new module here and list it in :data:`MODULES`; the core and the emitters do not change.
 """
 
@@ -20,28 +20,24 @@ MODULES = ("json_calls", "xml_params", "marker_json", "arg_pairs", "invoke_block
 """The family-group modules of this package (imported on first use)."""
 
 Describer = Callable[..., CallWire]
-_BY_PARSER: dict[type, Describer] = {}
+_BY_NAME: dict[str, Describer] = {}
 _loaded = False
 
 
-def describes(*parser_classes: type) -> Callable[[Describer], Describer]:
-    """Register ``fn(fmt, request, thinking) -> CallWire`` for formats whose parser is (a subclass of) one of
-    ``parser_classes``."""
+def describes(name: str) -> Callable[[Describer], Describer]:
+    """Register ``fn(fmt, request, thinking) -> CallWire`` as the description ``name`` (what a family's declaration
+    names in ``Family.grammar``)."""
     def register(fn: Describer) -> Describer:
-        for klass in parser_classes:
-            _BY_PARSER[klass] = fn
+        if name in _BY_NAME:
+            raise ValueError(f"grammar description {name!r} is registered twice")
+        _BY_NAME[name] = fn
         return fn
     return register
 
 
 def reasoning_markers(fmt) -> tuple[str, str] | None:
-    """The format's reasoning (opener, closer): ``reasoning_markers`` or the marker table's think markers."""
-    if fmt.reasoning_markers:
-        return tuple(fmt.reasoning_markers)
-    markers = fmt.markers
-    if "think_open" in markers and "think_close" in markers:
-        return markers["think_open"], markers["think_close"]
-    return None
+    """The format's reasoning (opener, closer), from its declaration."""
+    return fmt.reasoning_markers
 
 
 def _load() -> None:
@@ -55,10 +51,8 @@ def _load() -> None:
 def describer(fmt) -> Describer | None:
     """The describer for ``fmt`` (a :class:`toolwire.Format`), or None when no family group covers it."""
     _load()
-    for klass in fmt.parser_class.__mro__:
-        if klass in _BY_PARSER:
-            return _BY_PARSER[klass]
-    return None
+    name = fmt.family.grammar
+    return None if name is None else _BY_NAME[name]  # an unknown name is a declaration error (tested)
 
 
 def describe(fmt, request: GrammarRequest, *, thinking: bool) -> CallWire:

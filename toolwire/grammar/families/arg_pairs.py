@@ -22,7 +22,7 @@ from . import describes, reasoning_markers
 from .xml_params import NO_JSON_CUT, parameters, xml_value
 
 
-@describes(GlmParser)
+@describes("glm")
 def glm(fmt, request, *, thinking: bool) -> CallWire:
     """``<tool_call>NAME`` then ``<arg_key>K</arg_key><arg_value>V</arg_value>`` pairs, then ``</tool_call>``."""
     klass = fmt.parser_class
@@ -41,7 +41,7 @@ def glm(fmt, request, *, thinking: bool) -> CallWire:
                     self_reasoning=klass.after_think > 0, reasoning_lead=line)
 
 
-@describes(Hy3Parser)
+@describes("hy3")
 def hy3(fmt, request, *, thinking: bool) -> CallWire:
     """Hy3: ``<tool_calls:opensource>\\n`` calls ``<tool_call:opensource>NAME<tool_sep:opensource>\\n`` pairs
     ``</tool_call:opensource>\\n`` ... ``</tool_calls:opensource>``."""

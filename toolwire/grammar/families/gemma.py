@@ -79,7 +79,7 @@ def properties(schema: dict, path: str, open_: str = "{", close: str = "}") -> S
     return Seq((Lit(open_), body, Lit(close)))
 
 
-@describes(GemmaParser)
+@describes("gemma4")
 def gemma4(fmt, request, *, thinking: bool) -> CallWire:
     """``<|tool_call>call:NAME{...}<tool_call|>`` per call."""
     calls = tuple((tool.name, Seq((Lit(CALL_OPEN + CALL_PREFIX + tool.name),

@@ -47,7 +47,7 @@ def call_message(name: str, schema: dict) -> Seq:
     return Seq((header, content_type, Lit(MESSAGE), json_node(schema, "", JSON_STOPS)))
 
 
-@describes(HarmonyStreamParser)
+@describes("harmony")
 def harmony(fmt, request, *, thinking: bool) -> CallWire:
     """An optional analysis message, then a call or a final answer as ``tool_choice`` allows."""
     calls = tuple((tool.name, call_message(tool.name, tool.schema)) for tool in request.tools)

@@ -35,7 +35,7 @@ DSML_STRING_ATTRIBUTE = ' string="{}"'
 """DSML's parameter attribute (``string="true"`` / ``"false"``), after the name's closing quote."""
 
 
-@describes(MiniMaxParser)
+@describes("minimax")
 def minimax(fmt, request, *, thinking: bool) -> CallWire:
     """``<minimax:tool_call>`` block of ``<invoke name="...">`` elements."""
     m = MINIMAX
@@ -54,7 +54,7 @@ def minimax(fmt, request, *, thinking: bool) -> CallWire:
                     stop_tokens=tuple(fmt.stop_tokens), reserved=(m["invoke_open"],), family="invoke_blocks")
 
 
-@describes(DsmlStreamParser)
+@describes("dsml")
 def dsml(fmt, request, *, thinking: bool) -> CallWire:
     """The DSML block of one DeepSeek version (V3.2 ``function_calls``, V4 ``tool_calls``, V4.1 ``calls``)."""
     g = fmt.parser_class.grammar

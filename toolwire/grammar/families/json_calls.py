@@ -35,7 +35,7 @@ def call_object(name: str, schema: dict, *, name_key: str = "name", args_key: st
     return Seq((Lit(head), json_node(schema), Lit("}")))
 
 
-@describes(HermesJsonParser)
+@describes("hermes_json")
 def hermes_json(fmt, request, *, thinking: bool) -> CallWire:
     """``<tool_call>\\n{"name": NAME, "arguments": ARGS}\\n</tool_call>`` per call."""
     opener, closer = HERMES["call_open"], HERMES["call_close"]

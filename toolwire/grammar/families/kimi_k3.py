@@ -171,7 +171,7 @@ def call(tool) -> Seq:
                 parameters(tool.schema, argument), Lit(close_tag("call"))))
 
 
-@describes(KimiK3Parser)
+@describes("kimi_k3")
 def kimi_k3(fmt, request, *, thinking: bool) -> CallWire:
     """The whole output: [reasoning], the response channel, the tools channel as ``tool_choice`` allows, the
     message's end."""

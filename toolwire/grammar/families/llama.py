@@ -33,7 +33,7 @@ def call(name: str, schema: dict) -> Seq:
     return call_object(name, schema, args_key=ARGS_KEY)
 
 
-@describes(LlamaParser)
+@describes("llama31")
 def llama31(fmt, request, *, thinking: bool) -> CallWire:
     """The whole reply is one call object, or text."""
     calls = tuple((tool.name, call(tool.name, tool.schema)) for tool in request.tools)
@@ -41,7 +41,7 @@ def llama31(fmt, request, *, thinking: bool) -> CallWire:
                     reserved=(PYTHON_TAG,), calls_first=True, last_region=True)
 
 
-@describes(Llama4Parser)
+@describes("llama4")
 def llama4(fmt, request, *, thinking: bool) -> CallWire:
     """``<|python_start|>TEXT<|python_end|>`` + call objects back to back, as the whole reply (one region for all
     tools: every call of the turn follows the one block)."""

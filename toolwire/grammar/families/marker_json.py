@@ -43,19 +43,19 @@ def _sectioned(fmt, request, header) -> CallWire:
                  reserved=(g.call_open,))
 
 
-@describes(KimiParser)
+@describes("kimi")
 def kimi(fmt, request, *, thinking: bool) -> CallWire:
     """Kimi K2: ``functions.NAME:IDX`` headers inside the tool-call section."""
     return _sectioned(fmt, request, lambda name: Seq((Lit(CALL_ID_PREFIX + name + ":"), Chars("0-9"))))
 
 
-@describes(DeepSeekV31Parser)
+@describes("deepseek_v31")
 def deepseek_v31(fmt, request, *, thinking: bool) -> CallWire:
     """DeepSeek V3.1: the header is the tool name."""
     return _sectioned(fmt, request, Lit)
 
 
-@describes(DeepSeekR1Parser)
+@describes("deepseek_r1")
 def deepseek_r1(fmt, request, *, thinking: bool) -> CallWire:
     """DeepSeek R1: ``function<｜tool▁sep｜>NAME`` then the JSON in a fenced block."""
     g = fmt.parser_class.grammar
@@ -67,7 +67,7 @@ def deepseek_r1(fmt, request, *, thinking: bool) -> CallWire:
                  section=Section(g.section_open, g.section_close, "\n"), reserved=(g.call_open,))
 
 
-@describes(MistralParser)
+@describes("mistral")
 def mistral(fmt, request, *, thinking: bool) -> CallWire:
     """Mistral Small 3.2: ``[TOOL_CALLS]NAME[CALL_ID]ID[ARGS]{json}``."""
     g = fmt.parser_class.grammar
@@ -77,7 +77,7 @@ def mistral(fmt, request, *, thinking: bool) -> CallWire:
     return _wire(fmt, request, calls, triggers=(g.call_open,))
 
 
-@describes(MinistralParser)
+@describes("ministral")
 def ministral(fmt, request, *, thinking: bool) -> CallWire:
     """Ministral 3: ``[TOOL_CALLS]NAME[ARGS]{json}``."""
     g = fmt.parser_class.grammar

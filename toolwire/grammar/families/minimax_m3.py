@@ -89,7 +89,7 @@ def element(key: str, schema: Any, tool: str, field: str, stops: tuple[str, ...]
     return Seq((Lit(f"{NS}<{key}>"), value(schema, f"{NS}</{key}>", tool, field, stops)))
 
 
-@describes(MiniMaxM3Parser)
+@describes("minimax_m3")
 def minimax_m3(fmt, request, *, thinking: bool) -> CallWire:
     """``NS<tool_call>\\n`` invokes ``NS</invoke>\\n`` ... ``NS</tool_call>``."""
     stops = tuple(fmt.stop_tokens)  # a value never spells the stop token (nor the prefix: it ends there)

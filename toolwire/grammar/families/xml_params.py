@@ -160,7 +160,7 @@ def parameters(schema: dict, element) -> Seq:
     return Seq(tuple(items))
 
 
-@describes(XmlToolParser)
+@describes("qwen_xml")
 def qwen_xml(fmt, request, *, thinking: bool) -> CallWire:
     """``<tool_call>\\n<function=NAME>\\n<parameter=KEY>`` value ``</parameter>\\n ... </function>\\n</tool_call>``."""
     g = fmt.parser_class.grammar

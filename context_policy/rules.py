@@ -1,4 +1,5 @@
-"""The built-in reasoning-retention policy of every family, in one place.
+"""The reasoning-retention rules the families' policies are made of (each family's declaration in
+:mod:`toolwire.families` names its rule and notes).
 
 Each rule reproduces its reference (the official encoder or the model's chat template); the golden
 render vectors of every family pass through them. ``thinking`` off means the family renders no earlier
@@ -164,11 +165,11 @@ def kimi_k3(ctx: Context, i: int) -> tuple[Action, str]:
     return "keep", "in thinking mode every assistant turn writes its think channel"
 
 
-_DSV4_NOTE = ("In DeepSeek V4 such a message counts as a new user turn, so the keep-reasoning branch for the "
+DSV4_NOTE = ("In DeepSeek V4 such a message counts as a new user turn, so the keep-reasoning branch for the "
               "current tool loop never fires and earlier reasoning is silently dropped.")
-_QWEN_NOTE = ("Qwen counts a user message as a real query unless its whole content is a <tool_response> block.")
-_DS_SPLIT = "the template keeps only the text after </think>, so the model never sees that reasoning."
-_QWEN_THINK = "the Qwen3 template moves the text before </think> into reasoning and keeps only what follows."
+QWEN_NOTE = ("Qwen counts a user message as a real query unless its whole content is a <tool_response> block.")
+DS_SPLIT = "the template keeps only the text after </think>, so the model never sees that reasoning."
+QWEN_THINK = "the Qwen3 template moves the text before </think> into reasoning and keeps only what follows."
 
 
 # What each provider's API requires passed back (docs/context-policy.md quotes and sources each rule).
@@ -182,78 +183,3 @@ MINIMAX_PASSBACK = PassbackRule(
     provider="MiniMax API (interleaved thinking)", scope="current_turn", enforced=False,
     error="(not refused) MiniMax documents that the full assistant turn, thinking included, must be kept "
           "in history during tool use, or multi-step tool use degrades")
-
-
-POLICIES: dict[str, FamilyPolicy] = {
-    "deepseek_v32": FamilyPolicy(dsml_v32, passback=DEEPSEEK_PASSBACK, description="drops reasoning before the last user message; keeps the "
-                                                       "current tool loop"),
-    "deepseek_v4": FamilyPolicy(dsml_v4, passback=DEEPSEEK_PASSBACK, user_text_note=_DSV4_NOTE,
-                                description="keeps everything when tools are declared; otherwise drops before "
-                                            "the last user message (tool results count as user turns)"),
-    "deepseek_v41": FamilyPolicy(dsml_v41, passback=DEEPSEEK_PASSBACK, user_text_note=_DSV4_NOTE,
-                                 description="as V4, but tool-result-only user messages do not start a turn"),
-    "qwen3": FamilyPolicy(qwen3_last_query, user_text_note=_QWEN_NOTE, think_in_content_note=_QWEN_THINK,
-                          description="keeps reasoning after the last real user query"),
-    "qwen3_thinking_2507": FamilyPolicy(qwen3_last_query, user_text_note=_QWEN_NOTE, think_in_content_note=_QWEN_THINK,
-                                        description="keeps reasoning after the last real user query"),
-    "qwen3_instruct_2507": FamilyPolicy(never_rendered, description="never renders earlier reasoning"),
-    "qwen25": FamilyPolicy(never_rendered, description="never renders earlier reasoning"),
-    "qwen3_coder": FamilyPolicy(never_rendered, description="never renders earlier reasoning"),
-    "llama31": FamilyPolicy(never_rendered, description="never renders earlier reasoning"),
-    "mistral_small32": FamilyPolicy(never_rendered, description="never renders earlier reasoning"),
-    "kimi_k2": FamilyPolicy(never_rendered, description="never renders earlier reasoning"),
-    "deepseek_v31": FamilyPolicy(never_rendered, think_in_content_note=_DS_SPLIT,
-                                 description="never renders earlier reasoning; strips history content up to </think>"),
-    "deepseek_r1": FamilyPolicy(never_rendered, think_in_content_note=_DS_SPLIT,
-                                description="never renders earlier reasoning; strips history content up to </think>"),
-    "qwen35": FamilyPolicy(last_real_query, user_text_note=_QWEN_NOTE, think_in_content_note=_QWEN_THINK,
-                           description="keeps reasoning after the last real user query"),
-    "qwen36": FamilyPolicy(qwen36, user_text_note=_QWEN_NOTE, think_in_content_note=_QWEN_THINK,
-                           description="as Qwen3; preserve_thinking=True keeps everything"),
-    "qwen38": FamilyPolicy(qwen38, user_text_note=_QWEN_NOTE,
-                           description="keeps every earlier reasoning; preserve_thinking=False keeps only reasoning "
-                                       "after the last real user query"),
-    "nemotron3": FamilyPolicy(nemotron3, description="drops reasoning before the last user message (thinking on or "
-                                                     "off) unless truncate_history_thinking=False"),
-    "step35": FamilyPolicy(step35_last_query, user_text_note=_QWEN_NOTE,
-                           description="keeps reasoning after the last real user query (always thinking)"),
-    "laguna": FamilyPolicy(laguna, description="keeps every earlier reasoning with thinking on (or preserve_thinking="
-                                                "True); none with thinking off"),
-    "hy3": FamilyPolicy(hy3, description="keeps every earlier reasoning when tools are declared (preserved_thinking); "
-                                          "otherwise only after the last user message"),
-    "glm45": FamilyPolicy(glm_drop_before_last_user, description="drops reasoning before the last user message"),
-    "glm46": FamilyPolicy(glm_drop_before_last_user, description="drops reasoning before the last user message"),
-    "glm47": FamilyPolicy(glm47, description="drops before the last user message unless clear_thinking=False"),
-    "minimax_m2": FamilyPolicy(glm_drop_before_last_user, passback=MINIMAX_PASSBACK, description="keeps reasoning after the last user message"),
-    "gpt_oss": FamilyPolicy(gpt_oss, description="keeps a tool call's analysis until a final answer follows; "
-                                                 "drops final answers' analysis"),
-    "seed_oss": FamilyPolicy(keep_all, description="keeps every earlier reasoning (trimmed), thinking on or off"),
-    "kimi_k2_thinking": FamilyPolicy(kimi_after_last_answer, passback=KIMI_PASSBACK,
-                                     description="keeps reasoning after the last assistant answer without tool "
-                                                 "calls (the current tool loop)"),
-    # Hermes 3 tool_use: no reasoning field anywhere in the template (a call turn drops even its content)
-    "hermes3": FamilyPolicy(never_rendered, description="never renders earlier reasoning"),
-    # Granite 4.1 / 4.0: the template reads only content and tool_calls of an assistant message
-    "granite4": FamilyPolicy(never_rendered, description="never renders earlier reasoning"),
-    # Llama 3.2: as Llama 3.1, the template has no reasoning field
-    "llama32": FamilyPolicy(never_rendered, description="never renders earlier reasoning"),
-    # Llama 4: the template reads no reasoning field (its <|reasoning_thinking_start|> tokens are never written)
-    "llama4": FamilyPolicy(never_rendered, description="never renders earlier reasoning"),
-    # Ministral 3: every assistant reasoning is passed as a thinking chunk and the template writes each one
-    "ministral3": FamilyPolicy(keep_all, description="keeps every earlier reasoning (as [THINK] chunks)"),
-    # Gemma 4: the template writes reasoning after the last user message (thinking on or off), and on tool-call
-    # messages with preserve_thinking=True
-    "gemma4": FamilyPolicy(gemma4, description="keeps reasoning after the last user message; preserve_thinking=True "
-                                               "also keeps tool-call turns"),
-    # MiniMax-M3: "all-turn visible": every assistant turn writes its reasoning, thinking mode whatever
-    "minimax_m3": FamilyPolicy(keep_all,
-                               description="keeps every earlier reasoning (all-turn visible), in every thinking mode"),
-    # Kimi K3: in thinking mode every assistant turn has a think channel; with thinking off none does
-    "kimi_k3": FamilyPolicy(kimi_k3,
-                            description="keeps every earlier reasoning in thinking mode; none with thinking off"),
-}
-
-
-def family_policy(format_name: str) -> FamilyPolicy:
-    """The built-in policy of a format; formats without a specific entry keep the current tool loop."""
-    return POLICIES.get(format_name) or FamilyPolicy(keep_tool_loop, description="keeps the current tool loop")
