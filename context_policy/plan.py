@@ -8,7 +8,7 @@ from typing import Any, Sequence
 from pydantic import BaseModel, ConfigDict, TypeAdapter
 
 from toolwire._frozen import frozen_instance
-from toolwire.errors import InvalidOption
+from toolwire.errors import InvalidOption, UnknownFormat
 from toolwire.models import Message, normalize_messages
 
 from .boundaries import Boundaries, find_boundaries
@@ -138,9 +138,12 @@ _NOTHING_KEPT: frozenset[int] = frozenset()
 def _family_of(format: Any):
     """The :class:`~toolwire.Family` of a format name or :class:`~toolwire.Format`."""
     if isinstance(format, str):
-        from toolwire.registry import family
+        from toolwire.families import declared
 
-        return family(format)
+        found = declared().get(format)
+        if found is None:
+            raise UnknownFormat(format, sorted(declared()))
+        return found
     return format.family
 
 

@@ -37,7 +37,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from toolwire.families.qwen38 import QWEN38
 from toolwire.families.qwen_xml import MARKERS, QWEN3_CODER, QWEN35, QWEN36
 from toolwire.family import Family
 
@@ -432,11 +431,5 @@ class Qwen36Parser(Qwen35Parser):
     family = QWEN36
 
 
-class Qwen38Parser(Qwen35Parser):
-    """Qwen3.8: as Qwen3.5 (same markers; the prompt's effort line is not in the output)."""
-
-    family = QWEN38
-
-
-__all__ = ["MAX_NAME_CHARS", "QWEN_GRAMMAR", "Qwen3CoderParser", "Qwen35Parser", "Qwen36Parser", "Qwen38Parser",
+__all__ = ["MAX_NAME_CHARS", "QWEN_GRAMMAR", "Qwen3CoderParser", "Qwen35Parser", "Qwen36Parser",
            "XmlGrammar", "XmlToolParser"]

@@ -186,7 +186,7 @@ class GlmFormat(Format):
                 raise UnrepresentableValue("a GLM argument name cannot hold </arg_key>, <arg_value> or </tool_call>",
                                            message_index=index, field=field)
             text = arg_text(value)
-            check_representable(text, GlmParser.value_closers, message_index=index, field=field)
+            check_representable(text, self.parser_class.value_closers, message_index=index, field=field)
             put(key_open)
             content(key, index)
             put(key_close)

@@ -22,7 +22,7 @@ from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool
 from toolwire.prompt import PromptBuilder
 
-from toolwire.parsers.qwen_xml import Qwen38Parser
+from toolwire.parsers.qwen38 import Qwen38Parser
 
 from .qwen_xml import M, Qwen36, _Content, _write_trimmed
 

@@ -96,9 +96,11 @@ def test_family_decisions(fmt, kwargs, expected):
 
 
 def test_every_format_has_a_built_in_policy():
-    from toolwire.context_policy import POLICIES
+    from toolwire.context_policy.policies import FamilyPolicy
+    from toolwire.registry import families
 
-    assert sorted(POLICIES) == toolwire.formats()
+    assert sorted(families()) == toolwire.formats()
+    assert all(isinstance(f.policy, FamilyPolicy) and f.policy.description for f in families().values())
 
 
 def test_gpt_oss_closing_final_answer_keeps_its_analysis():
@@ -259,12 +261,12 @@ def test_empty_reasoning_counts_as_passed_back(fmt):
 
 
 def test_provider_errors_quoted():
-    from toolwire.context_policy.families import POLICIES
+    from toolwire.registry import family
 
-    assert POLICIES["deepseek_v4"].passback.error == \
+    assert family("deepseek_v4").policy.passback.error == \
         "The reasoning_content in the thinking mode must be passed back to the API."
     assert "reasoning_content is missing in assistant tool call message at index" in \
-        POLICIES["kimi_k2_thinking"].passback.error
+        family("kimi_k2_thinking").policy.passback.error
 
 
 def test_minimax_rule_is_the_current_loop_and_not_enforced():
@@ -288,7 +290,7 @@ def test_plan_refuses_an_unknown_format():
     assert "qwen3" in str(err.value)
 
 
-@pytest.mark.parametrize("name", sorted(toolwire.context_policy.families.POLICIES))
+@pytest.mark.parametrize("name", toolwire.formats())
 @pytest.mark.parametrize("thinking", [False, True])
 @pytest.mark.parametrize("policy", [None, "keep_all"])
 def test_kept_reasoning_is_the_plans_kept_indices(name, thinking, policy):
@@ -299,15 +301,15 @@ def test_kept_reasoning_is_the_plans_kept_indices(name, thinking, policy):
 
     msgs, tools = normalize_messages(conv_two_turns()), normalize_tools(TOOLS)
     expected = plan(msgs, name, thinking=thinking, policy=policy, tools=tools).kept_indices
-    got = kept_reasoning(msgs, name, thinking=thinking, policy=policy, drop_thinking=True, tools=tools,
-                         add_generation_prompt=True, extra={})
+    got = kept_reasoning(msgs, toolwire.get_format(name).family.policy, thinking=thinking, policy=policy,
+                         drop_thinking=True, tools=tools, add_generation_prompt=True, extra={})
     assert got == expected
 
 
 def test_thinking_only_rules_keep_nothing_with_thinking_off():
-    from toolwire.context_policy.families import POLICIES
+    from toolwire.registry import families
 
-    marked = sorted(n for n, f in POLICIES.items() if getattr(f.rule, "drops_all_without_thinking", False))
+    marked = sorted(n for n, f in families().items() if getattr(f.policy.rule, "drops_all_without_thinking", False))
     assert marked == ["deepseek_v32", "deepseek_v4", "deepseek_v41", "kimi_k3"]
     for name in marked:
         assert set(actions(plan(conv_two_turns(), name, thinking=False, policy=None)).values()) == {"drop"}

@@ -13,9 +13,9 @@ install). Edges:
 - importing ``a.b.c`` is an edge to ``a.b.c`` only, not to its parent packages' ``__init__`` (Python runs
   those first, but every module would then "import" the ``toolwire`` facade, which re-exports everything).
 
-The deprecated old paths (``toolwire.validation`` -> ``toolwire.dispatch.validation`` ..., served by the
-import hook in ``toolwire/_aliases.py``) are checked to give the very same module objects, and nothing else
-in the repository may use them.
+One exception, named in :data:`DELEGATIONS`: the convenience methods of the public data types in
+``toolwire.output`` (``ToolCallCandidate.validate`` ...) import their implementation inside the method; those
+function-level imports are left out of the graph (they run only once both modules are loaded).
 """
 
 from __future__ import annotations
@@ -30,12 +30,13 @@ from pathlib import Path
 import pytest
 
 import toolwire
-from toolwire._aliases import MOVED
 
 ROOTS = ("toolwire", "toolwire.templates", "toolwire.parsers", "toolwire.context_policy")
 CORE = {f"toolwire.{m}" for m in ("models", "output", "errors", "prompt", "format", "registry", "limits", "tokenize")}
 UPPER = ("toolwire.dispatch", "toolwire.batch", "toolwire.eval", "toolwire.integrations", "toolwire.workbench")
-ALIASES = MOVED  # the deprecated old paths -> their new homes
+DELEGATIONS = {"toolwire.output": {"toolwire.dispatch.validation", "toolwire.dispatch.canonical",
+                                   "toolwire.integrations.openai"}}
+"""Function-level imports a core module may make: its convenience methods' implementations."""
 
 
 def all_modules() -> dict[str, Path]:
@@ -63,23 +64,26 @@ def _is_type_checking(node: ast.If) -> bool:
 
 
 def _imports(tree: ast.AST):
-    """Import nodes anywhere in the tree (functions and classes included), except under TYPE_CHECKING."""
-    stack = [tree]
+    """(import node, inside a function) anywhere in the tree (functions and classes included), except under
+    TYPE_CHECKING."""
+    stack = [(tree, False)]
     while stack:
-        node = stack.pop()
+        node, in_function = stack.pop()
         if isinstance(node, ast.If) and _is_type_checking(node):
-            stack.extend(node.orelse)
+            stack.extend((child, in_function) for child in node.orelse)
             continue
         if isinstance(node, (ast.Import, ast.ImportFrom)):
-            yield node
-        stack.extend(ast.iter_child_nodes(node))
+            yield node, in_function
+        inner = in_function or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        stack.extend((child, inner) for child in ast.iter_child_nodes(node))
 
 
 def import_edges(name: str, path: Path, modules: set[str]) -> set[str]:
     """The toolwire modules that module ``name`` (source at ``path``) imports."""
     is_pkg = path.name == "__init__.py"
     out: set[str] = set()
-    for node in _imports(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+    allowed = DELEGATIONS.get(name, ())
+    for node, in_function in _imports(ast.parse(path.read_text(encoding="utf-8"), str(path))):
         if isinstance(node, ast.Import):
             targets = [a.name for a in node.names]
         else:
@@ -93,7 +97,7 @@ def import_edges(name: str, path: Path, modules: set[str]) -> set[str]:
         for target in targets:
             while target and target not in modules:  # `import toolwire.x.y` where y is a name: nearest module
                 target = target.rpartition(".")[0]
-            if target and target != name:
+            if target and target != name and not (in_function and target in allowed):
                 out.add(target)
     return out
 
@@ -180,36 +184,7 @@ def test_lower_packages_import_no_upper_package(graph, package):
     assert bad == []
 
 
-def test_deprecated_aliases_are_the_same_modules():
-    for old, new in ALIASES.items():
-        module = importlib.import_module(old)
-        assert module is importlib.import_module(new)
-        assert module.__name__ == module.__spec__.name == new  # the alias does not rename the real module
-        assert getattr(toolwire, old.rpartition(".")[2]) is module  # `from toolwire import validation`
-        assert not (Path(toolwire.__file__).parent / f"{old.rpartition('.')[2]}.py").exists()  # a pure rename
-    from toolwire.openai_compat import to_openai_message
-    from toolwire.validation import ToolSet
-
-    assert ToolSet is toolwire.ToolSet and to_openai_message is toolwire.to_openai_message
-
-
-def test_nothing_in_the_repo_uses_the_aliases():
-    repo = Path(__file__).resolve().parents[1]
-    old = "|".join(re.escape(a.rpartition(".")[2]) for a in ALIASES)
-    absolute = re.compile(rf"(?:from|import)\s+toolwire\.(?:{old})\b|from\s+toolwire\s+import\s+(?:{old})\b")
-    relative = re.compile(rf"from\s+\.(?:{old})\s+import|from\s+\.\s+import\s+(?:{old})\b")  # in toolwire/ itself
-    users = []
-    for path in [*repo.glob("*.md"), *repo.glob("docs/*.md"), *repo.glob("bench/*.py"),
-                 *(p for d in ("toolwire", "templates", "parsers", "context_policy", "tests") for p in (repo / d).rglob("*.py"))]:
-        if path.name in ("test_layout.py", "_aliases.py"):
-            continue
-        text = path.read_text(encoding="utf-8")
-        if absolute.search(text) or (path.parent == repo / "toolwire" and relative.search(text)):
-            users.append(str(path.relative_to(repo)))
-    assert users == []
-
-
-def test_parsed_output_methods_delegate_without_core_imports():
+def test_parsed_output_methods_delegate_to_dispatch_and_integrations():
     out = toolwire.get_format("qwen25").parse('<tool_call>\n{"name": "f", "arguments": {"x": 1}}\n</tool_call>')
     tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
     checked = out.validate(tools)

@@ -18,8 +18,6 @@ from __future__ import annotations
 import importlib
 import importlib.util
 
-from . import _compiled  # first: it decides how the compiled modules load (toolwire/_compiled.py)
-from . import _aliases, _delegation
 from .errors import InvalidRequest, MissingExtra, ToolwireError, UnknownFormat
 from .format import Format, RenderOptions
 from .prompt import RenderedPrompt, Segment
@@ -57,19 +55,6 @@ def __getattr__(name: str):
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY))
 
-
-def _bind_delegates() -> None:
-    """ParsedOutput / ToolCallCandidate convenience methods delegate to these (core does not import them)."""
-    from .dispatch.canonical import fingerprint
-    from .dispatch.validation import validate_candidate, validate_output
-    from .integrations.openai import error_result, finish_reason, to_openai_message
-
-    _delegation.bind(validate_candidate=validate_candidate, validate_output=validate_output, fingerprint=fingerprint,
-                     error_result=error_result, to_openai_message=to_openai_message, finish_reason=finish_reason)
-
-
-_delegation.set_binder(_bind_delegates)
-_aliases.install()  # the deprecated module paths (toolwire.validation, ...): see toolwire/_aliases.py
 
 __all__ = [
     "formats", "get_format", "Format", "RenderOptions", "RenderedPrompt", "Segment",

@@ -301,14 +301,15 @@ class Family:
         return f"<toolwire.Family {self.name}>"
 
     def __reduce__(self):
-        # a declaration is a module-level constant: pickled by name, unpickled as the one registered object
-        return (_family, (self.name,))
+        # a declaration is a constant of toolwire.families.<module>: pickled by name, unpickled as that object
+        return (_declared, (self.module, self.name))
 
 
-def _family(name: str) -> Family:
-    from .registry import family
+def _declared(module: str, name: str) -> Family:
+    import importlib
 
-    return family(name)
+    found = {f.name: f for f in importlib.import_module(f"toolwire.families.{module}").FAMILIES}
+    return found[name]
 
 
 __all__ = ["Family", "Fingerprint", "Option", "Options", "UNSET", "OPTION_HINTS", "thinking_switch"]

@@ -8,8 +8,6 @@ from typing import Any, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ._delegation import delegate as _delegate
-
 CandidateStatus = Literal["proposed", "repaired", "rejected", "truncated", "validated"]
 ErrorCode = Literal["unknown_tool", "missing_required", "unexpected_field", "type_mismatch", "enum_mismatch",
                     "out_of_range", "pattern_mismatch", "invalid_json", "truncated", "too_large",
@@ -18,9 +16,9 @@ CandidateSource = Literal["content", "reasoning"]
 Severity = Literal["info", "warning", "error"]
 
 # The convenience methods below (validate, fingerprint, to_error_result, to_openai_message, finish_reason)
-# are thin delegations to toolwire.dispatch and toolwire.integrations.openai. Those packages import this
-# module, so core never imports them: toolwire/__init__.py registers a binder in toolwire._delegation (a
-# module that imports nothing), which imports them and binds their functions on the first call.
+# are thin delegations to toolwire.dispatch and toolwire.integrations.openai, imported inside the method: those
+# packages import this module, and the method runs after both are loaded (tests/test_layout.py allows exactly
+# these function-level imports from core).
 
 
 class Diagnostic(BaseModel):
@@ -96,7 +94,9 @@ class ToolCallCandidate(BaseModel):
         """This call checked against ``tools`` (definitions in any vocabulary, ToolSpecs or a ToolSet).
         Returns a new candidate, ``validated`` or ``rejected`` with ``errors``; this one is unchanged.
         Options: ``tool_choice``, ``limits``, ``fill_defaults``, ``promote_reasoning_calls``, ``formats``."""
-        return _delegate("validate_candidate")(self, tools, **options)
+        from toolwire.dispatch.validation import validate_candidate
+
+        return validate_candidate(self, tools, **options)
 
     def fingerprint(self, scope: Any = None) -> str:
         """Stable SHA-256 over (tool name, tool version, canonical arguments, ``scope``): the base of an
@@ -106,12 +106,16 @@ class ToolCallCandidate(BaseModel):
         if self.status != "validated" or self.canonical_arguments is None:
             raise ToolwireError(f"call {self.index} ({self.name!r}) is {self.status}, not validated: "
                                 "validate it before fingerprinting")
-        return _delegate("fingerprint")(self.name, self.canonical_arguments, version=self.tool_version, scope=scope)
+        from toolwire.dispatch.canonical import fingerprint
+
+        return fingerprint(self.name, self.canonical_arguments, version=self.tool_version, scope=scope)
 
     def to_error_result(self) -> dict[str, Any]:
         """The uniform error envelope ``{"ok": false, "error": {"type", "retryable", "details"}, "meta":
         {"tool", "call_id"}}`` to send back to the model as this call's tool message."""
-        return _delegate("error_result")(self)
+        from toolwire.integrations.openai import error_result
+
+        return error_result(self)
 
 
 class ParsedOutput(BaseModel):
@@ -128,16 +132,22 @@ class ParsedOutput(BaseModel):
         """Every call checked against ``tools`` and ``tool_choice`` (``auto``, ``none``, ``required`` or a
         named tool); returns a new ParsedOutput whose calls are ``validated`` or ``rejected``. Options:
         ``limits``, ``fill_defaults``, ``promote_reasoning_calls``, ``formats`` (see toolwire.dispatch.validation)."""
-        return _delegate("validate_output")(self, tools, tool_choice=tool_choice, **options)
+        from toolwire.dispatch.validation import validate_output
+
+        return validate_output(self, tools, tool_choice=tool_choice, **options)
 
     def to_openai_message(self, **options: Any) -> dict[str, Any]:
         """The Chat Completions assistant message: ``content``, ``reasoning_content`` and ``tool_calls``
         (``arguments`` as a JSON string). See :func:`toolwire.integrations.openai.to_openai_message`."""
-        return _delegate("to_openai_message")(self, **options)
+        from toolwire.integrations.openai import to_openai_message
+
+        return to_openai_message(self, **options)
 
     def finish_reason(self, **options: Any) -> str:
         """``length`` when the output was truncated, ``tool_calls`` when it holds a complete call, else ``stop``."""
-        return _delegate("finish_reason")(self, **options)
+        from toolwire.integrations.openai import finish_reason
+
+        return finish_reason(self, **options)
 
     def codes(self) -> list[str]:
         """All diagnostic codes, output-level then per call, in order (handy in tests and logs)."""

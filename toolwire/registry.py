@@ -13,20 +13,15 @@ from .errors import UnknownFormat
 from .family import Family
 from .format import Format
 
-_FAMILIES: dict[str, Family] | None = None
-
 IMPORT_ERRORS: dict[str, str] = {}
 """Family modules that exist but failed to import, with the error (a test asserts this stays empty)."""
 
 
 def families() -> dict[str, Family]:
     """Every declared family, by name (the declarations are read once)."""
-    global _FAMILIES
-    if _FAMILIES is None:
-        from .families import declared
+    from .families import declared
 
-        _FAMILIES = declared()
-    return _FAMILIES
+    return declared()
 
 
 def family(name: str) -> Family:
