@@ -158,11 +158,12 @@ class MemoryStore(HistoryStore):
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, value BLOB NOT NULL, size INTEGER NOT NULL,
-                                    used REAL NOT NULL);
+                                    used REAL NOT NULL, seq INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS entries_used ON entries(used);
+CREATE INDEX IF NOT EXISTS entries_seq ON entries(seq);
 CREATE TABLE IF NOT EXISTS totals (id INTEGER PRIMARY KEY CHECK (id = 0), entries INTEGER NOT NULL,
-                                   bytes INTEGER NOT NULL, evicted INTEGER NOT NULL);
-INSERT OR IGNORE INTO totals VALUES (0, 0, 0, 0);
+                                   bytes INTEGER NOT NULL, evicted INTEGER NOT NULL, tick INTEGER NOT NULL);
+INSERT OR IGNORE INTO totals VALUES (0, 0, 0, 0, 0);
 """
 
 
@@ -223,7 +224,8 @@ class SQLiteStore(HistoryStore):
                 db.execute("DELETE FROM entries WHERE key = ?", (key,))
                 db.execute("UPDATE totals SET entries = entries - 1, bytes = bytes - ? WHERE id = 0", (row[1],))
                 return None
-            db.execute("UPDATE entries SET used = ? WHERE key = ?", (now, key))
+            tick = db.execute("UPDATE totals SET tick = tick + 1 WHERE id = 0 RETURNING tick").fetchone()[0]
+            db.execute("UPDATE entries SET used = ?, seq = ? WHERE key = ?", (now, tick, key))
             return bytes(row[0])
 
     def put(self, key: str, value: bytes) -> None:
@@ -242,12 +244,13 @@ class SQLiteStore(HistoryStore):
                     db.execute("DELETE FROM entries WHERE used <= ?", (now - self.ttl,))
                     db.execute("UPDATE totals SET entries = entries - ?, bytes = bytes - ? WHERE id = 0",
                                (gone[0], int(gone[1])))
-            db.execute("INSERT INTO entries VALUES (?, ?, ?, ?)", (key, value, size, now))
-            entries, total = db.execute("UPDATE totals SET entries = entries + 1, bytes = bytes + ? WHERE id = 0 "
-                                        "RETURNING entries, bytes", (size,)).fetchone()
+            entries, total, tick = db.execute("UPDATE totals SET entries = entries + 1, bytes = bytes + ?, "
+                                              "tick = tick + 1 WHERE id = 0 RETURNING entries, bytes, tick",
+                                              (size,)).fetchone()
+            db.execute("INSERT INTO entries VALUES (?, ?, ?, ?, ?)", (key, value, size, now, tick))
             evicted = 0
             while entries > self.max_entries or total > self.max_bytes:
-                batch = db.execute("SELECT key, size FROM entries WHERE key != ? ORDER BY used, key LIMIT ?",
+                batch = db.execute("SELECT key, size FROM entries WHERE key != ? ORDER BY seq LIMIT ?",
                                    (key, max(1, entries - self.max_entries))).fetchall()
                 if not batch:
                     break
@@ -277,7 +280,7 @@ class SQLiteStore(HistoryStore):
     def clear(self) -> None:
         with self._transaction() as db:
             db.execute("DELETE FROM entries")
-            db.execute("UPDATE totals SET entries = 0, bytes = 0, evicted = 0 WHERE id = 0")
+            db.execute("UPDATE totals SET entries = 0, bytes = 0, evicted = 0, tick = 0 WHERE id = 0")
 
     def close(self) -> None:
         with self._all_lock:
@@ -291,12 +294,13 @@ class SQLiteStore(HistoryStore):
 
 
 # Every Redis operation is one script, so concurrent replicas see consistent totals. KEYS: the value key, the
-# LRU sorted set (member -> last use, ms of the server's clock), the size hash, the counters hash. ARGV[1] is the
-# member (the caller's key); the prefix rebuilds other members' value keys (same hash tag, same slot).
+# recency sorted set (member -> a counter, the store's last use of it), the size hash, the counters hash
+# (bytes, evicted, tick). ARGV[1] is the member (the caller's key); the prefix rebuilds other members' value keys
+# (same hash tag, same slot). Values expire by Redis's own clock (PEXPIRE, refreshed on use), so the oldest
+# members of the recency set are the first to lose their value: a write drops those from the bookkeeping.
 _PURGE = """
-local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local function tick(counters)
+  return redis.call('HINCRBY', counters, 'tick', 1)
 end
 local function drop(prefix, lru, sizes, counters, member)
   local size = redis.call('HGET', sizes, member)
@@ -317,7 +321,7 @@ if not value then
 end
 local ttl = tonumber(ARGV[3])
 if ttl > 0 then redis.call('PEXPIRE', KEYS[1], ttl) end
-redis.call('ZADD', KEYS[2], now_ms(), ARGV[1])
+redis.call('ZADD', KEYS[2], tick(KEYS[4]), ARGV[1])
 return value
 """
 
@@ -329,15 +333,16 @@ if size > max_bytes then
   redis.call('HINCRBY', KEYS[4], 'evicted', 1)
   return 0
 end
-local now = now_ms()
 if ttl > 0 then
-  local old = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now - ttl, 'LIMIT', 0, 256)
-  for _, m in ipairs(old) do drop(prefix, KEYS[2], KEYS[3], KEYS[4], m) end
+  for _, m in ipairs(redis.call('ZRANGE', KEYS[2], 0, 255)) do
+    if redis.call('EXISTS', prefix .. m) == 1 then break end
+    drop(prefix, KEYS[2], KEYS[3], KEYS[4], m)
+  end
   redis.call('SET', KEYS[1], value, 'PX', ttl)
 else
   redis.call('SET', KEYS[1], value)
 end
-redis.call('ZADD', KEYS[2], now, member)
+redis.call('ZADD', KEYS[2], tick(KEYS[4]), member)
 redis.call('HSET', KEYS[3], member, size)
 local total = redis.call('HINCRBY', KEYS[4], 'bytes', size)
 local evicted = 0
@@ -364,8 +369,8 @@ class RedisStore(HistoryStore):
     Keys live under ``prefix`` (a hash tag, ``{toolwire-history}`` by default, so every key of one store is in
     one cluster slot): ``<prefix>:v:<key>`` holds a value (with the time to live as a Redis expiry), and three
     bookkeeping keys hold the recency order, the sizes and the totals. Each operation is one Lua script, so
-    concurrent replicas keep the totals exact; ages come from the server's clock, so replicas need not agree on
-    time. Needs redis-py (``pip install toolwire[history]``)."""
+    concurrent replicas keep the totals exact; ages come from the server's clock (value expiry), so replicas need
+    not agree on time. Needs redis-py (``pip install toolwire[history]``)."""
 
     def __init__(self, client: Any = None, *, url: str | None = None, prefix: str = "{toolwire-history}",
                  max_entries: int = 100_000, max_bytes: int = 256 << 20, ttl: float | None = 24 * 3600):
