@@ -18,12 +18,13 @@ from .faithful import TOKEN_IDS_FIELD, Splice, SplicedPrompt, TokenSpliceError, 
 from .keeper import HistoryKeeper, Restoration, RestoredTurn, SkippedTurn
 from .policy import kept_by_render, render_plan
 from .retention import RETENTION, RetentionSwitch, stable_options
-from .stability import StabilityReport, cache_report, model_completion
+from .stability import StabilityReport, cache_report, model_completion, model_completion_ids
 from .stores import HistoryStore, MemoryStore, RedisStore, SQLiteStore, StoreStats
 from .visible import context_fingerprints, turn_fingerprint
 
 __all__ = ["HistoryKeeper", "Restoration", "RestoredTurn", "SkippedTurn", "HistoryStore", "MemoryStore",
            "SQLiteStore", "RedisStore", "StoreStats", "StabilityReport", "cache_report", "model_completion",
+           "model_completion_ids",
            "RETENTION", "RetentionSwitch", "stable_options", "TOKEN_IDS_FIELD", "TokenSpliceError", "Splice",
            "SplicedPrompt", "splice_token_ids", "kept_by_render", "render_plan", "turn_fingerprint",
            "context_fingerprints"]

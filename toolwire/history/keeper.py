@@ -38,7 +38,7 @@ from .faithful import TOKEN_IDS_FIELD
 from .policy import kept_by_render
 from .retention import stable_options
 from .stores import HistoryStore, MemoryStore
-from .visible import context_fingerprints, turn_fingerprint
+from .visible import fingerprints, turn_fingerprint
 
 RestoredHow = Literal["dropped", "renamed", "rewritten"]
 SkipReason = Literal["not_recorded", "policy_drops", "client_reasoning_differs", "no_reasoning_recorded"]
@@ -99,7 +99,7 @@ class _Entry:
 
 def _pack(data: dict) -> bytes:
     raw = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
-    return b"z" + zlib.compress(raw, 6) if len(raw) > 512 else b"j" + raw
+    return b"z" + zlib.compress(raw, 1) if len(raw) > 512 else b"j" + raw
 
 
 def _unpack(value: bytes | None) -> dict | None:
@@ -186,7 +186,7 @@ class HistoryKeeper:
         message = _turn_message(turn)
         if token_ids is not None:
             token_ids = _checked_ids(token_ids)
-        contexts = context_fingerprints(msgs)
+        contexts, turns = fingerprints(msgs)
         context, visible = contexts[len(msgs)], turn_fingerprint(message)
         calls = [[c.id, c.function.name, c.function.arguments] for c in message.tool_calls or ()]
         key = self._turn_key(context, visible)
@@ -205,7 +205,7 @@ class HistoryKeeper:
             packed = _pack(record)
             previous = _last_assistant(msgs)
             if previous is not None:  # the conversation's older head: superseded by this one
-                self.store.delete(self._request_key(contexts[previous], turn_fingerprint(msgs[previous])))
+                self.store.delete(self._request_key(contexts[previous], turns[previous]))
             self.store.put(self._request_key(context, visible), packed)
             if conversation is not None:
                 self.store.put(self._conversation_key(conversation), packed)
@@ -213,8 +213,11 @@ class HistoryKeeper:
 
     # ---------------------------------------------------------------- restore
 
-    def _find(self, context: str, visible: str, message: Message) -> tuple[_Entry | None, str]:
-        data = _unpack(self.store.get(self._turn_key(context, visible)))
+    def _find(self, context: str, visible: str, message: Message,
+              found: bytes | None | bool = False) -> tuple[_Entry | None, str]:
+        """The entry of this visible turn in this context (``found``: its value, already read), else by call id
+        when they are trusted."""
+        data = _unpack(self.store.get(self._turn_key(context, visible)) if found is False else found)
         entry = self._entry(data, visible, context)
         if entry is not None:
             return entry, "turn"
@@ -257,15 +260,16 @@ class HistoryKeeper:
         that does not match is ignored."""
         msgs = normalize_messages(messages)
         kept = kept_by_render(self.format, msgs, tools, **self.render_options(options))
-        contexts = context_fingerprints(msgs)
+        contexts, turns = fingerprints(msgs)
         out = list(msgs)
         restored: list[RestoredTurn] = []
         skipped: list[SkippedTurn] = []
-        for i, m in enumerate(msgs):
-            if m.role != "assistant":
-                continue
-            visible = turn_fingerprint(m)
-            entry, found_by = self._find(contexts[i], visible, m)
+        order = sorted(turns)
+        values = dict(zip(order, self.store.get_many([self._turn_key(contexts[i], turns[i]) for i in order])))
+        for i in order:
+            m = msgs[i]
+            visible = turns[i]
+            entry, found_by = self._find(contexts[i], visible, m, values[i])
             if entry is None:
                 skipped.append(SkippedTurn(i, "not_recorded"))
                 continue
@@ -310,8 +314,9 @@ class HistoryKeeper:
             last = _last_assistant(msgs)
             if last is None:
                 return None
-            visible = turn_fingerprint(msgs[last])
-            data = _unpack(self.store.get(self._request_key(context_fingerprints(msgs)[last], visible)))
+            contexts, turns = fingerprints(msgs)
+            visible = turns[last]
+            data = _unpack(self.store.get(self._request_key(contexts[last], visible)))
             if data is None and self.trust_call_ids:
                 entry, how = self._find("", visible, msgs[last])
                 if entry is not None:

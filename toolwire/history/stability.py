@@ -34,10 +34,10 @@ from typing import Any, Sequence
 
 from toolwire.errors import InvalidOption
 from toolwire.models import Message, normalize_messages
-from toolwire.tokenize import token_pieces, vocabulary
+from toolwire.tokenize import encode_segments, token_pieces, vocabulary
 from toolwire.training import _model_spans
 
-from .faithful import TOKEN_IDS_FIELD, splice_token_ids
+from .faithful import TOKEN_IDS_FIELD, _clip, splice_token_ids
 from .policy import render_plan
 from .visible import canonical_items
 
@@ -74,18 +74,30 @@ class StabilityReport:
         return self.reused_chars / self.cached_chars if self.cached_chars else 0.0
 
 
-def model_completion(fmt: Any, messages: Sequence[Any], turn: Any, tools: Any = None, **options: Any) -> str:
-    """The text the model wrote for ``turn`` after the prompt of ``messages``: the turn as the format writes it
-    when the conversation ends with it, from the end of the generation prompt through its end marker (the
-    ``model_mask`` span of :meth:`toolwire.Format.render_tokens`). ``options`` are render options."""
+def _completion_pieces(fmt: Any, messages: Sequence[Any], turn: Any, tools: Any, options: dict) -> list:
     msgs = normalize_messages([*messages, turn])
     opts = {**options, "add_generation_prompt": False}
     full = fmt.render(msgs, tools, **opts)
     spans = [(a, b) for a, b, i in _model_spans(fmt, msgs, tools, full, opts) if i == len(msgs) - 1]
-    if not spans:
-        return ""
-    a, b = spans[0]
-    return full.text[a:b]
+    return _clip(full.pieces, *spans[0]) if spans else []
+
+
+def model_completion(fmt: Any, messages: Sequence[Any], turn: Any, tools: Any = None, **options: Any) -> str:
+    """The text the model wrote for ``turn`` after the prompt of ``messages``: the turn as the format writes it
+    when the conversation ends with it, from the end of the generation prompt through its end marker (the
+    ``model_mask`` span of :meth:`toolwire.Format.render_tokens`). ``options`` are render options."""
+    return "".join(p[1] for p in _completion_pieces(fmt, messages, turn, tools, options))
+
+
+def model_completion_ids(fmt: Any, messages: Sequence[Any], turn: Any, tools: Any = None, tokenizer: Any = None,
+                         **options: Any) -> list[int]:
+    """The ids of :func:`model_completion` as the model samples them when it writes the format's markers as
+    their control tokens and all other text as text (the format's own tokenisation of the turn on its own, as
+    :meth:`~toolwire.prompt.RenderedPrompt.token_ids` does it): what an engine's cache holds after the turn when
+    the sampled ids themselves are not known."""
+    if tokenizer is None:
+        raise InvalidOption("model_completion_ids needs the model's tokenizer", field="tokenizer")
+    return encode_segments([p for p in _completion_pieces(fmt, messages, turn, tools, options) if p[1]], tokenizer)
 
 
 def _render_ids(fmt: Any, request: dict, tokenizer: Any) -> tuple[Any, list[int] | None]:
@@ -118,16 +130,20 @@ def cache_report(fmt: Any, previous: dict, current: dict, *, turn: Any = None, c
                  tokenizer: Any = None) -> StabilityReport:
     """Compare request ``current`` with the previous turn of the same conversation: request ``previous`` and
     what the model sampled for it. Each request is ``{"messages", "tools", "options"}`` (render options).
-    ``completion``: the sampled turn as token ids (decoded with ``tokenizer``, and compared as ids) or as text;
-    without it, the text the format writes for ``turn`` (the assistant message returned for ``previous``,
-    :func:`model_completion`); with neither, the previous prompt alone is compared. A current request whose
+    ``completion``: the sampled turn as token ids (decoded with ``tokenizer``, and compared as ids) or as text
+    (tokenised on its own, control tokens recognised); without it, the turn as the format writes it for ``turn``
+    (the assistant message returned for ``previous``: :func:`model_completion`, :func:`model_completion_ids`);
+    with neither, the previous prompt alone is compared. A current request whose
     assistant messages carry sampled ids (``token_ids``) is tokenised with them spliced
     (:func:`toolwire.history.faithful.splice_token_ids`, turns that cannot be spliced tokenised as usual)."""
     prev_prompt, prev_ids = _render_ids(fmt, previous, tokenizer)
-    if completion is None and turn is not None:
-        completion = model_completion(fmt, previous["messages"], turn, previous.get("tools"),
-                                      **(previous.get("options") or {}))
     completion_ids: list[int] | None = None
+    if completion is None and turn is not None:
+        pieces = _completion_pieces(fmt, previous["messages"], turn, previous.get("tools"),
+                                    dict(previous.get("options") or {}))
+        completion = "".join(p[1] for p in pieces)
+        if tokenizer is not None:
+            completion_ids = encode_segments([p for p in pieces if p[1]], tokenizer)
     if isinstance(completion, (list, tuple)):
         if tokenizer is None:
             raise InvalidOption("completion token ids need the tokenizer", field="completion")
@@ -265,4 +281,4 @@ def _client_rewrite(earlier: list[Message], cur: list[Message]) -> tuple[str, st
     return None
 
 
-__all__ = ["StabilityReport", "cache_report", "model_completion"]
+__all__ = ["StabilityReport", "cache_report", "model_completion", "model_completion_ids"]

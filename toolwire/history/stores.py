@@ -60,6 +60,11 @@ class HistoryStore:
         """The value stored under ``key`` (refreshing its age), or None."""
         raise NotImplementedError
 
+    def get_many(self, keys: list[str]) -> list[bytes | None]:
+        """:meth:`get` of each key, in one round trip where the backend allows (one lock, one transaction, one
+        Redis pipeline): the keeper looks up every assistant turn of a request at once."""
+        return [self.get(key) for key in keys]
+
     def put(self, key: str, value: bytes) -> None:
         """Store ``value`` under ``key`` (replacing any), then evict the least recently used entries while a bound
         is passed. A value that alone passes ``max_bytes`` is not stored (and counted as evicted)."""
@@ -109,6 +114,9 @@ class MemoryStore(HistoryStore):
             self._data[key] = (item[0], now)
             self._data.move_to_end(key)
             return item[0]
+
+    def get_many(self, keys: list[str]) -> list[bytes | None]:
+        return [self.get(key) for key in keys]  # (the lock is per key: a dict look-up each)
 
     def put(self, key: str, value: bytes) -> None:
         value = bytes(value)
@@ -215,18 +223,24 @@ class SQLiteStore(HistoryStore):
         return SQLiteStore._Tx(self._connection())
 
     def get(self, key: str) -> bytes | None:
+        return self.get_many([key])[0]
+
+    def get_many(self, keys: list[str]) -> list[bytes | None]:
         now = self._clock()
         with self._transaction() as db:
-            row = db.execute("SELECT value, size, used FROM entries WHERE key = ?", (key,)).fetchone()
-            if row is None:
-                return None
-            if self.ttl is not None and now - row[2] >= self.ttl:
-                db.execute("DELETE FROM entries WHERE key = ?", (key,))
-                db.execute("UPDATE totals SET entries = entries - 1, bytes = bytes - ? WHERE id = 0", (row[1],))
-                return None
-            tick = db.execute("UPDATE totals SET tick = tick + 1 WHERE id = 0 RETURNING tick").fetchone()[0]
-            db.execute("UPDATE entries SET used = ?, seq = ? WHERE key = ?", (now, tick, key))
-            return bytes(row[0])
+            return [self._get(db, key, now) for key in keys]
+
+    def _get(self, db: sqlite3.Connection, key: str, now: float) -> bytes | None:
+        row = db.execute("SELECT value, size, used FROM entries WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        if self.ttl is not None and now - row[2] >= self.ttl:
+            db.execute("DELETE FROM entries WHERE key = ?", (key,))
+            db.execute("UPDATE totals SET entries = entries - 1, bytes = bytes - ? WHERE id = 0", (row[1],))
+            return None
+        tick = db.execute("UPDATE totals SET tick = tick + 1 WHERE id = 0 RETURNING tick").fetchone()[0]
+        db.execute("UPDATE entries SET used = ?, seq = ? WHERE key = ?", (now, tick, key))
+        return bytes(row[0])
 
     def put(self, key: str, value: bytes) -> None:
         value = bytes(value)
@@ -395,6 +409,14 @@ class RedisStore(HistoryStore):
     def get(self, key: str) -> bytes | None:
         value = self._get(keys=[self._values + key, *self._keys], args=[key, self._values, self._ttl_ms])
         return None if value is None else bytes(value)
+
+    def get_many(self, keys: list[str]) -> list[bytes | None]:
+        if len(keys) < 2:
+            return [self.get(key) for key in keys]
+        pipe = self.client.pipeline(transaction=False)
+        for key in keys:
+            self._get(keys=[self._values + key, *self._keys], args=[key, self._values, self._ttl_ms], client=pipe)
+        return [None if value is None else bytes(value) for value in pipe.execute()]
 
     def put(self, key: str, value: bytes) -> None:
         value = bytes(value)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from functools import lru_cache
 from typing import Any, Sequence
 
 from toolwire.dispatch.canonical import NotCanonicalizable, canonical_json
@@ -35,11 +36,26 @@ def _text(message: Message) -> str:
 
 def canonical_arguments(arguments: Any) -> str:
     """The canonical JSON of a call's arguments (a JSON string or an object); a string that is not JSON (or not
-    canonicalizable: NaN, duplicate keys after NFC) is kept as its stripped text, marked so it cannot equal JSON."""
+    canonicalizable: NaN, duplicate keys after NFC) is kept as its stripped text, marked so it cannot equal JSON.
+    The canonical form of an arguments string is remembered (a history is sent again with every request)."""
+    if isinstance(arguments, str):
+        return _canonical_text(arguments) if len(arguments) <= _REMEMBERED else _canonical_arguments(arguments)
+    return _canonical_arguments(arguments)
+
+
+_REMEMBERED = 1 << 14  # arguments strings up to this length are remembered (4,096 of them)
+
+
+@lru_cache(maxsize=4096)
+def _canonical_text(arguments: str) -> str:
+    return _canonical_arguments(arguments)
+
+
+def _canonical_arguments(arguments: Any) -> str:
     if isinstance(arguments, str):
         try:
             value = json.loads(arguments)
-        except ValueError:
+        except (ValueError, RecursionError):
             return "\x00" + arguments.strip()
     else:
         value = arguments
@@ -101,11 +117,22 @@ def context_fingerprints(messages: Sequence[Any]) -> list[str]:
     """For each message index ``i`` (and ``len(messages)``), the fingerprint of the visible conversation before
     it: ``result[i]`` covers the items that end before message ``i``. Linear in the conversation (a running
     hash). Inside a run of tool results the value is the one before the run (a run counts as a whole)."""
+    return fingerprints(messages)[0]
+
+
+def fingerprints(messages: Sequence[Any]) -> tuple[list[str], dict[int, str]]:
+    """:func:`context_fingerprints` and the :func:`turn_fingerprint` of every assistant message (by index), from
+    one canonical pass over the conversation."""
     msgs = normalize_messages(messages)
+    items = canonical_items(msgs)
+    turns = {i: _digest(text) for i, text in items if msgs[i].role == "assistant"}
+    return _contexts(msgs, items), turns
+
+
+def _contexts(msgs: list[Message], items: list[tuple[int, str]]) -> list[str]:
     running = hashlib.sha256(b"toolwire.history/1")
     out: list[str] = []
     current = running.hexdigest()
-    items = canonical_items(msgs)
     ends = [items[k + 1][0] if k + 1 < len(items) else len(msgs) for k in range(len(items))]
     k = 0
     for i in range(len(msgs) + 1):
@@ -122,4 +149,4 @@ def _one(message: Any) -> Message:
 
 
 __all__ = ["canonical_arguments", "canonical_calls", "canonical_turn", "canonical_items", "turn_fingerprint",
-           "context_fingerprints"]
+           "context_fingerprints", "fingerprints"]
