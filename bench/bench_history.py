@@ -121,8 +121,22 @@ def common(a: list[int], b: list[int]) -> int:
     return next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
 
 
-def replay(fmt, tok, mode: str) -> tuple[list[float], list[int], object]:
-    """Reuse fraction and prefilled tokens of requests 2..TURNS in ``mode`` (client / keeper / ids)."""
+def by_characters(ids: list[int], tok) -> list[int]:
+    """The same text sampled as other ids: every plain character its own ids, control ids kept (a model that
+    wrote ``P`` ``a`` ``r`` ``i`` ``s`` where a fresh tokenisation has ``Paris``: the worst case of a sampled
+    tokenisation that is not the fresh one)."""
+    from toolwire.tokenize import token_pieces, vocabulary
+
+    vocab = vocabulary(tok)
+    out = []
+    for piece in token_pieces(ids, tok):
+        out += [vocab.control[piece.text]] if piece.special else [t for ch in piece.text for t in vocab.encode_plain(ch)]
+    return out
+
+
+def replay(fmt, tok, mode: str, sampled: str = "fresh") -> tuple[list[float], list[int], object]:
+    """Reuse fraction and prefilled tokens of requests 2..TURNS in ``mode`` (client / keeper / ids); ``sampled``:
+    the turn's ids as the format tokenises it (``fresh``) or one id per character (``chars``)."""
     from toolwire.history import HistoryKeeper, model_completion_ids, splice_token_ids
 
     keeper = HistoryKeeper(fmt)
@@ -143,6 +157,8 @@ def replay(fmt, tok, mode: str) -> tuple[list[float], list[int], object]:
             fractions.append(reused / len(cached))
             prefill.append(len(ids) - reused)
         completion = model_completion_ids(fmt, messages, turn, TOOLS, tok, thinking=True)
+        if sampled == "chars":
+            completion = by_characters(completion, tok)
         cached = ids + completion
         if mode != "client":
             keeper.record(messages, turn, TOOLS, token_ids=completion, thinking=True)
@@ -162,8 +178,9 @@ def cost(fmt) -> tuple[float, float, float, float]:
         sent = sent + [echoed(turn), result(k)]
     restored = keeper.restore(sent, TOOLS, thinking=True).messages
     restore_us = harness.per_call_us(lambda: keeper.restore(sent, TOOLS, thinking=True), budget=0.15)
-    record_us = harness.per_call_us(lambda: keeper.record(restored, model_turns[-1], TOOLS, thinking=True), budget=0.15)
+    assert keeper.stability(restored, TOOLS, thinking=True).previous_found
     stability_us = harness.per_call_us(lambda: keeper.stability(restored, TOOLS, thinking=True), budget=0.15)
+    record_us = harness.per_call_us(lambda: keeper.record(restored, model_turns[-1], TOOLS, thinking=True), budget=0.15)
     render_us = harness.per_call_us(lambda: fmt.render(restored, TOOLS, thinking=True), budget=0.15)
     return restore_us, record_us, stability_us, render_us
 
@@ -197,6 +214,21 @@ def main() -> None:
     harness.print_table(["family", "tokens", "client %", "min", "keeper %", "min", "keeper + ids %", "min",
                          "prefill per request", "keeper µs", "keeper / render", "stability µs"], rows,
                         align="llrrrrrrrrrr")
+    rows = []
+    for name in families():
+        fmt = toolwire.get_format(name)
+        if name not in REAL or not os.path.isdir(os.path.join(SHARED, REAL[name])):
+            continue
+        tok = _real(REAL[name])
+        kept, kept_prefill, _ = replay(fmt, tok, "keeper", "chars")
+        ids, ids_prefill, _ = replay(fmt, tok, "ids", "chars")
+        rows.append([f"`{name}`", REAL[name], pct(kept), f"{100 * min(kept):.1f}", pct(ids), f"{100 * min(ids):.1f}",
+                     f"{sum(kept_prefill) / len(kept_prefill):,.0f} / {sum(ids_prefill) / len(ids_prefill):,.0f}"])
+    print("\nThe same replay when the model sampled each turn as other ids than a fresh tokenisation (one id per "
+          "character of text, markers as control ids), real tokenizers only: the keeper restores the text, "
+          "the ids need the keeper's recorded ids spliced in (token-faithful turns)\n")
+    harness.print_table(["family", "tokens", "keeper %", "min", "keeper + ids %", "min", "prefill (keeper / + ids)"],
+                        rows, align="llrrrrr")
 
 
 if __name__ == "__main__":
