@@ -263,3 +263,33 @@ def test_recorded_token_ids_are_attached_and_splice():
     assert spliced.ids[splice.start:splice.end] == sampled and splice.bridged
     assert spliced.ids[:splice.start] == fmt.render([USER], TOOLS, **OPTS).token_ids(tok)
     assert spliced.ids != fmt.render(restored.messages, TOOLS, **OPTS).token_ids(tok)  # not a re-tokenisation
+
+
+def test_prepare_and_record_in_a_serving_loop_keep_every_prompt_a_continuation_of_the_sampled_ids():
+    """What a serving integration does: prepare (restore, render, splice), generate, record. The client drops every
+    reasoning; each next prompt's ids start with the previous prompt's ids followed by exactly the ids sampled."""
+    require_shared()
+    tok = load_tokenizer(str(REAL / "tokenizers" / "Qwen3"))
+    fmt = toolwire.get_format(FAMILY)
+    vocab = vocabulary(tok)
+    keeper = HistoryKeeper(fmt)
+    sent, cached = [USER], None
+    for n in range(4):
+        prepared = keeper.prepare(sent, TOOLS, tokenizer=tok, **OPTS)
+        assert prepared.refused == [] and len(prepared.splices) == n
+        if cached is not None:
+            assert prepared.ids[:len(cached)] == cached
+        t = turn(f"Step {n}: look up city {n}.", call(f"id{n}", f"City {n}"))
+        text = fmt.render([*prepared.messages, t], TOOLS, add_generation_prompt=False, **OPTS).text
+        text = text[len(prepared.prompt.text):text.rindex("<|im_end|>") + len("<|im_end|>")]
+        sampled, pos = [], 0  # "sampled": text one character at a time, markers as control ids
+        for m in vocab.find_controls(text):
+            sampled += [i for ch in text[pos:m.start()] for i in vocab.encode_plain(ch)] + [vocab.control[m.group()]]
+            pos = m.end()
+        keeper.record(prepared.messages, t, TOOLS, token_ids=sampled, **prepared.options)
+        cached = prepared.ids + sampled
+        sent = sent + [echoed(t), result(f"id{n}", f"{n}C")]
+    # ids the client sends itself (the token_ids extension field) are kept over the recorded ones
+    own = [{**m, "token_ids": [1, 2, 3]} if m.get("role") == "assistant" and m is sent[1] else m for m in sent]
+    prepared = keeper.prepare(own, TOOLS, tokenizer=tok, **OPTS)
+    assert [(e.reason, e.message_index) for e in prepared.refused] == [("text_mismatch", 1)]

@@ -15,14 +15,14 @@ those imports it (docs/history.md).
 """
 
 from .faithful import TOKEN_IDS_FIELD, Splice, SplicedPrompt, TokenSpliceError, splice_token_ids
-from .keeper import HistoryKeeper, Restoration, RestoredTurn, SkippedTurn
+from .keeper import HistoryKeeper, Prepared, Restoration, RestoredTurn, SkippedTurn
 from .policy import kept_by_render, render_plan
 from .retention import RETENTION, RetentionSwitch, stable_options
 from .stability import StabilityReport, cache_report, model_completion, model_completion_ids
 from .stores import HistoryStore, MemoryStore, RedisStore, SQLiteStore, StoreStats
 from .visible import context_fingerprints, turn_fingerprint
 
-__all__ = ["HistoryKeeper", "Restoration", "RestoredTurn", "SkippedTurn", "HistoryStore", "MemoryStore",
+__all__ = ["HistoryKeeper", "Prepared", "Restoration", "RestoredTurn", "SkippedTurn", "HistoryStore", "MemoryStore",
            "SQLiteStore", "RedisStore", "StoreStats", "StabilityReport", "cache_report", "model_completion",
            "model_completion_ids",
            "RETENTION", "RetentionSwitch", "stable_options", "TOKEN_IDS_FIELD", "TokenSpliceError", "Splice",

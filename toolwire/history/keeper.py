@@ -87,6 +87,22 @@ class Restoration:
 
 
 @dataclass(frozen=True)
+class Prepared:
+    """What :meth:`HistoryKeeper.prepare` returns: the ``messages`` to render and later :meth:`~HistoryKeeper.record`
+    (reasoning restored, sampled ids attached), the render ``options`` used, the ``restoration`` report, the
+    rendered ``prompt``, its ``ids`` (None without a tokenizer) with the ``splices`` made and the turns
+    ``refused`` (:class:`toolwire.history.faithful.TokenSpliceError` each)."""
+
+    messages: list[Message]
+    options: dict[str, Any]
+    restoration: Restoration
+    prompt: Any
+    ids: list[int] | None
+    splices: list[Any]
+    refused: list[Any]
+
+
+@dataclass(frozen=True)
 class _Entry:
     format: str
     context: str
@@ -273,7 +289,8 @@ class HistoryKeeper:
             if entry is None:
                 skipped.append(SkippedTurn(i, "not_recorded"))
                 continue
-            attach = token_ids and entry.token_ids is not None and (i in kept or not entry.reasoning)
+            attach = token_ids and entry.token_ids is not None and (i in kept or not entry.reasoning) \
+                and TOKEN_IDS_FIELD not in (m.__pydantic_extra__ or {})  # ids the client sent stay
             if not entry.reasoning:
                 skipped.append(SkippedTurn(i, "no_reasoning_recorded"))
                 if attach:
@@ -299,6 +316,29 @@ class HistoryKeeper:
             out[i] = _with(m, entry.reasoning, entry.token_ids if attach else None)
             restored.append(RestoredTurn(i, how, given_field, len(entry.reasoning), found_by, bool(attach)))
         return Restoration(out, restored, skipped)
+
+    # ---------------------------------------------------------------- serving
+
+    def prepare(self, messages: Sequence[Any], tools: Any = None, *, tokenizer: Any = None, token_ids: bool = True,
+                bridge: Literal["require", "report"] = "require", **options: Any) -> "Prepared":
+        """Everything a serving integration does before generating, in one call: the render options under this
+        keeper's retention (:meth:`render_options`), the restored messages (:meth:`restore`, attaching the
+        recorded sampled ids when ``token_ids``), the prompt, and with a ``tokenizer`` its ids with every
+        assistant turn that carries sampled ids (recorded, or sent by the client in the ``token_ids`` extension
+        field) spliced in (:func:`toolwire.history.faithful.splice_token_ids`, ``on_refusal="skip"``: a turn that
+        cannot be spliced is tokenised as usual and listed in ``refused``). After generating, call
+        ``record(prepared.messages, turn, tools, token_ids=completion_ids, **prepared.options)``."""
+        from .faithful import splice_token_ids
+
+        opts = self.render_options(options)
+        restoration = self.restore(messages, tools, token_ids=token_ids and tokenizer is not None, **opts)
+        if tokenizer is None:
+            prompt = self.format.render(restoration.messages, tools, **opts)
+            return Prepared(restoration.messages, opts, restoration, prompt, None, [], [])
+        spliced = splice_token_ids(self.format, restoration.messages, tools, tokenizer, bridge=bridge,
+                                   on_refusal="skip", **opts)
+        return Prepared(restoration.messages, opts, restoration, spliced.prompt, spliced.ids, spliced.splices,
+                        spliced.refused)
 
     # ---------------------------------------------------------------- stability
 
@@ -404,4 +444,4 @@ def _json_options(options: dict[str, Any]) -> dict[str, Any]:
         raise InvalidOption("render options must be JSON values to be recorded", field="options") from None
 
 
-__all__ = ["HistoryKeeper", "Restoration", "RestoredTurn", "SkippedTurn"]
+__all__ = ["HistoryKeeper", "Restoration", "RestoredTurn", "SkippedTurn", "Prepared"]
