@@ -293,3 +293,22 @@ def test_prepare_and_record_in_a_serving_loop_keep_every_prompt_a_continuation_o
     own = [{**m, "token_ids": [1, 2, 3]} if m.get("role") == "assistant" and m is sent[1] else m for m in sent]
     prepared = keeper.prepare(own, TOOLS, tokenizer=tok, **OPTS)
     assert [(e.reason, e.message_index) for e in prepared.refused] == [("text_mismatch", 1)]
+
+
+def test_a_store_that_cannot_be_read_leaves_the_request_as_sent():
+    """A Redis server that is down (nothing listens on the port): restore and prepare go on with the request as
+    sent, each assistant turn reported as ``store_error``; stability says so; record raises the client's error."""
+    redis = pytest.importorskip("redis")
+    from history_support import _free_port
+    from toolwire.history import RedisStore
+
+    keeper = HistoryKeeper(FAMILY, RedisStore(redis.Redis(host="127.0.0.1", port=_free_port(),
+                                                          socket_connect_timeout=1)), trust_call_ids=True)
+    sent = [USER, echoed(T1), result("call_a1", "18C"), result("call_a2", "21C")]
+    restored = keeper.restore(sent, TOOLS, **OPTS)
+    assert restored.restored == [] and [(s.message_index, s.reason) for s in restored.skipped] == [(1, "store_error")]
+    assert render(restored.messages) == render(sent)
+    assert keeper.prepare(sent, TOOLS, **OPTS).prompt.text == render(sent)
+    assert keeper.stability(sent, TOOLS, **OPTS).cause == "store_error"
+    with pytest.raises(redis.ConnectionError):
+        keeper.record(sent, T1, TOOLS, **OPTS)

@@ -41,7 +41,8 @@ from .stores import HistoryStore, MemoryStore
 from .visible import fingerprints, turn_fingerprint
 
 RestoredHow = Literal["dropped", "renamed", "rewritten"]
-SkipReason = Literal["not_recorded", "policy_drops", "client_reasoning_differs", "no_reasoning_recorded"]
+SkipReason = Literal["not_recorded", "policy_drops", "client_reasoning_differs", "no_reasoning_recorded",
+                     "store_error"]
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,8 @@ class SkippedTurn:
     """An assistant message the keeper left as it was, and why: ``not_recorded`` (no entry for this context and
     visible turn), ``policy_drops`` (the family's context policy does not render this message's reasoning, so
     restoring it would change nothing), ``client_reasoning_differs`` (the client sent reasoning that is not the
-    recorded one: the client's stays), ``no_reasoning_recorded`` (the model wrote none)."""
+    recorded one: the client's stays), ``no_reasoning_recorded`` (the model wrote none), ``store_error`` (the store
+    could not be read: a Redis server down, a locked database; the request goes on as sent)."""
 
     message_index: int
     reason: SkipReason
@@ -241,10 +243,12 @@ class HistoryKeeper:
             for call in message.tool_calls or ():
                 if not call.id:
                     continue
-                pointer = self.store.get(self._call_key(call.id, visible))
-                if pointer is None:
+                try:
+                    pointer = self.store.get(self._call_key(call.id, visible))
+                    value = self.store.get(pointer.decode("utf-8", "replace")) if pointer is not None else None
+                except Exception:  # noqa: BLE001 - as in restore: a store error is a miss
                     continue
-                entry = self._entry(_unpack(self.store.get(pointer.decode("utf-8", "replace"))), visible, None)
+                entry = self._entry(_unpack(value), visible, None)
                 if entry is not None and call.id in [c[0] for c in entry.calls]:
                     return entry, "call_id"
         return None, ""
@@ -262,8 +266,8 @@ class HistoryKeeper:
             return None
         if ids is not None and not (isinstance(ids, list) and all(type(t) is int for t in ids)):
             ids = None
-        return _Entry(data["format"], data.get("context", ""), visible, reasoning, data.get("content"),
-                      list(data.get("calls") or ()), ids)
+        calls = [c for c in data.get("calls") or () if isinstance(c, list) and len(c) == 3]
+        return _Entry(data["format"], data.get("context", ""), visible, reasoning, data.get("content"), calls, ids)
 
     def restore(self, messages: Sequence[Any], tools: Any = None, *, token_ids: bool = False,
                 **options: Any) -> Restoration:
@@ -273,7 +277,8 @@ class HistoryKeeper:
         assistant message was left alone. ``token_ids=True`` also attaches the recorded sampled ids
         (:data:`TOKEN_IDS_FIELD`) to the messages whose reasoning the render keeps (or that had none), for
         :func:`toolwire.history.faithful.splice_token_ids`. Never raises for what the store holds: an entry
-        that does not match is ignored."""
+        that does not match is ignored, and a store that cannot be read leaves every turn as sent
+        (``store_error``); a later look-up by call id that fails is a miss."""
         msgs = normalize_messages(messages)
         kept = kept_by_render(self.format, msgs, tools, **self.render_options(options))
         contexts, turns = fingerprints(msgs)
@@ -281,7 +286,10 @@ class HistoryKeeper:
         restored: list[RestoredTurn] = []
         skipped: list[SkippedTurn] = []
         order = sorted(turns)
-        values = dict(zip(order, self.store.get_many([self._turn_key(contexts[i], turns[i]) for i in order])))
+        try:
+            values = dict(zip(order, self.store.get_many([self._turn_key(contexts[i], turns[i]) for i in order])))
+        except Exception:  # noqa: BLE001 - a store that cannot be read must not fail the request
+            return Restoration(out, [], [SkippedTurn(i, "store_error") for i in order])
         for i in order:
             m = msgs[i]
             visible = turns[i]
@@ -373,7 +381,11 @@ class HistoryKeeper:
         was recorded). With ``tokenizer`` the check is on token ids too."""
         from .stability import StabilityReport, cache_report
 
-        previous = self.previous_request(messages, conversation=conversation)
+        try:
+            previous = self.previous_request(messages, conversation=conversation)
+        except Exception:  # noqa: BLE001 - a diagnostic: a store that cannot be read is reported, not raised
+            return StabilityReport(previous_found=False, extends=False, cause="store_error",
+                                   detail="the store could not be read")
         if previous is None:
             return StabilityReport(previous_found=False, extends=False, cause="no_previous",
                                    detail="no earlier turn of this conversation was recorded")
