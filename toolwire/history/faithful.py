@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Sequence
 
-from toolwire.errors import InvalidOption, InvalidRequest
+from toolwire.errors import InvalidOption, InvalidRequest, ToolwireError
 from toolwire.models import normalize_messages
 from toolwire.prompt import RenderedPrompt
 from toolwire.tokenize import encode_segments, token_pieces, vocabulary
@@ -249,10 +249,14 @@ def splice_token_ids(fmt: Any, messages: Sequence[Any], tools: Any = None, token
                                        message_index=i)
             a, b = spans[i]
             ids, added = _prove(fmt, prompt, pieces, i, a, b, ids, tokenizer, vocab, m)
-            opening = fmt.render(msgs[:i], tools, add_generation_prompt=True, **opening_options)
-            bridged = opening.text == prompt.text[:a]
-            detail = f"the prompt that opened message {i} differs from the history before it at char " \
-                     f"{_first_difference(opening.text, prompt.text[:a])}"
+            try:
+                opening = fmt.render(msgs[:i], tools, add_generation_prompt=True, **opening_options)
+            except ToolwireError as error:  # the family refuses the shorter request: there is no such prompt
+                opening, detail = None, f"the family refuses the prompt that would open message {i}: {error}"
+            bridged = opening is not None and opening.text == prompt.text[:a]
+            if opening is not None and not bridged:
+                detail = f"the prompt that opened message {i} differs from the history before it at char " \
+                         f"{_first_difference(opening.text, prompt.text[:a])}"
             if bridged:
                 before, _ = _spliced_ids(pieces, total, accepted, tokenizer, upto=a)
                 opened, _ = _spliced_ids(list(opening.pieces), len(opening.text), accepted, tokenizer)
