@@ -9,14 +9,11 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
-# the compiled hot paths' sources (toolwire/_compiled.py): an edit reinstalls, which compiles them again
-COMPILED_SOURCES := $(shell sed -n 's/^ *"toolwire[a-z_.]*": "\(.*\)",$$/\1/p' toolwire/_compiled.py)
-
-$(VENV)/.demo-installed: pyproject.toml setup.py $(COMPILED_SOURCES) | $(BIN)/python
+$(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e '.[schema]'
 	touch $@
 
-$(VENV)/.dev-installed: pyproject.toml setup.py $(COMPILED_SOURCES) | $(BIN)/python
+$(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e '.[dev]'
 	$(BIN)/pip install -q --no-deps bfcl-eval==2026.3.23  # BFCL v4's data for the eval tests, not its runners
 	touch $@ $(VENV)/.demo-installed
@@ -47,5 +44,4 @@ bench: $(VENV)/.dev-installed
 	$(BIN)/python -m bench
 
 clean:
-	rm -rf $(VENV) $(ENGINES_VENV) build *.egg-info templates/*.c templates/*.so templates/*.sha256 toolwire/*.c toolwire/*.so \
-		toolwire/*.sha256
+	rm -rf $(VENV) $(ENGINES_VENV) build *.egg-info

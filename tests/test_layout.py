@@ -33,7 +33,8 @@ import toolwire
 
 ROOTS = ("toolwire", "toolwire.templates", "toolwire.parsers", "toolwire.context_policy")
 CORE = {f"toolwire.{m}" for m in ("models", "output", "errors", "prompt", "format", "registry", "limits", "tokenize")}
-UPPER = ("toolwire.dispatch", "toolwire.batch", "toolwire.eval", "toolwire.integrations", "toolwire.workbench")
+UPPER = ("toolwire.dispatch", "toolwire.batch", "toolwire.eval", "toolwire.history", "toolwire.integrations",
+         "toolwire.workbench")
 DELEGATIONS = {"toolwire.output": {"toolwire.dispatch.validation", "toolwire.dispatch.canonical",
                                    "toolwire.integrations.openai"}}
 """Function-level imports a core module may make: its convenience methods' implementations."""
@@ -150,7 +151,7 @@ def test_walk_sees_every_package(graph):
     for name in ("toolwire.output", "toolwire.dispatch.validation", "toolwire.integrations.openai",
                  "toolwire.workbench.fidelity", "toolwire.workbench.cli", "toolwire.templates.jinja",
                  "toolwire.parsers.safe_json", "toolwire.context_policy.plan", "toolwire.batch.mappers",
-                 "toolwire.integrations.ray"):
+                 "toolwire.integrations.ray", "toolwire.history.keeper", "toolwire.history.stores"):
         assert name in graph
     assert "toolwire.dispatch.canonical" in graph["toolwire.dispatch.validation"]
     assert "toolwire.workbench.fidelity_report" in graph["toolwire.workbench.fidelity"]  # a function-level import
@@ -169,9 +170,13 @@ def test_core_imports_no_tool_or_integration(graph):
 # package -> the upper packages it may not import (docs/design-notes.md, "Layout")
 FORBIDDEN = {
     "toolwire.templates": UPPER, "toolwire.parsers": UPPER, "toolwire.context_policy": UPPER,
-    "toolwire.dispatch": ("toolwire.batch", "toolwire.eval", "toolwire.integrations", "toolwire.workbench"),
-    "toolwire.batch": ("toolwire.eval", "toolwire.integrations", "toolwire.workbench"),
-    "toolwire.eval": ("toolwire.integrations", "toolwire.workbench"),
+    "toolwire.training": UPPER,  # beside core: the history keeper builds on it, never the reverse
+    "toolwire.dispatch": ("toolwire.batch", "toolwire.eval", "toolwire.history", "toolwire.integrations",
+                          "toolwire.workbench"),
+    "toolwire.batch": ("toolwire.eval", "toolwire.history", "toolwire.integrations", "toolwire.workbench"),
+    "toolwire.eval": ("toolwire.history", "toolwire.integrations", "toolwire.workbench"),
+    # the history keeper: core, context_policy, training and dispatch below it; integrations may use it
+    "toolwire.history": ("toolwire.batch", "toolwire.eval", "toolwire.integrations", "toolwire.workbench"),
     "toolwire.integrations": ("toolwire.workbench",),
 }
 

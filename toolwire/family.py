@@ -55,7 +55,9 @@ class Option:
     value when not given, which is what the template does with the keyword unset (:data:`UNSET`: the template's own
     behaviour, nothing passed); ``kind``: the accepted type(s) (``bool`` accepts only True / False);
     ``choices``: the accepted values, when they are a closed set; ``check``: a further check, which returns the
-    value (possibly normalized) or raises ``ValueError`` with the message users see."""
+    value (possibly normalized) or raises ``ValueError`` with the message users see; ``retains``: for a
+    retention switch of the template's own, the value that keeps earlier reasoning its default drops
+    (:func:`toolwire.history.stable_options` sets it; :data:`UNSET` for every other option)."""
 
     kind: Any = object
     default: Any = UNSET
@@ -64,6 +66,7 @@ class Option:
     choices: tuple[Any, ...] | None = None
     check: Callable[[Any], Any] | None = None
     doc: str = ""
+    retains: Any = UNSET
 
     def validate(self, spelling: str, value: Any) -> Any:
         """``value`` checked as this option (given as ``spelling``), or an :class:`InvalidOption` naming it."""

@@ -2,8 +2,7 @@
 and the decoding of a call's arguments. Renderers call them on validated models (:mod:`toolwire.models`); each
 refusal is an :class:`~toolwire.errors.InvalidRequest` naming the message index and field.
 
-This module is one of the compiled hot paths (:mod:`toolwire._compiled`): it holds plain functions only, no
-pydantic classes.
+Plain functions only (the pydantic classes are in :mod:`toolwire.models`).
 """
 
 from __future__ import annotations

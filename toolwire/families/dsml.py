@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from toolwire.context_policy.policies import FamilyPolicy
 from toolwire.context_policy.rules import DEEPSEEK_PASSBACK, DSV4_NOTE, dsml_v4, dsml_v32, dsml_v41
-from toolwire.family import Family, Fingerprint, Options
+from toolwire.family import Family, Fingerprint, Option, Options
 from toolwire.markers import Marker, MarkerTable
 
 
@@ -39,6 +39,12 @@ MARKERS_V4 = dsml_markers(DSML, "tool_calls")
 MARKERS_V41 = dsml_markers(DSML + " ", "calls")
 STOP = (Marker.EOS,)
 
+
+class DeepSeekV4Options(Options):
+    drop_thinking = Option(bool, True, retains=False,
+                           doc="the encoders' switch: False keeps every earlier reasoning (True, the default, drops it "
+                               "before the last user message when no tools are declared)")
+
 DEEPSEEK_V32 = Family(
     name="deepseek_v32", module="dsml", reference="DeepSeek encoding_dsv32.py encode_messages (golden vectors)",
     markers=MARKERS_V32, stop=STOP, reasoning=(MARKERS_V32.THINK_OPEN, MARKERS_V32.THINK_CLOSE), options=Options,
@@ -48,7 +54,8 @@ DEEPSEEK_V32 = Family(
 
 DEEPSEEK_V4 = Family(
     name="deepseek_v4", module="dsml", reference="DeepSeek-V4 encoding_dsv4.py encode_messages (golden vectors)",
-    markers=MARKERS_V4, stop=STOP, reasoning=(MARKERS_V4.THINK_OPEN, MARKERS_V4.THINK_CLOSE), options=Options,
+    markers=MARKERS_V4, stop=STOP, reasoning=(MARKERS_V4.THINK_OPEN, MARKERS_V4.THINK_CLOSE),
+    options=DeepSeekV4Options,
     grammar="dsml",
     policy=FamilyPolicy(dsml_v4, passback=DEEPSEEK_PASSBACK, user_text_note=DSV4_NOTE,
                         description="keeps everything when tools are declared; otherwise drops before the last user "
@@ -58,7 +65,8 @@ DEEPSEEK_V4 = Family(
 
 DEEPSEEK_V41 = Family(
     name="deepseek_v41", module="dsml", reference="DeepSeek-V4.1 encoding encode_messages (golden vectors)",
-    markers=MARKERS_V41, stop=STOP, reasoning=(MARKERS_V41.THINK_OPEN, MARKERS_V41.THINK_CLOSE), options=Options,
+    markers=MARKERS_V41, stop=STOP, reasoning=(MARKERS_V41.THINK_OPEN, MARKERS_V41.THINK_CLOSE),
+    options=DeepSeekV4Options,
     grammar="dsml",
     policy=FamilyPolicy(dsml_v41, passback=DEEPSEEK_PASSBACK, user_text_note=DSV4_NOTE,
                         description="as V4, but tool-result-only user messages do not start a turn"))

@@ -29,7 +29,9 @@ MARKERS = MarkerTable(
 
 class Gemma4Options(Options):
     thinking = thinking_switch(False, "enable_thinking")
-    preserve_thinking = Option(bool, template="preserve_thinking", doc="True keeps a tool-call turn's reasoning")
+    preserve_thinking = Option(bool, template="preserve_thinking", retains=True,
+                               doc="True keeps a tool-call turn's reasoning (an answer turn's is still dropped when "
+                                   "the next user message arrives)")
 
 
 GEMMA4 = Family(

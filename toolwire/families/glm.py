@@ -36,7 +36,7 @@ class GlmOptions(Options):
 
 
 class Glm47Options(GlmOptions):
-    clear_thinking = Option(bool, template="clear_thinking",
+    clear_thinking = Option(bool, template="clear_thinking", retains=False,
                             doc="False keeps every earlier turn's reasoning (the template's default drops it)")
 
 

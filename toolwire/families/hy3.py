@@ -42,7 +42,7 @@ class Hy3Options(Options):
 
     thinking = thinking_switch(False, doc="thinking mode; the template spells it reasoning_effort (no_think: off)")
     reasoning_effort = Option(str, doc="no_think (the template's default: thinking off), low or high")
-    preserved_thinking = Option(bool, template="preserved_thinking",
+    preserved_thinking = Option(bool, template="preserved_thinking", retains=True,
                                 doc="keep every earlier reasoning (the template's default when tools are declared)")
     raw_last_assistant = Option(bool, template="raw_last_assistant")
 

@@ -32,7 +32,7 @@ MARKERS = MarkerTable(
 
 class LagunaOptions(Options):
     thinking = thinking_switch(True, "enable_thinking")
-    preserve_thinking = Option(bool, template="preserve_thinking",
+    preserve_thinking = Option(bool, template="preserve_thinking", retains=True,
                                doc="True keeps every earlier reasoning with thinking off")
 
 

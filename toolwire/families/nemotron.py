@@ -14,7 +14,7 @@ MARKERS = MarkerTable(**CHATML_XML)
 
 class Nemotron3Options(Options):
     thinking = thinking_switch(True, "enable_thinking")
-    truncate_history_thinking = Option(bool, template="truncate_history_thinking",
+    truncate_history_thinking = Option(bool, template="truncate_history_thinking", retains=False,
                                        doc="False keeps every earlier reasoning (the template's default drops it)")
 
 

@@ -43,7 +43,8 @@ class Qwen35Options(Options):
 
 
 class Qwen36Options(Qwen35Options):
-    preserve_thinking = Option(bool, template="preserve_thinking", doc="True keeps every earlier reasoning")
+    preserve_thinking = Option(bool, template="preserve_thinking", retains=True,
+                               doc="True keeps every earlier reasoning")
 
 
 QWEN3_CODER = Family(
