@@ -269,3 +269,27 @@ def test_an_option_not_given_renders_what_the_template_does_with_its_keyword_uns
         sent = decode_arguments(convert(messages), arguments="string" if name == "deepseek_r1" else "object")
         expected = template.render(sent, _TOOLS, add_generation_prompt=True)
         assert fmt.render(messages, _TOOLS).text == expected
+
+
+def test_the_options_page_states_every_familys_declaration():
+    """docs/options.md has one row per family: the thinking keyword and default, where parsing starts, and the
+    family's own options with their template keywords."""
+    from pathlib import Path
+
+    from toolwire.family import UNSET
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "options.md").read_text("utf-8")
+    rows = {line.split("|")[1].strip().strip("`"): [c.strip() for c in line.split("|")[2:-1]]
+            for line in page.splitlines() if line.startswith("| `")}
+    assert sorted(rows) == FORMATS
+    for name, (keyword, default, starts, own) in rows.items():
+        fmt = toolwire.get_format(name)
+        options = fmt.family.options
+        thinking = options.fields["thinking"]
+        assert keyword == (f"`{thinking.template}`" if thinking.template else "(none)"), name
+        assert default == ("on" if thinking.default else "off"), name
+        assert starts == ("yes" if fmt.default_opens_reasoning else "no"), name
+        named = {part.split("`")[1] for part in own.split(";") if "`" in part}
+        expected = {k for k, v in options.fields.items()
+                    if k not in options.COMMON or v.template and k == "reasoning_effort" or v.retains is not UNSET}
+        assert named == expected, name

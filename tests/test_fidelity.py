@@ -18,7 +18,7 @@ from toolwire.workbench import cli
 from toolwire.workbench.fidelity import (
     Comparer, Scenario, builtin_corpus_path, describe_difference, first_difference, load_scenarios,
 )
-from toolwire.templates.jinja import ChatTemplate, decode_arguments, options_to_variables, template_variables
+from toolwire.templates.jinja import ChatTemplate, decode_arguments, template_variables
 
 TEMPLATES = REAL / "templates"
 TOKENIZERS = REAL / "tokenizers"
@@ -56,7 +56,9 @@ def oracle_render(source: str, scenario: Scenario, special: dict, arguments: str
     utils = pytest.importorskip("transformers.utils.chat_template_utils")
     opts = dict(scenario.options)
     add_gen = opts.pop("add_generation_prompt", True)
-    variables = options_to_variables(template_variables(source), **opts)
+    reads = template_variables(source)
+    variables = {spelling: value for name, value in opts.items() if value is not None
+                 for spelling in (("enable_thinking", "thinking") if name == "thinking" else (name,)) if spelling in reads}
     messages = utils._normalize_chat_messages(decode_arguments(scenario.messages, arguments=arguments))
     try:
         out, _ = utils.render_jinja_template(conversations=[messages], tools=scenario.tools, chat_template=source,

@@ -18,11 +18,13 @@ from pathlib import Path
 import jinja2
 import pytest
 
+import toolwire
+
 from support import REAL, golden, require_shared
 from toolwire.errors import ToolwireError
 from toolwire.templates.jinja import (
     ChatTemplate, TemplateRefused, TemplateRenderError, chat_template_from_config, decode_arguments,
-    options_to_variables, prepare_messages, special_tokens_from_config,
+    prepare_messages, special_tokens_from_config,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,10 +72,22 @@ def argument_mode(name: str) -> str:
     return "string" if _results().get(name, {}).get("args") == "json-string" else "object"
 
 
+def plain_variables(variables, options: dict) -> dict:
+    """A scenario's options as the variables a template that is no toolwire family reads: ``thinking`` under
+    whichever of ``enable_thinking`` / ``thinking`` it reads, anything else under its own name (the same on both
+    sides of the comparison, so the runner and transformers get one input)."""
+    out = {}
+    for name, value in options.items():
+        for spelling in (("enable_thinking", "thinking") if name == "thinking" else (name,)):
+            if spelling in variables and value is not None:
+                out[spelling] = value
+    return out
+
+
 def scenario_request(scenario: dict, variables, mode: str) -> tuple[list, list | None, dict]:
     opts = dict(scenario["options"])
     add_gen = opts.pop("add_generation_prompt", True)
-    kwargs = options_to_variables(variables, **opts)
+    kwargs = plain_variables(variables, opts)
     return decode_arguments(scenario["messages"], arguments=mode), scenario["tools"], {
         "add_generation_prompt": add_gen, **kwargs}
 
@@ -272,13 +286,15 @@ def test_decode_arguments_both_ways():
     assert decode_arguments(decoded, arguments="string")[0]["tool_calls"][0]["function"]["arguments"] == '{"a": 1}'
 
 
-def test_options_go_only_to_variables_the_template_reads():
-    assert options_to_variables({"enable_thinking"}, thinking=False) == {"enable_thinking": False}
-    assert options_to_variables({"thinking", "enable_thinking"}, thinking=True) == {"thinking": True,
-                                                                                  "enable_thinking": True}
-    assert options_to_variables({"messages"}, thinking=True, reasoning_effort="high") == {}
-    assert options_to_variables({"reasoning_effort", "preserve_thinking"}, reasoning_effort="low",
-                                preserve_thinking=True) == {"reasoning_effort": "low", "preserve_thinking": True}
+def test_a_familys_options_go_to_its_templates_keywords():
+    """The family's declaration names the template keyword of each option (one translation, toolwire.family)."""
+    assert toolwire.get_format("qwen3").template_variables(thinking=False) == {"enable_thinking": False,
+                                                                              "add_generation_prompt": True}
+    assert toolwire.get_format("deepseek_v31").template_variables(enable_thinking=True)["thinking"] is True
+    assert toolwire.get_format("kimi_k3").template_variables(reasoning_effort="low")["thinking_effort"] == "low"
+    assert toolwire.get_format("hy3").template_variables(thinking=False)["reasoning_effort"] == "no_think"
+    assert toolwire.get_format("minimax_m3").template_variables()["thinking_mode"] == "adaptive"
+    assert toolwire.get_format("qwen36").template_variables(preserve_thinking=True)["preserve_thinking"] is True
 
 
 def test_runs_without_transformers_installed():
@@ -330,12 +346,11 @@ def test_reproduces_every_golden_vector_of_the_template_families(family):
     source = (TEMPLATES / f"{name}.jinja").read_text(encoding="utf-8")
     for row in rows:
         options = dict(row.get("options") or {})
-        add_gen = options.pop("add_generation_prompt", True)
-        today = options.pop("current_date", None)
-        options.pop("drop_thinking", None)
+        today = options.get("current_date")
         tpl = ChatTemplate(source, special_tokens=special, now=today)
         messages = decode_arguments(row["request"]["messages"], arguments="string" if family == "deepseek_r1" else "object")
-        variables = options_to_variables(tpl.variables, **options)
+        variables = toolwire.get_format(family).template_variables(**options)
+        add_gen = variables.pop("add_generation_prompt", True)
         render = lambda: tpl.render(messages, row["request"].get("tools"), add_generation_prompt=add_gen,  # noqa: E731
                                     **variables)
         if "expected" in row:
