@@ -20,6 +20,7 @@ a tokenizer, so text parsing costs nothing more) and :meth:`StreamParser._marker
 from __future__ import annotations
 
 import json
+from enum import IntEnum
 from json.encoder import encode_basestring
 from operator import index as as_int
 from typing import Any, ClassVar, Iterable, Sequence
@@ -340,7 +341,16 @@ class PastLimitCall(CallBuilder):
         self.parser._keep_past_limit(text)
 
 
-_TEXT, _IDS, _FLUSHED, _FINISHED = range(4)  # a stream's stage
+class Stage(IntEnum):
+    """A stream's stage: reading text, reading token ids, flushed, finished."""
+
+    TEXT = 0
+    IDS = 1
+    FLUSHED = 2
+    FINISHED = 3
+
+
+_TEXT, _IDS, _FLUSHED, _FINISHED = Stage
 
 _FEED_CHUNK = 1 << 16
 """Longest piece of text one ``_advance`` step reads (see :meth:`StreamParser._feed_long`)."""

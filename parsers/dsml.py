@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from enum import IntEnum
 from functools import cached_property
 from typing import Any, ClassVar, Sequence
 
@@ -63,8 +64,23 @@ _LAYOUT = " \t\n\r"
 _LAYOUT_RUN = re.compile(r"[ \t\n\r]*")
 _RANK = {"proposed": 0, "repaired": 1, "rejected": 2}
 
-# parser states
-_REASONING, _CONTENT, _BLOCK, _INVOKE_HEADER, _INVOKE, _PARAM_HEADER, _VALUE, _AFTER_BLOCK, _REASONING_START, _SKIP = range(10)
+class DsmlState(IntEnum):
+    """Where a DSML stream parser is (the index of its step in ``_STEPS``)."""
+
+    REASONING = 0
+    CONTENT = 1
+    BLOCK = 2           # inside <｜DSML｜tool_calls>, between invokes
+    INVOKE_HEADER = 3   # the tool name of <｜DSML｜invoke name="...">
+    INVOKE = 4          # inside an invoke, between parameters
+    PARAM_HEADER = 5    # the attributes of <｜DSML｜parameter name="..." string="...">
+    VALUE = 6           # a parameter's value
+    AFTER_BLOCK = 7     # content after the block
+    REASONING_START = 8  # the start of reasoning the prompt opened
+    SKIP = 9            # the rest of a call past Limits.max_calls
+
+
+(_REASONING, _CONTENT, _BLOCK, _INVOKE_HEADER, _INVOKE, _PARAM_HEADER, _VALUE, _AFTER_BLOCK, _REASONING_START,
+ _SKIP) = DsmlState
 _TEXT_STATES = (_REASONING, _CONTENT, _AFTER_BLOCK)
 _SCANNING_STATES = (_REASONING, _CONTENT, _AFTER_BLOCK, _BLOCK, _INVOKE, _VALUE, _SKIP)
 
@@ -125,7 +141,7 @@ class DsmlGrammar:
         """``scanners[in_reasoning][state]``: :meth:`scanner` for every state that scans (None for the others),
         built once, so a step finds its scanner by two index lookups."""
         return tuple(tuple(self.scanner(state, bool(r)) if state in _SCANNING_STATES else None
-                           for state in range(_SKIP + 1)) for r in (0, 1))
+                           for state in DsmlState) for r in (0, 1))
 
     def scanner(self, state: int, in_reasoning: bool) -> MarkerScanner:
         """The scanner for the markers that mean something in ``state`` (cached)."""

@@ -30,6 +30,7 @@ after ``</think>`` and the ``\\n`` before each ``<tool_call>``. An answer whose 
 from __future__ import annotations
 
 import json
+from enum import IntEnum
 from typing import Any, Sequence
 
 import regex
@@ -63,7 +64,18 @@ _HEAD = regex.compile(r'[ \t\n\r]*\{[ \t\n\r]*"name"[ \t\n\r]*:[ \t\n\r]*"((?:[^
 _HEAD_LIMIT = 512  # longer openings are decoded when the body ends instead of streamed
 _JSON_WS = " \t\n\r"
 
-_START, _CONTENT, _REASONING, _CALL, _BARE, _REASONING_START = range(6)
+class HermesState(IntEnum):
+    """Where a Hermes JSON stream parser is (the index of its step in ``_steps``)."""
+
+    START = 0            # the very start: a <think> the model writes may open reasoning
+    CONTENT = 1
+    REASONING = 2
+    CALL = 3             # inside <tool_call>...</tool_call>
+    BARE = 4             # a bare JSON answer that may be calls without the wrapper
+    REASONING_START = 5  # the start of reasoning the prompt opened
+
+
+_START, _CONTENT, _REASONING, _CALL, _BARE, _REASONING_START = HermesState
 
 
 class _CallBody:
