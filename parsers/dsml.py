@@ -36,8 +36,9 @@ Rules (each one is tested):
 * A call starts once its name's closing quote is read: output ending inside the name gives
   ``truncated_call_header`` and no call.
 * Per family (:class:`DsmlGrammar`): ``after_think``, framing written after ``</think>`` and dropped (GigaChat's
-  ``\n\n``; DeepSeek has none); ``separator_joins``, the block's ``\n\n`` only joins it to text before it, so a
-  block that opens the answer has none (GigaChat; DeepSeek's encoders always write it).
+  ``\n\n``; DeepSeek has none); ``separator_joins``, the block's ``\n\n`` only joins it to text before it: it is
+  taken with the block when present, and a block without it (opening the answer, or glued to text) is read without
+  a note (GigaChat; DeepSeek's encoders always write it, so its absence is ``missing_block_separator``).
 
 Every character is looked at a bounded number of times (the shared :class:`MarkerScanner` plus headers of
 bounded length), so streaming costs O(output) whatever the chunking, and one-shot parsing *is* feed + finish.
@@ -101,7 +102,8 @@ class DsmlGrammar:
     after_think: str = ""
     """Framing the format writes after the reasoning closer, dropped from the content (GigaChat: ``\n\n``)."""
     separator_joins: bool = False
-    """The ``separator`` only joins the block to text before it: a block that opens the answer has none."""
+    """The ``separator`` only joins the block to text before it (taken with the block when present; no
+    ``missing_block_separator`` note without it): a block that opens the answer has none."""
     _cache: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     @cached_property
@@ -460,7 +462,7 @@ class DsmlStreamParser(StreamParser):
         elif spelling != g.block_open:
             self._diag("noncanonical_marker", f"block opened as {spelling!r}, expected {g.block_open!r}",
                        raw=spelling)
-        if spelling == marker and not (g.separator_joins and not self._content):
+        if spelling == marker and not g.separator_joins:
             self._diag("missing_block_separator", "the tool-call block is not preceded by a blank line",
                        severity="info")
         if self._state == _AFTER_BLOCK:

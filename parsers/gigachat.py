@@ -10,7 +10,8 @@ The grammar, after the generation prompt (``<think>`` already open when ``reason
 
 The template joins the parts of a turn (``<think>…</think>``, content, the call block) with ``\\n\\n``, so the
 ``\\n\\n`` after ``</think>`` is framing (dropped), and the one before the block belongs to the block, which needs
-none when it opens the answer. Everything else is DeepSeek's DSML (:mod:`toolwire.parsers.dsml`: ``string="true"``
+none when it opens the answer (nor glued to text, which is read without a note: the grammar lets a model write
+any text before the block). Everything else is DeepSeek's DSML (:mod:`toolwire.parsers.dsml`: ``string="true"``
 values byte-exact and streamed, ``string="false"`` values JSON, malformed input diagnosed, never raised). No
 spelling variant of ``｜GCML｜`` is accepted: none has been seen in GigaChat's output (DeepSeek's DSML variants come
 from real output). ``</s>`` and ``<|message_sep|>`` left in free text are stripped (``stop_token_in_output``).

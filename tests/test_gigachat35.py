@@ -297,13 +297,15 @@ def test_native_render_equals_the_reference_template(messages, with_tools, agp, 
 
 # ---- the parser: DSML's engine in the GCML namespace
 
-def test_a_block_that_opens_the_answer_needs_no_separator():
+def test_the_separator_before_a_block_only_joins_it_to_text():
     text = '<｜GCML｜tool_calls>\n<｜GCML｜invoke name="get_weather">\n</｜GCML｜invoke>\n</｜GCML｜tool_calls>'
     out = GC.parse(text, WEATHER, thinking=False)
     assert [(c.name, c.arguments, c.status) for c in out.tool_calls] == [("get_weather", {}, "proposed")]
     assert out.diagnostics == [] and out.content == ""
-    glued = GC.parse("Text." + text, WEATHER, thinking=False)
-    assert glued.content == "Text." and glued.codes() == ["missing_block_separator"]
+    glued = GC.parse("Text." + text, WEATHER, thinking=False)  # the separator only joins: no note without it
+    assert (glued.content, glued.diagnostics, len(glued.tool_calls)) == ("Text.", [], 1)
+    joined = GC.parse("Text.\n\n" + text, WEATHER, thinking=False)
+    assert full_state(joined) == full_state(glued)
 
 
 @pytest.mark.parametrize("text, reasoning, content", [
