@@ -492,7 +492,7 @@ class DsmlStreamParser(StreamParser):
         self._diag("unclosed_block", "the reasoning ended inside a tool-call block")
         self._in_reasoning = False
         self._block_note = ""
-        self._state = _CONTENT
+        self._state = _AFTER_THINK if self.grammar.after_think else _CONTENT
 
     # ------------------------------------------------------------------ block and invoke
     def _next_tag(self, final: bool) -> str | None:

@@ -324,6 +324,16 @@ def test_the_framing_after_the_reasoning_is_dropped_in_any_chunking(text, reason
         assert_events_consistent(result, events)
 
 
+def test_a_block_in_the_reasoning_is_not_promoted_and_the_framing_after_it_is_dropped():
+    text = ('Plan <｜GCML｜tool_calls>\n<｜GCML｜invoke name="get_weather">\n<｜GCML｜parameter name="city" '
+            'string="true">Oslo</think>\n\nAnswer.')
+    out = GC.parse(text, WEATHER, thinking=True)
+    assert (out.reasoning, out.content) == (text[:text.index("</think>")], "Answer.")
+    assert [(c.name, c.arguments, c.status, c.source) for c in out.tool_calls] == [
+        ("get_weather", {"city": "Oslo"}, "rejected", "reasoning")]
+    assert set(out.codes()) == {"unclosed_block", "call_in_reasoning", "unclosed_invoke"}
+
+
 def test_other_namespaces_and_unseen_spellings_are_text():
     dsml = '<｜DSML｜tool_calls>\n<｜DSML｜invoke name="get_weather">\n</｜DSML｜invoke>\n</｜DSML｜tool_calls>'
     for text in (dsml, dsml.replace("｜DSML｜", "|GCML|")):
