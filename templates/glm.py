@@ -128,7 +128,7 @@ class GlmFormat(Format):
                 out: PromptBuilder) -> bool:
         style = self.style
         nl = "\n" if style.newlines else ""
-        text_of = _visible_text if style.media_reminder else _joined_text
+        text_of = _message_visible_text if style.media_reminder else _message_text
         out.special(M["gmask"]).special(M["sop"])
         if style.effort_line:
             effort = options.reasoning_effort or "max"
@@ -138,7 +138,7 @@ class GlmFormat(Format):
         for index, message in enumerate(messages):
             role = message.role
             if role == "user":
-                text = text_of(message.content)
+                text = text_of(message)
                 out.special(M["user"], index).template(nl, index).content(text, index)
                 if style.newlines and not options.thinking and not text.endswith(M["nothink"]):
                     out.special(M["nothink"], index)
@@ -151,7 +151,7 @@ class GlmFormat(Format):
                 else:
                     self._render_tool(index, message, messages, out)
             elif role == "system":
-                out.special(M["system"], index).template(nl, index).content(text_of(message.content), index)
+                out.special(M["system"], index).template(nl, index).content(text_of(message), index)
         if options.add_generation_prompt:
             out.special(M["assistant"])
             if style.always_thinks:
@@ -250,7 +250,6 @@ class GlmFormat(Format):
             out.template(nl, index).special(M["response_open"], index).template(nl, index).content(text, index)
             out.template(nl, index).special(M["response_close"], index)
 
-
     # ---- GLM-5.3's tool results
 
     def _render_results(self, index: int, messages: list[Message], tools: list[Tool], out: PromptBuilder) -> None:
@@ -312,11 +311,13 @@ class GlmFormat(Format):
 _MEDIA = ("image", "image_url", "video", "video_url", "audio", "audio_url", "input_audio")
 
 
-def _joined_text(content: Any) -> str:
+def _message_text(message: Message) -> str:
     """The text of a message as GLM 4.x templates print it (text parts joined with nothing)."""
-    if isinstance(content, str):
-        return content
-    return "" if content is None else "".join(p.text or "" for p in content if p.type == "text")
+    return message.text(joiner="")
+
+
+def _message_visible_text(message: Message) -> str:
+    return _visible_text(message.content)
 
 
 def _visible_text(content: Any) -> str:
