@@ -1,4 +1,4 @@
-"""Qwen3.8, Nemotron 3, Step 3.5, Laguna and Hy3 streaming: per-delta cost while one ``write_file`` string
+"""Qwen3.8, Nemotron 3, Step 3.5, Laguna, Hy3, GLM-5.3 and GigaChat 3.5 streaming: per-delta cost while one ``write_file`` string
 argument grows to 1k..64k characters, in each family's own call syntax (timing: :mod:`bench.harness`).
 
 The value is code-like text with newlines, ``<`` and near-miss closing tags. Target: toolwire's per-delta cost
@@ -24,6 +24,11 @@ CALLS = {  # family -> (text before the value, text after it)
             "</arg_key:opensource><arg_value:opensource>a.py</arg_value:opensource><arg_key:opensource>content"
             "</arg_key:opensource><arg_value:opensource>",
             "</arg_value:opensource></tool_call:opensource></tool_calls:opensource>"),
+    "glm53": ("<tool_call>write_file<arg_key>path</arg_key><arg_value>a.py</arg_value><arg_key>content</arg_key>"
+              "<arg_value>", "</arg_value></tool_call>"),
+    "gigachat35": ('<｜GCML｜tool_calls>\n<｜GCML｜invoke name="write_file">\n<｜GCML｜parameter name="path" '
+                   'string="true">a.py</｜GCML｜parameter>\n<｜GCML｜parameter name="content" string="true">',
+                   "</｜GCML｜parameter>\n</｜GCML｜invoke>\n</｜GCML｜tool_calls>"),
 }
 
 

@@ -74,6 +74,8 @@ PAIRS = [  # format, template file (under ../shared/real/templates), bos/eos the
     ("step35", "extra/StepFun3.5-Flash.jinja", {"bos_token": "<s>"}),
     ("laguna", "extra/poolside-Laguna-S-2.1.jinja", {}),
     ("hy3", "extra/tencent-Hy3.jinja", {}),
+    ("glm53", "extra/GLM-5.3.jinja", {}),
+    ("gigachat35", "extra/GigaChat3.5.jinja", {"bos_token": "<s>", "eos_token": "</s>"}),
 ]
 """Every format whose reference is a chat template in ../shared/real (DeepSeek V3.2 / V4 / V4.1 have none: their
 references are DeepSeek's Python encoders, table 2)."""

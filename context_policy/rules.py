@@ -154,6 +154,29 @@ def glm47(ctx: Context, i: int) -> tuple[Action, str]:
     return glm_drop_before_last_user(ctx, i)
 
 
+def glm53(ctx: Context, i: int) -> tuple[Action, str]:
+    if ctx.extra.get("clear_thinking"):
+        return glm_drop_before_last_user(ctx, i)
+    return "keep", "GLM-5.3 keeps every earlier reasoning (clear_thinking=True drops it before the last user message)"
+
+
+def gigachat35(ctx: Context, i: int) -> tuple[Action, str]:
+    """GigaChat 3.5 drops the reasoning of assistant turns before the last user message (``drop_history_thinking``,
+    on by default), in thinking mode or not. The template compares indices of two lists: the last user message's in
+    the request, and the turn's in the list left once a leading developer-system and system message are taken out,
+    so with such messages a turn just after the last user message counts as before it (as the template does)."""
+    if ctx.extra.get("drop_history_thinking") is False:
+        return "keep", "drop_history_thinking=False keeps every earlier reasoning"
+    msgs = ctx.messages
+    last = ctx.last_of_roles(("user",))
+    shift = 1 if ctx.last("devsystem", lambda m: m.role in ("developer system", "developer_system")) >= 0 else 0
+    if shift < len(msgs) and msgs[shift].role == "system":
+        shift += 1
+    if i - shift < last:
+        return "drop", f"before the last user message (message {last}; drop_history_thinking)"
+    return "keep", "after the last user message"
+
+
 def gemma4(ctx: Context, i: int) -> tuple[Action, str]:
     if ctx.extra.get("preserve_thinking") and ctx.messages[i].tool_calls:
         return "keep", "preserve_thinking=True keeps a tool-call message's reasoning"

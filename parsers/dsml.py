@@ -1,4 +1,6 @@
-"""Stream parser for DeepSeek DSML output (V3.2 ``function_calls``, V4 ``tool_calls``, V4.1 ``calls``).
+"""Stream parser for DeepSeek DSML output (V3.2 ``function_calls``, V4 ``tool_calls``, V4.1 ``calls``), the engine
+of every DSML-style family: the namespace token is data (:func:`dsml_grammar`), so GigaChat 3.5's ``｜GCML｜`` calls
+(:mod:`toolwire.parsers.gigachat`) are read by the same states.
 
 The grammar, after the generation prompt (``<think>`` already open when thinking)::
 
@@ -33,6 +35,10 @@ Rules (each one is tested):
   ``reasoning_close_in_content``; ``<｜end▁of▁sentence｜>`` in free text is stripped (``stop_token_in_output``).
 * A call starts once its name's closing quote is read: output ending inside the name gives
   ``truncated_call_header`` and no call.
+* Per family (:class:`DsmlGrammar`): ``after_think``, framing written after ``</think>`` and dropped (GigaChat's
+  ``\n\n``; DeepSeek has none); ``separator_joins``, the block's ``\n\n`` only joins it to text before it: it is
+  taken with the block when present, and a block without it (opening the answer, or glued to text) is read without
+  a note (GigaChat; DeepSeek's encoders always write it, so its absence is ``missing_block_separator``).
 
 Every character is looked at a bounded number of times (the shared :class:`MarkerScanner` plus headers of
 bounded length), so streaming costs O(output) whatever the chunking, and one-shot parsing *is* feed + finish.
@@ -77,10 +83,11 @@ class DsmlState(IntEnum):
     AFTER_BLOCK = 7     # content after the block
     REASONING_START = 8  # the start of reasoning the prompt opened
     SKIP = 9            # the rest of a call past Limits.max_calls
+    AFTER_THINK = 10    # the framing after </think> (GigaChat drops its "\n\n")
 
 
 (_REASONING, _CONTENT, _BLOCK, _INVOKE_HEADER, _INVOKE, _PARAM_HEADER, _VALUE, _AFTER_BLOCK, _REASONING_START,
- _SKIP) = DsmlState
+ _SKIP, _AFTER_THINK) = DsmlState
 _TEXT_STATES = (_REASONING, _CONTENT, _AFTER_BLOCK)
 _SCANNING_STATES = (_REASONING, _CONTENT, _AFTER_BLOCK, _BLOCK, _INVOKE, _VALUE, _SKIP)
 
@@ -106,6 +113,13 @@ class DsmlGrammar:
     spelling_variants: tuple[tuple[str, str], ...] = ()
     """``(variant, canonical)`` for every marker spelled with a DSML token seen in the wild
     (``｜｜DSML｜｜``, ``‖DSML‖``, ``|DSML|``)."""
+    namespace: str = "｜DSML｜"
+    """The namespace token of the markup (a value that spells it gets the ``markup_in_value`` note)."""
+    after_think: str = ""
+    """Framing the format writes after the reasoning closer, dropped from the content (GigaChat: ``\n\n``)."""
+    separator_joins: bool = False
+    """The ``separator`` only joins the block to text before it (taken with the block when present; no
+    ``missing_block_separator`` note without it): a block that opens the answer has none."""
     _cache: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     @cached_property
@@ -176,11 +190,13 @@ V4_BLOCK_ALIASES = (f"<{DSML}toolcalls>", f"<{DSML}tool>")
 V4_BLOCK_CLOSE_ALIASES = (f"</{DSML}toolcalls>", f"</{DSML}tool>")
 
 
-def dsml_grammar(family: Family, *, block_aliases: tuple[str, ...] = (),
-                 block_close_aliases: tuple[str, ...] = ()) -> DsmlGrammar:
-    """The parser's view of a DSML family's markers (its declaration's table), with the spellings it accepts
-    beyond them: ``block_aliases`` / ``block_close_aliases``, the V3.2 and V4 blocks in each other's place, and the
-    DSML token variants."""
+def dsml_grammar(family: Family, *, namespace: str = DSML, variants: tuple[str, ...] = DSML_VARIANTS,
+                 block_aliases: tuple[str, ...] = (), block_close_aliases: tuple[str, ...] = (),
+                 after_think: str = "", separator_joins: bool = False) -> DsmlGrammar:
+    """The parser's view of a DSML-style family's markers (its declaration's table), with the spellings it accepts
+    beyond them: ``block_aliases`` / ``block_close_aliases``, the V3.2 and V4 blocks in each other's place (DSML
+    only), and every marker with its ``namespace`` token spelled as one of ``variants`` (DSML's seen in the wild;
+    none for a namespace without such evidence). ``after_think`` and ``separator_joins``: see :class:`DsmlGrammar`."""
     m = family.markers
     return DsmlGrammar(
         block_open=m.TOOL_CALLS_OPEN, block_close=m.TOOL_CALLS_CLOSE, invoke_open=m.INVOKE_OPEN,
@@ -189,7 +205,9 @@ def dsml_grammar(family: Family, *, block_aliases: tuple[str, ...] = (),
         block_open_aliases=block_aliases, block_close_aliases=block_close_aliases,
         other_version_blocks=tuple((f"<{DSML}{b}>", f"</{DSML}{b}>") for b in _BLOCK_NAMES
                                    if m.TOOL_CALLS_OPEN in _V32_V4_OPENS and f"<{DSML}{b}>" != m.TOOL_CALLS_OPEN),
-        spelling_variants=tuple((m[r].replace(DSML, v), m[r]) for r in _TAG_ROLES for v in DSML_VARIANTS),
+        spelling_variants=tuple((m[r].replace(namespace, v), m[r]) for r in _TAG_ROLES for v in variants
+                                if namespace in m[r]),
+        namespace=namespace, after_think=after_think, separator_joins=separator_joins,
     )
 
 
@@ -395,7 +413,7 @@ class DsmlStreamParser(StreamParser):
         g, marker = self.grammar, hit.marker
         if marker == g.think_close:
             if self._state == _REASONING:
-                self._state = _CONTENT
+                self._state = _AFTER_THINK if g.after_think else _CONTENT
             else:
                 self._diag("reasoning_close_in_content", "a reasoning closer in the content (no reasoning was "
                            "open); dropped", raw=marker)
@@ -418,6 +436,18 @@ class DsmlStreamParser(StreamParser):
             self._block_note = "marker_spelling_variant"
             self._after_noted = False
             self._state = _BLOCK
+        return True
+
+    def _after_think(self, final: bool) -> bool:
+        """Right after ``</think>``: the format's framing there (``after_think``) is dropped."""
+        framing = self.grammar.after_think
+        text, pos = self._text, self._pos
+        head = text[pos:pos + len(framing)]
+        if head == framing:
+            self._pos = pos + len(framing)
+        elif not final and framing.startswith(head):  # what has come so far may still be the framing
+            return False
+        self._state = _CONTENT
         return True
 
     def _reasoning(self, final: bool) -> bool:
@@ -448,7 +478,7 @@ class DsmlStreamParser(StreamParser):
         elif spelling != g.block_open:
             self._diag("noncanonical_marker", f"block opened as {spelling!r}, expected {g.block_open!r}",
                        raw=spelling)
-        if spelling == marker:
+        if spelling == marker and not g.separator_joins:
             self._diag("missing_block_separator", "the tool-call block is not preceded by a blank line",
                        severity="info")
         if self._state == _AFTER_BLOCK:
@@ -478,7 +508,7 @@ class DsmlStreamParser(StreamParser):
         self._diag("unclosed_block", "the reasoning ended inside a tool-call block")
         self._in_reasoning = False
         self._block_note = ""
-        self._state = _CONTENT
+        self._state = _AFTER_THINK if self.grammar.after_think else _CONTENT
 
     # ------------------------------------------------------------------ block and invoke
     def _next_tag(self, final: bool) -> str | None:
@@ -734,8 +764,10 @@ class DsmlStreamParser(StreamParser):
         self._string_find = None
         if self._mode == "string":
             value = call.end_string()
-            if complete and _DSML_TOKEN in value:
-                call.diag("markup_in_value", f"the value of {key!r} contains DSML markup", severity="info")
+            namespace = self.grammar.namespace
+            if complete and namespace in value:
+                call.diag("markup_in_value", f"the value of {key!r} contains {namespace.strip('｜ ')} markup",
+                          severity="info")
             return
         raw, self._value = "".join(self._value), []
         if not complete:
@@ -772,7 +804,6 @@ class DsmlStreamParser(StreamParser):
             self._truncated = True
 
 
-_DSML_TOKEN = "｜DSML｜"
 _NOTES = {
     "marker_spelling_variant": "the call's markers use a DSML token spelling seen in real output; accepted",
     "missing_invoke_block": "the invoke has no tool-call block around it; accepted (a declared tool)",
@@ -790,6 +821,7 @@ _STEPS = {
     _PARAM_HEADER: DsmlStreamParser._param_header,
     _VALUE: DsmlStreamParser._param_value,
     _SKIP: DsmlStreamParser._skip_invoke,
+    _AFTER_THINK: DsmlStreamParser._after_think,
 }
 
 

@@ -1,4 +1,5 @@
-"""Stream parsers for GLM-4.5 / 4.6 (:class:`GlmParser`) and GLM-4.7 (:class:`Glm47Parser`).
+"""Stream parsers for GLM-4.5 / 4.6 (:class:`GlmParser`), GLM-4.7 (:class:`Glm47Parser`) and GLM-5.3
+(:class:`Glm53Parser`, GLM-4.7's output grammar).
 
 Output grammar (what follows the generation prompt):
 
@@ -7,6 +8,7 @@ Output grammar (what follows the generation prompt):
   The generation prompt never opens reasoning; the model writes ``<think>`` itself.
 * 4.7: no framing at all. With thinking on the prompt already opened ``<think>``, so the output starts
   inside reasoning and ``</think>`` ends it.
+* 5.3: as 4.7; its prompt always opens ``<think>``.
 
 Only the framing newlines are removed; values are byte-exact. A value ends at ``</arg_value>`` followed by
 ``<arg_key>`` / ``</tool_call>`` / ``<tool_call>`` / the end of output; a value left unclosed ends at ``</tool_call>`` followed
@@ -19,7 +21,7 @@ from __future__ import annotations
 from .lexer import MarkerScanner
 from .xml_calls import Closer, XmlCallParser
 
-from toolwire.families.glm import GLM45, GLM46, GLM47, MARKERS
+from toolwire.families.glm import GLM45, GLM46, GLM47, GLM53, MARKERS
 M = MARKERS
 
 CALL_OPEN, CALL_CLOSE = M["call_open"], M["call_close"]
@@ -212,3 +214,9 @@ class Glm46Parser(GlmParser):
     """GLM-4.6 output (as GLM-4.5's)."""
 
     family = GLM46
+
+
+class Glm53Parser(Glm47Parser):
+    """GLM-5.3 output (as GLM-4.7's: no framing; the prompt always opens ``<think>``)."""
+
+    family = GLM53

@@ -234,7 +234,7 @@ TEMPLATE_FILES = {
     "ministral3": "Ministral-3-14B-Reasoning-2512", "gemma4": "Gemma-4-E2B-it",
     "nemotron3": "extra/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "minimax_m3": "extra/MiniMax-M3",
     "kimi_k3": "extra/Kimi-K3", "laguna": "extra/poolside-Laguna-S-2.1", "step35": "extra/StepFun3.5-Flash",
-    "hy3": "extra/tencent-Hy3",
+    "hy3": "extra/tencent-Hy3", "glm53": "extra/GLM-5.3", "gigachat35": "extra/GigaChat3.5",
 }
 """The model's own template of each family whose reference is one (llama31's prints a fixed date instead of
 today's and is checked by its golden vectors)."""

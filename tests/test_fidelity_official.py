@@ -41,6 +41,8 @@ OFFICIAL = [  # (format, template, tokenizer that fits or None, {divergence: sce
     ("mistral_small32", "Mistral-Small-3.2-24B-Instruct-2506", None, {}),
     ("gpt_oss", "gpt-oss-20b", "o200k_base", {"first_call_only": ["final_assistant_parallel_typed"]}),
     ("seed_oss", "Seed-OSS-36B-Instruct", None, {}),
+    ("glm53", "extra/GLM-5.3", None, {}),
+    ("gigachat35", "extra/GigaChat3.5", None, {"content_parts_lost": ["content_parts"]}),
 ]
 
 

@@ -9,7 +9,7 @@ import pytest
 
 import toolwire
 from support import REAL, require_shared
-from toolwire.history import HistoryKeeper, cache_report, retention_switches, stable_options
+from toolwire.history import HistoryKeeper, cache_report, model_completion, retention_switches, stable_options
 from toolwire.tokenize import load_tokenizer, vocabulary
 
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "Weather for a city.", "parameters": {
@@ -147,13 +147,23 @@ def test_the_stable_retention_switch_keeps_the_prefix_across_a_new_user_message(
             assert reports["default"].cause == "policy_drop"
         if family == "gemma4" and turn is ANSWER:  # the option's note: only tool-call turns keep their reasoning
             assert (reports["stable"].extends, reports["stable"].cause) == (False, "policy_drop")
+        elif family == "gigachat35":
+            # the template ends a turn that ends the conversation with </s> and the same turn in history with
+            # <|message_sep|>: a model that stopped on </s> breaks the cache at that token only; one that stopped on
+            # <|message_sep|> (the other stop token) keeps all of it
+            stable = reports["stable"]
+            assert (stable.extends, stable.cause, stable.cached_chars - stable.reused_chars) == \
+                (False, "template_rerenders", len("</s>") - 1)
+            sampled = model_completion(fmt, prev["messages"], turn, None, **prev["options"])
+            assert sampled.endswith("</s>")
+            assert cache_report(fmt, prev, cur, completion=sampled[:-len("</s>")] + "<|message_sep|>").extends
         else:
             assert reports["stable"].extends, (family, reports["stable"])
 
 
 def test_the_retention_switches_are_the_declared_ones():
-    assert sorted(retention_switches()) == ["deepseek_v4", "deepseek_v41", "gemma4", "glm47", "hy3", "laguna",
-                                            "nemotron3", "qwen36", "qwen38"]
+    assert sorted(retention_switches()) == ["deepseek_v4", "deepseek_v41", "gemma4", "gigachat35", "glm47", "hy3",
+                                            "laguna", "nemotron3", "qwen36", "qwen38"]
 
 
 def test_stable_options_of_families_with_one_retention_are_empty():

@@ -2,8 +2,8 @@
 only where the model wrote it with its control-token ids; the same text from ordinary tokens is text.
 
 Real tokenizers from ../shared/real/tokenizers (Qwen3, DeepSeek-V3, DeepSeek-V4 where ``｜DSML｜`` is the
-single token 128825, Llama-3, o200k with the harmony tokens) for the families they serve. GLM, Kimi, MiniMax,
-Mistral Small 3.2 and Seed-OSS have no tokenizer there: they get a byte-level tokenizer whose control tokens
+single token 128825, Llama-3, o200k with the harmony tokens) for the families they serve. GLM (5.3 too), Kimi,
+MiniMax, Mistral Small 3.2, Seed-OSS and GigaChat 3.5 have no tokenizer there: they get a byte-level tokenizer whose control tokens
 are the family's own marker tokens (as the models' vocabularies have them).
 """
 
@@ -31,7 +31,7 @@ REAL_TOKENIZER = {
 _GLM = list(toolwire.get_format("glm45").markers.values())
 _KIMI = list(toolwire.get_format("kimi_k2").markers.values())
 SYNTHETIC_SPECIALS = {
-    **dict.fromkeys(["glm45", "glm46", "glm47"], _GLM),
+    **dict.fromkeys(["glm45", "glm46", "glm47", "glm53"], _GLM),
     **dict.fromkeys(["kimi_k2", "kimi_k2_thinking"], _KIMI),
     "minimax_m2": ["]~!b[", "]~b]", "[e~[", "<think>", "</think>", "<minimax:tool_call>", "</minimax:tool_call>"],
     "mistral_small32": list(toolwire.get_format("mistral_small32").markers.values()),
@@ -48,6 +48,7 @@ SYNTHETIC_SPECIALS = {
     "hy3": list(toolwire.get_format("hy3").markers.values()),
     "gemma4": list(toolwire.get_format("gemma4").markers.values()),
     "kimi_k3": list(toolwire.get_format("kimi_k3").markers.values()),
+    "gigachat35": list(toolwire.get_format("gigachat35").markers.values()),
     "minimax_m3": ["]~!b[", "]~b]", "[e~[", "]<]minimax[>[", "<mm:think>", "</mm:think>", "]<]image[>[", "]<]video[>["],
     "seed_oss": ["<seed:bos>", "<seed:eos>", "<seed:think>", "</seed:think>", "<seed:tool_call>", "</seed:tool_call>",
                  "<seed:cot_budget_reflect>", "</seed:cot_budget_reflect>"],
@@ -56,7 +57,7 @@ FAMILIES = sorted({**REAL_TOKENIZER, **SYNTHETIC_SPECIALS})
 
 OPENER = {  # the marker that starts a call (or, for gpt_oss, a message)
     **dict.fromkeys(["qwen25", "qwen3", "qwen3_instruct_2507", "qwen3_thinking_2507", "qwen3_coder", "qwen35", "qwen36",
-                     "glm45", "glm46", "glm47"], "<tool_call>"),
+                     "glm45", "glm46", "glm47", "glm53"], "<tool_call>"),
     **dict.fromkeys(["qwen38", "nemotron3", "step35", "laguna"], "<tool_call>"),
     "deepseek_v32": "<｜DSML｜function_calls>", "deepseek_v4": "<｜DSML｜tool_calls>", "deepseek_v41": "<｜DSML｜ calls>",
     **dict.fromkeys(["deepseek_v31", "deepseek_r1"], "<｜tool▁calls▁begin｜>"),
@@ -66,6 +67,7 @@ OPENER = {  # the marker that starts a call (or, for gpt_oss, a message)
     "mistral_small32": "[TOOL_CALLS]", "seed_oss": "<seed:tool_call>", "hy3": "<tool_calls:opensource>",
     "llama32": "<|python_tag|>", "llama4": "<|python_start|>", "gemma4": "<|tool_call>",
     "minimax_m3": "]<]minimax[>[<tool_call>", "kimi_k3": "<|open|>tools<|sep|>",
+    "gigachat35": "<｜GCML｜tool_calls>",
 }
 HEADER = {"gpt_oss": "<|channel|>final<|message|>"}  # written before free text (with control ids)
 

@@ -16,7 +16,8 @@ import toolwire
 GROUP_OF_MODULE = {  # parser module -> family group (the three fixing helpers' split, plus the JSON group)
     "hermes_json": "JSON", "kimi": "JSON", "deepseek_legacy": "JSON", "mistral": "JSON", "llama": "JSON",
     "qwen_xml": "XML", "seed_oss": "XML", "glm": "XML", "minimax": "XML",
-    "dsml": "DSML+harmony", "harmony": "DSML+harmony",
+    "dsml": "DSML+harmony", "harmony": "DSML+harmony", "gigachat": "DSML+harmony",
+    "hermes3": "JSON", "granite": "JSON", "qwen38": "XML",  # parser modules split off hermes_json / qwen_xml
     "llama4": "JSON", "ministral": "JSON",
     "nemotron": "XML", "step35": "XML", "laguna": "XML", "hy3": "XML",
     "gemma": "XML", "minimax_m3": "XML", "kimi_k3": "XML",
@@ -41,6 +42,12 @@ FAMILY_SYNTAX = {
     "minimax": XML_SYNTAX + ["\n"],
     "dsml": XML_SYNTAX + ['" string="true">', '" string="false">', ' string="true"', ' string="false"', "\n\n",
                          "｜DSML｜", "<｜DSML｜", "</｜DSML｜", "｜｜DSML｜｜", "‖DSML‖", "|DSML|", "<|DSML|invoke name=\""],
+    "hermes3": JSON_SYNTAX,
+    "granite": JSON_SYNTAX,
+    "qwen38": XML_SYNTAX + ["\n"],
+    "gigachat": XML_SYNTAX + ['" string="true">', '" string="false">', ' string="true"', ' string="false"', "\n\n",
+                             "｜GCML｜", "<｜GCML｜", "</｜GCML｜", "｜DSML｜", "<｜GCML｜invoke name=\"",
+                             "</think>\n\n", "assistant<|role_sep|>\n", "function result"],
     "llama4": JSON_SYNTAX + ["<|python_start|>", "<|python_end|>"],
     "ministral": JSON_SYNTAX + ["[TOOL_CALLS]", "[ARGS]", "[THINK]", "[/THINK]"],
     "nemotron": XML_SYNTAX + ["\n", "True", "False", "None"],

@@ -1,9 +1,9 @@
-"""GLM-4.5, GLM-4.6 and GLM-4.7: ``<tool_call>NAME<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>``."""
+"""GLM-4.5, GLM-4.6, GLM-4.7 and GLM-5.3: ``<tool_call>NAME<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>``."""
 
 from __future__ import annotations
 
 from toolwire.context_policy.policies import FamilyPolicy
-from toolwire.context_policy.rules import glm47, glm_drop_before_last_user
+from toolwire.context_policy.rules import glm47, glm53, glm_drop_before_last_user
 from toolwire.family import Family, Fingerprint, Option, Options, thinking_switch
 from toolwire.markers import Marker, MarkerTable
 
@@ -40,6 +40,15 @@ class Glm47Options(GlmOptions):
                             doc="False keeps every earlier turn's reasoning (the template's default drops it)")
 
 
+class Glm53Options(Options):
+    thinking = thinking_switch(True, doc="GLM-5.3 always reasons: the prompt opens <think> (no switch)")
+    reasoning_effort = Option(str, template="reasoning_effort", choices=("max", "high", "low"),
+                              doc="the head line 'Reasoning Effort: Max' (the template's default), 'High' or 'Low'")
+    clear_thinking = Option(bool, template="clear_thinking",
+                            doc="True drops reasoning before the last user message (the template's default, False, "
+                                "keeps every earlier turn's reasoning)")
+
+
 _DROP = FamilyPolicy(glm_drop_before_last_user, description="drops reasoning before the last user message")
 
 GLM45 = Family(
@@ -58,4 +67,11 @@ GLM47 = Family(
     policy=FamilyPolicy(glm47, description="drops before the last user message unless clear_thinking=False"),
     fingerprints=(Fingerprint("GLM-4.7-Flash", "d63ad536c3c81880043e22ec7fd08db42b4d8fb7c89c7138bc562bfa25281375"),))
 
-FAMILIES = (GLM45, GLM46, GLM47)
+GLM53 = Family(
+    name="glm53", module="glm", reference="GLM-5.3 chat template (GLM-5.3.jinja, vLLM's copy)", markers=MARKERS,
+    stop=STOP, reasoning=REASONING, options=Glm53Options, grammar="glm",
+    policy=FamilyPolicy(glm53, description="keeps every earlier reasoning; clear_thinking=True drops it before the "
+                                           "last user message"),
+    fingerprints=(Fingerprint("GLM-5.3", "01ee1742803eeb778a946236f881c37bfc2d6109e7d01fcd564905015dbe1838"),))
+
+FAMILIES = (GLM45, GLM46, GLM47, GLM53)

@@ -65,6 +65,8 @@ FINGERPRINTS: tuple[tuple[str, str, str], ...] = (
     ("laguna", "Laguna-S-2.1", "444819b8ad4612870827ac05b9147fe9e3344d3850cae8c2790898fc514099ff"),
     ("step35", "Step-3.5-Flash", "3a7cb642bf35cb4106cd3895147d8fcded3be856ad56cf6c88510aec879c2427"),
     ("hy3", "Hy3", "84437b9746423f042920c15289ac84d4eba7a50a11ebc05e8b414c460f814873"),
+    ("glm53", "GLM-5.3", "01ee1742803eeb778a946236f881c37bfc2d6109e7d01fcd564905015dbe1838"),
+    ("gigachat35", "GigaChat 3.5", "ce621f3ef0af5747c73f0b4c48320f5247c62ef35c5ff70c46d83650a6e45a28"),
 )
 
 PROBE_MIN = 0.8

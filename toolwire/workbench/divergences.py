@@ -69,9 +69,9 @@ def _only_first_call_kept(result: "ScenarioResult") -> bool:
 DIVERGENCES: tuple[Divergence, ...] = (
     Divergence(
         "content_parts_lost", "bytes", frozenset({"qwen3", "qwen3_instruct_2507", "qwen3_thinking_2507", "llama31",
-                                                  "llama32", "nemotron3", "laguna"}),
+                                                  "llama32", "nemotron3", "laguna", "gigachat35"}),
         "the template drops list content (Qwen3: renders an empty turn; Laguna: empty text) or prints it as a "
-        "Python list (Llama 3.1 / 3.2, Nemotron 3); "
+        "Python list (Llama 3.1 / 3.2, Nemotron 3) or as JSON text (GigaChat 3.5); "
         "toolwire refuses it with unsupported_by_format (join_content_parts=True joins the parts)",
         _template_loses_parts),
     Divergence(

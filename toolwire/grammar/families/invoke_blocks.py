@@ -13,6 +13,10 @@
   ``string="true"`` for a string-typed parameter (free text), ``string="false"`` for any other type (JSON of
   the declared type, as the parser reads it).
 
+* GCML, GigaChat 3.5 (the same engine and description, namespace ``｜GCML｜``): the ``\n\n`` before the block only
+  joins it to text before it (a block that opens the answer has none), and an invoke without parameters is
+  ``<｜GCML｜invoke name="NAME">\n</｜GCML｜invoke>``.
+
 Values as in the XML group (:func:`~toolwire.grammar.families.xml_params.xml_value`, byte-exact: no framing),
 free text spelling none of the markers that can end it. A JSON value's strings exclude only what cuts the
 parser's reading of it: nothing for MiniMax; for DSML the parameter closer and opener and the invoke closer in
@@ -57,6 +61,19 @@ def minimax(fmt, request, *, thinking: bool) -> CallWire:
 @describes("dsml")
 def dsml(fmt, request, *, thinking: bool) -> CallWire:
     """The DSML block of one DeepSeek version (V3.2 ``function_calls``, V4 ``tool_calls``, V4.1 ``calls``)."""
+    return invoke_block_wire(fmt, request, empty_invoke=LINE + LINE)
+
+
+@describes("gcml")
+def gcml(fmt, request, *, thinking: bool) -> CallWire:
+    """GigaChat 3.5's ``<｜GCML｜tool_calls>`` block (DSML's description in its namespace, its own layout)."""
+    return invoke_block_wire(fmt, request, empty_invoke=LINE)
+
+
+def invoke_block_wire(fmt, request, *, empty_invoke: str) -> CallWire:
+    """A DSML-style block, from the parser's :class:`~toolwire.parsers.dsml.DsmlGrammar` (markers, namespace
+    variants, whether the separator only joins the block to text before it); ``empty_invoke``: the layout of an
+    invoke without parameters between its tags."""
     g = fmt.parser_class.grammar
     stops = (g.param_open, g.invoke_close, g.invoke_open, g.block_close, g.block_open)
     # what ends the parser's reading of a JSON value: a parameter closer, opener (once a whole tag follows it) or
@@ -74,18 +91,20 @@ def dsml(fmt, request, *, thinking: bool) -> CallWire:
         return Seq((value, Lit(LINE)))
 
     def invoke(tool):
-        # the encoder joins the parameters with "\n" between "\n" and "\n": an invoke without parameters has "\n\n"
-        empty = Lit(LINE) if not tool.schema.get("properties") else Lit("")
+        # DeepSeek's encoder joins the parameters with "\n" between "\n" and "\n": an invoke without parameters
+        # has "\n\n"; GigaChat's template writes the closing "\n" only after parameters: "\n"
+        empty = Lit(empty_invoke[len(LINE):]) if not tool.schema.get("properties") else Lit("")
         return Seq((Lit(g.invoke_open + tool.name + '">' + LINE), parameters(tool.schema, element), empty,
                     Lit(g.invoke_close)))
 
     calls = tuple((tool.name, invoke(tool)) for tool in request.tools)
-    opener = g.separator + g.block_open  # the "\n\n" before the block belongs to it (the parser's rule)
+    # the "\n\n" before the block belongs to it (the parser's rule), unless it only joins the block to text
+    opener = g.block_open if g.separator_joins else g.separator + g.block_open
     section = Section(opener + LINE, LINE + g.block_close, LINE)
     reserved = (g.block_open, g.invoke_open, *g.block_open_aliases, *(o for o, _ in g.other_version_blocks),
                 *(v for v, _ in g.spelling_variants))
     return CallWire(fmt.name, (opener,), calls, section=section, reasoning=(g.think_open, g.think_close),
-                    stop_tokens=tuple(dict.fromkeys((*fmt.stop_tokens, g.stop_token))), reserved=reserved,
+                    stop_tokens=tuple(dict.fromkeys((*fmt.stop_tokens, *g.stop_tokens))), reserved=reserved,
                     family="invoke_blocks", last_region=True)
 
 
