@@ -308,8 +308,25 @@ def _error(code: str, message: str) -> None:
     print(f"toolwire: error [{code}]: {message}", file=sys.stderr)
 
 
+class _NoTorchAdvice:
+    """Drops transformers' import-time advice that PyTorch is missing: toolwire loads tokenizers only, so on every
+    ``--tokenizer`` command the line was noise (a logging filter on the ``transformers`` logger, CLI only)."""
+
+    def filter(self, record) -> bool:
+        return not str(record.msg).startswith("PyTorch was not found")
+
+
+def _quiet_transformers() -> None:
+    import logging
+
+    log = logging.getLogger("transformers")
+    if not any(isinstance(f, _NoTorchAdvice) for f in log.filters):
+        log.addFilter(_NoTorchAdvice())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (0 ok, 1 fidelity difference, 2 bad input, 3 internal)."""
+    _quiet_transformers()
     try:
         args = build_parser().parse_args(argv)
         return int(args.func(args) or 0)

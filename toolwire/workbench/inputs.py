@@ -35,9 +35,15 @@ def missing_extra(exc: ImportError, feature: str) -> BadInput:
 
 
 def read_text(path: str, what: str = "file") -> str:
-    """The text of ``path`` (``-`` reads stdin)."""
+    """The text of ``path`` (``-`` reads stdin); bytes that are not UTF-8 are refused the same way from both."""
     if path == "-":
-        return sys.stdin.read()
+        data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read()
+        if isinstance(data, str):
+            return data
+        try:
+            return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")  # as a file reads
+        except UnicodeDecodeError as exc:
+            raise BadInput("not_utf8", f"{what} on stdin: not UTF-8 text (byte {exc.start})") from None
     try:
         return Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
