@@ -159,7 +159,8 @@ class BatchParser(_Mapper):
                     return error_row(_not_text(self.field, value))
                 output = fmt.parse(value, self.tools, thinking=opened, **options)
             if self.tools is not None:
-                output = output.validate(self.tools, tool_choice=self.tool_choice)
+                checks = {"limits": options["limits"]} if "limits" in options else {}
+                output = output.validate(self.tools, tool_choice=self.tool_choice, **checks)
             return result_row(output)
         except Exception as exc:  # noqa: BLE001 - one bad row never stops the batch; its reason is kept
             return error_row(describe(exc))

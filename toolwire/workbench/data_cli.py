@@ -44,7 +44,9 @@ def run_parse_batch(args: argparse.Namespace) -> int:
 
     source, out = _batch_paths(args)
     tools = tools_value(read_json(args.tools, "tools"), args.tools) if args.tools else None
-    parser = BatchParser(args.format, tools=tools, field=args.field, thinking=args.thinking)
+    from .cli import _limits
+
+    parser = BatchParser(args.format, tools=tools, field=args.field, thinking=args.thinking, limits=_limits(args))
     summary = run_file(parser, source, out, workers=args.workers, progress=args.progress or None)
     _print_summary("parse", summary)
     return 0

@@ -4,13 +4,19 @@ Two kinds of evidence, both data:
 
 * :data:`FINGERPRINTS`: the SHA-256 of each known revision of an official template (line endings unified,
   outer whitespace stripped). A hit names the format and the revision: the template is one toolwire's
-  renderer is checked against.
-* probing: each registered format's marker table (``Format.markers``) looked up in the template source.
-  Only a format whose tool-call and turn markup all appear (:data:`PROBE_MIN`) fits; formats sharing the same
-  markup are named together, and ``toolwire fidelity`` tells them apart.
+  renderer is checked against. Only official templates are listed: a port (llama.cpp's DeepSeek V3.2 / V4
+  templates of formats DeepSeek publishes as Python encoders) is found by what it renders, and said to be
+  one. A revision that needs a family option (Granite 4.0: ``version="4.0"``) names it
+  (:data:`REVISION_OPTIONS`), and ``toolwire fidelity`` uses it.
+* probing: each registered format's marker table (``Format.markers``) looked up in the template source and
+  in what the template renders for a probe conversation (system, user, a reasoning turn with a tool call,
+  its result, an answer; :func:`rendered_markup`), so markers a template builds by string concatenation
+  count. Only a format whose tool-call and turn markup all appear (:data:`PROBE_MIN`) fits; the formats that
+  fit as well as the best one are the candidates, and ``toolwire fidelity`` tells them apart by comparing each.
 
 Adding a family is adding its rows to :data:`FINGERPRINTS` (its markers are found from its ``Format``).
-When nothing fits, the verdict says so and names the closest formats and what they miss.
+When nothing fits, the verdict says so and names the closest formats and what they miss. A file that is not
+a template (empty, or a Jinja syntax error) is bad input (:class:`~toolwire.workbench.inputs.BadInput`).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +55,6 @@ FINGERPRINTS: tuple[tuple[str, str, str], ...] = (
      "d990bccdaaa20611e261434bf60bce767b03d8ee1f1d9b5cd0742b1cc96066b9"),
     ("gpt_oss", "gpt-oss-20b / gpt-oss-120b", "a4c9919cbbd4acdd51ccffe22da049264b1b73e59055fa58811a99efbd7c8146"),
     ("seed_oss", "Seed-OSS-36B-Instruct", "3f9e0dc4adeb8032287d0129dc75b6298fee8698a52ab41e863dbc89929330d3"),
-    ("deepseek_v4", "DeepSeek-V4 (llama.cpp port)", "f8b442fab67e75b3aa468334b5cdda671003b852ffd71f23cb23377d31d9c7be"),
     # templates of families being added (named "not in this build" until their format is registered)
     ("gemma4", "Gemma-4-E2B-it", "603a42db292c25278e9b23d94c7abbe77453f13e26a053c43c5c2f900b4136f7"),
     ("qwen38", "Qwen3.8-27B", "c3cf9e34abf4f9e36c2d72165aa9c132d3e2a725b6c2586aaa3a8af9d7a81041"),
@@ -60,6 +66,7 @@ FINGERPRINTS: tuple[tuple[str, str, str], ...] = (
     ("hermes3", "Hermes-3-Llama-3.1-8B tool_use (also Hermes-2-Pro)",
      "ce62e308475b364e1fc76699dccbddeb9ac08344f90d59719dba86a9922834d9"),
     ("granite4", "Granite-4.1", "fed2756d2d24e127b951dcf139d0b03ab7db8ef23a456128ebc9c2db4901d476"),
+    ("granite4", "Granite-4.0", "9524df67b77a7b25a2dfee898f75b316a157eb9d855b51e32aeac79d7c8a83ce"),
     ("ministral3", "Ministral-3-14B-Reasoning-2512", "31b50c917746ef1c2611c2fef122d3ebee690aca5748ab37832734f9ad375da1"),
     ("kimi_k3", "Kimi-K3", "f0c33f4b63ef8403f3dd16e10917440251ba16743c2a36d31675ac04b0ad1a1e"),
     ("laguna", "Laguna-S-2.1", "444819b8ad4612870827ac05b9147fe9e3344d3850cae8c2790898fc514099ff"),
@@ -67,13 +74,36 @@ FINGERPRINTS: tuple[tuple[str, str, str], ...] = (
     ("hy3", "Hy3", "84437b9746423f042920c15289ac84d4eba7a50a11ebc05e8b414c460f814873"),
 )
 
+REVISION_OPTIONS: dict[str, dict[str, Any]] = {
+    "Granite-4.0": {"version": "4.0"},
+}
+"""Family options a fingerprinted revision is rendered with (``toolwire fidelity`` passes them)."""
+
 PROBE_MIN = 0.8
 """Share of a format's markers that must appear in the template source for the markup to fit."""
 
 PROBE_IGNORED = frozenset({"bos", "eos", "media_start", "media_content", "media_pad", "media_end", "vision_start",
                            "vision_end", "image_pad", "video_pad", "image", "attr_close", "budget_open",
-                           "budget_close"})
-"""Marker names that say nothing about the markup (tokens a template may leave to the tokenizer, media)."""
+                           "budget_close", "latest_reminder"})
+"""Marker names that say nothing about the markup (tokens a template may leave to the tokenizer, media, and
+DSML's ``latest_reminder`` role, which the probe conversation does not use)."""
+
+PROBE_TOOLS = [{"type": "function", "function": {
+    "name": "get_weather", "description": "Get the weather for a city.",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
+PROBE_MESSAGES = [
+    {"role": "system", "content": "You are a travel assistant."},
+    {"role": "user", "content": "Weather in Paris?"},
+    {"role": "assistant", "content": "", "reasoning_content": "I need the weather.", "tool_calls": [
+        {"id": "a1b2c3d4e", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'}}]},
+    {"role": "tool", "tool_call_id": "a1b2c3d4e", "name": "get_weather", "content": "18C"},
+    {"role": "assistant", "content": "It is 18C.", "reasoning_content": "Report it."},
+    {"role": "user", "content": "And Rome?"},
+]
+"""The conversation :func:`rendered_markup` renders (a 9-character call id, as Mistral's templates require; the
+call's argument, ``Oslo``, is written nowhere else, so a render holding it is a template that renders calls)."""
+
+PROBE_CALL_VALUE = "Oslo"
 
 
 def fingerprint(source: str) -> str:
@@ -83,11 +113,14 @@ def fingerprint(source: str) -> str:
 
 @dataclass
 class Probe:
-    """How much of one format's markup a template spells."""
+    """How much of one format's markup a template spells: ``found`` and ``missing`` among the markers required
+    (the format's whole marker table in the template source; or, when the template renders tool calls, the
+    markers the format's own renderer writes for the probe conversation, in the source or the renders)."""
 
     format: str
     found: list[str]
     missing: list[str]
+    rendered_only: list[str] = field(default_factory=list)  # found only in what the template renders
 
     @property
     def score(self) -> float:
@@ -101,25 +134,35 @@ class Detection:
 
     template: str
     format: str | None
-    how: str                      # "fingerprint", "markup", "none"
+    how: str                      # "fingerprint", "markup" (in the source), "render" (in what it renders), "none"
     revision: str | None = None   # the known revision a fingerprint names
-    candidates: list[str] = field(default_factory=list)   # formats sharing the fitting markup
+    candidates: list[str] = field(default_factory=list)   # the formats fitting as well as the best, best first
     probes: list[Probe] = field(default_factory=list)      # best first
     unregistered: str | None = None  # a fingerprint of a format this build lacks
+    options: dict[str, Any] = field(default_factory=dict)  # family options of the revision (REVISION_OPTIONS)
 
     def describe(self) -> str:
         """One or two plain sentences."""
         if self.how == "fingerprint":
-            return (f"{self.template}: {self.format} (official template {self.revision}, matched by fingerprint)")
+            with_options = "".join(f" with {k}={v!r}" for k, v in self.options.items())
+            return (f"{self.template}: {self.format}{with_options} (official template {self.revision}, matched by "
+                    "fingerprint)")
         if self.unregistered:
             return (f"{self.template}: the {self.revision} template of format {self.unregistered}, which this "
                     "toolwire build does not have")
-        if self.how == "markup":
+        if self.how in ("markup", "render"):
             others = [c for c in self.candidates if c != self.format]
-            also = f"; the same markup fits {', '.join(others)} (run toolwire fidelity to tell them apart)" if others else ""
+            also = (f"; the same markup fits {', '.join(others)} (toolwire fidelity compares each and keeps the "
+                    "best)") if others else ""
             best = self.probes[0]
-            return (f"{self.template}: {self.format} by its markup ({len(best.found)}/{len(best.found) + len(best.missing)}"
-                    f" markers), not a known revision of its template{also}")
+            by = "its markup" if self.how == "markup" else "what it renders"
+            if any(fmt == self.format for fmt, _, _ in FINGERPRINTS):
+                what = "not a known revision of its official template"
+            else:
+                what = (f"toolwire knows no official chat template of {self.format} (its reference: "
+                        f"{get_format(self.format).reference}), so this template is a port")
+            return (f"{self.template}: {self.format} by {by} ({len(best.found)}/{len(best.found) + len(best.missing)}"
+                    f" markers), {what}{also}")
         close = ", ".join(f"{p.format} ({len(p.found)}/{len(p.found) + len(p.missing)}, lacks "
                           f"{', '.join(p.missing[:3])})" for p in self.probes[:3] if p.found)
         return (f"{self.template}: no toolwire format fits this template; its tool-call markup is none that "
@@ -127,38 +170,107 @@ class Detection:
 
     def as_json(self) -> dict[str, Any]:
         return {"template": self.template, "format": self.format, "how": self.how, "revision": self.revision,
-                "candidates": self.candidates, "unregistered": self.unregistered,
-                "probes": [{"format": p.format, "score": round(p.score, 3), "found": p.found, "missing": p.missing}
-                           for p in self.probes[:5]]}
+                "candidates": self.candidates, "unregistered": self.unregistered, "options": self.options,
+                "probes": [{"format": p.format, "score": round(p.score, 3), "found": p.found, "missing": p.missing,
+                            "rendered_only": p.rendered_only} for p in self.probes[:5]]}
 
 
-def probe(source: str) -> list[Probe]:
-    """Every registered format's markers looked up in ``source``, best fit first."""
+def rendered_markup(template: Any) -> str:
+    """What ``template`` (a :class:`~toolwire.templates.jinja.ChatTemplate`) writes for :data:`PROBE_MESSAGES`,
+    with arguments as objects and as JSON text, thinking on and off; the renders that succeed, joined ("" when
+    none does)."""
+    from toolwire.templates.jinja import decode_arguments, options_to_variables
+
+    texts = []
+    variables = template.variables
+    for arguments in ("object", "string"):
+        messages = decode_arguments(PROBE_MESSAGES, arguments=arguments)
+        for thinking in (True, False):
+            try:
+                texts.append(template.render(messages, PROBE_TOOLS, add_generation_prompt=True,
+                                             **options_to_variables(variables, thinking=thinking)))
+            except Exception:  # noqa: BLE001 - a template that refuses this probe shows its markup in another one
+                continue
+    return "\n".join(texts)
+
+
+def _table(name: str) -> frozenset[str]:
+    return frozenset(v for k, v in get_format(name).markers.items() if k not in PROBE_IGNORED and v.strip())
+
+
+@lru_cache(maxsize=None)
+def native_markers(name: str) -> frozenset[str] | None:
+    """The markers of format ``name`` that its own renderer writes for the probe conversation (thinking on and
+    off); None when it renders neither."""
+    from toolwire.errors import ToolwireError
+
+    fmt = get_format(name)
+    texts = []
+    for thinking in (True, False):
+        try:
+            texts.append(fmt.render(PROBE_MESSAGES, PROBE_TOOLS, thinking=thinking).text)
+        except ToolwireError:
+            continue
+    if not texts:
+        return None
+    text = "\n".join(texts)
+    return frozenset(m for m in _table(name) if m in text)
+
+
+def probe(source: str, rendered: str = "") -> list[Probe]:
+    """Every registered format's markers looked up in ``source`` and in ``rendered`` (what the template wrote
+    for the probe conversation), best fit first. In the source, a format's whole marker table counts; when the
+    renders hold the probe's tool call, the markers the format itself writes for that conversation count too,
+    and the better of the two fits is kept (a table entry the format never writes for it cannot be missed)."""
     out = []
+    renders_calls = PROBE_CALL_VALUE in rendered
     for name in formats():
-        markers = {k: v for k, v in get_format(name).markers.items() if k not in PROBE_IGNORED and v.strip()}
-        found = sorted({v for v in markers.values() if v in source})
-        missing = sorted({v for v in markers.values() if v not in source})
-        out.append(Probe(name, found, missing))
+        table = _table(name)
+        seen = {m for m in table if m in source or m in rendered}
+        candidates = [(sorted(m for m in table if m in source), sorted(m for m in table if m not in source))]
+        written = native_markers(name) if renders_calls else None
+        if written:
+            candidates.append((sorted(seen & written), sorted(written - seen)))
+        found, missing = max(candidates, key=lambda c: (len(c[0]) / max(1, len(c[0]) + len(c[1])), len(c[0])))
+        out.append(Probe(name, found, missing, sorted(m for m in found if m not in source)))
     out.sort(key=lambda p: (-p.score, -len(p.found), p.format))
     return out
 
 
+def compile_template(source: str, name: str = "template", **kwargs: Any) -> Any:
+    """``source`` as a :class:`~toolwire.templates.jinja.ChatTemplate`; an empty file or a Jinja syntax error is
+    :class:`BadInput` (``empty_template``, ``template_syntax``) naming ``name``."""
+    import jinja2
+
+    from toolwire.templates.jinja import ChatTemplate
+
+    if not source.strip():
+        raise BadInput("empty_template", f"template {name}: the file is empty")
+    try:
+        return ChatTemplate(source, **kwargs)
+    except jinja2.TemplateSyntaxError as exc:
+        raise BadInput("template_syntax", f"template {name}, line {exc.lineno}: {exc.message}") from None
+
+
 def detect_source(source: str, name: str = "template") -> Detection:
-    """Detect the format of a template source (see the module docstring)."""
+    """Detect the format of a template source (see the module docstring). Raises :class:`BadInput` for an
+    empty source or a Jinja syntax error."""
+    template = compile_template(source, name)
     digest = fingerprint(source)
-    probes = probe(source)
+    probes = probe(source, rendered_markup(template))
     registered = set(formats())
     for fmt, revision, sha in FINGERPRINTS:
         if sha == digest:
             if fmt in registered:
-                return Detection(name, fmt, "fingerprint", revision, [fmt], probes)
+                return Detection(name, fmt, "fingerprint", revision, [fmt], probes,
+                                 options=dict(REVISION_OPTIONS.get(revision, {})))
             return Detection(name, None, "none", revision, [], probes, unregistered=fmt)
     fitting = [p for p in probes if p.score >= PROBE_MIN]
     if fitting:
-        top = fitting[0].score
-        tied = [p.format for p in fitting if p.score == top and len(p.found) == len(fitting[0].found)]
-        return Detection(name, tied[0], "markup", None, tied, probes)
+        best = fitting[0]
+        how = "render" if best.rendered_only else "markup"
+        shared = [p.format for p in fitting if p.score == best.score]  # the same share of their markup
+        return Detection(name, best.format, how, None, shared, probes)
     return Detection(name, None, "none", None, [], probes)
 
 
@@ -195,5 +307,5 @@ def detect_path(path: str) -> Detection:
     return detect_source(source, name)
 
 
-__all__ = ["FINGERPRINTS", "Detection", "Probe", "detect_source", "detect_path", "fingerprint", "probe",
-           "load_template_source"]
+__all__ = ["FINGERPRINTS", "REVISION_OPTIONS", "Detection", "Probe", "compile_template", "detect_source",
+           "detect_path", "fingerprint", "probe", "rendered_markup", "load_template_source"]
