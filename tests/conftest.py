@@ -22,3 +22,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     skipped = terminalreporter.stats.get("skipped", [])
     if skipped and not GOLDEN.is_dir():
         terminalreporter.write_sep("-", f"{len(skipped)} tests skipped: no reference data at {SHARED}")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "extras(*names): the test needs these toolwire extras (README blocks)")

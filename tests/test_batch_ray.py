@@ -57,14 +57,3 @@ def test_ray_render_on_a_local_cluster(cluster):
             assert row["prompt"] is None and row["error"]
         else:
             assert row["prompt"] == r["expected"]
-
-
-def test_the_readme_ray_recipe_runs(cluster):
-    """The README's Ray example (a ``py`` block, so the plain README test does not start a cluster) runs as written."""
-    import re
-    from pathlib import Path
-
-    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    section = text[text.index("### On a Ray cluster"):]
-    block = re.search(r"```py\n(.*?)```", section, re.S).group(1)
-    exec(compile(block, "README.md Ray block", "exec"), {"__name__": "readme_ray"})

@@ -118,6 +118,12 @@ class BatchParser(_Mapper):
         self.thinking, self.tokenizer, self.tool_choice = bool(thinking), tokenizer, tool_choice
         self.limits = limits if limits is None or isinstance(limits, dict) else vars(_limits(limits)).copy()
         self.options = dict(options or {})
+        if self.tools is not None:  # validation needs jsonschema (toolwire[schema]): say so before any row
+            from toolwire.dispatch.validation import _jsonschema
+
+            _jsonschema()
+        if tokenizer is not None:
+            _tokenizer(tokenizer)  # a missing extra or folder fails here; forked workers reuse this load
 
     def result_columns(self) -> Sequence[str]:
         return RESULT_COLUMNS
@@ -186,6 +192,8 @@ class BatchRenderer(_Mapper):
                                 field="tokenizer")
         self.format, self.tools, self.messages_field = format, _plain_tools(tools), messages_field
         self.tools_field, self.tokenizer, self.options = tools_field, tokenizer, dict(options or {})
+        if tokenizer is not None:
+            _tokenizer(tokenizer)  # a missing extra or folder fails here; forked workers reuse this load
 
     def result_columns(self) -> Sequence[str]:
         return self._columns

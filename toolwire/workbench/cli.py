@@ -18,7 +18,7 @@ from toolwire.errors import ToolwireError
 from toolwire.registry import formats, get_format
 
 from . import data_cli
-from .inputs import BadInput, missing_extra, read_json, read_text, request_parts, tools_value
+from .inputs import BadInput, missing_extra, read_json, read_text, request_parts, require, tools_value
 
 DESCRIPTION = ("Render requests into exact prompts, parse model output, plan reasoning, and check a native "
                "renderer against a model's chat template.")
@@ -136,6 +136,8 @@ def _cmd_parse(args: argparse.Namespace) -> int:
     tools = tools_value(read_json(args.tools, "tools"), args.tools) if args.tools else None
     if args.validate and tools is None:
         raise BadInput("usage", "--validate needs --tools (the definitions to validate against)")
+    if args.validate:
+        require("jsonschema", "--validate")
     limits = _limits(args)
     extra = {"limits": limits} if limits is not None else {}
     out = fmt.parse(read_text(args.output, "model output"), tools, thinking=args.thinking, **extra)

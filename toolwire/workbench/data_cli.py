@@ -15,7 +15,7 @@ from typing import Any
 
 from toolwire.registry import get_format
 
-from .inputs import BadInput, read_json, request_parts, tools_value
+from .inputs import BadInput, read_json, request_parts, require, tools_value
 
 
 def configure_batch(parser: argparse.ArgumentParser, *, parse: bool) -> None:
@@ -139,6 +139,8 @@ def run_eval(args: argparse.Namespace, load_tokenizer: Any) -> int:
     from toolwire.eval.report import html_report, text_table
 
     fmt = get_format(args.format)
+    if getattr(args, "html", None):
+        require("matplotlib", "--html")  # before scoring, not after it
     items = _items(args)
     options = {"thinking": True} if args.thinking else {}
     if args.eval_command == "prompts":

@@ -14,7 +14,8 @@ from typing import Any
 from toolwire.errors import ToolwireError
 
 EXTRAS = {"transformers": "hf", "tokenizers": "hf", "jsonschema": "schema", "tiktoken": "harmony",
-          "openai_harmony": "harmony", "lxml": "report", "mistral_common": "mistral", "sentencepiece": "mistral"}
+          "openai_harmony": "harmony", "lxml": "report", "mistral_common": "mistral", "sentencepiece": "mistral",
+          "matplotlib": "eval", "pyarrow": "batch", "ray": "ray"}
 """Top-level module -> the toolwire extra that installs it (``pip install toolwire[EXTRA]``)."""
 
 
@@ -32,6 +33,18 @@ def missing_extra(exc: ImportError, feature: str) -> BadInput:
     extra = EXTRAS.get(module)
     hint = f"pip install 'toolwire[{extra}]'" if extra else f"pip install {module}"
     return BadInput("missing_extra", f"{feature} needs the {module} package: {hint}")
+
+
+def require(module: str, feature: str) -> None:
+    """Refuse ``feature`` before any work when ``module`` (an optional dependency) is not installed."""
+    import importlib.util
+
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise missing_extra(ModuleNotFoundError(f"No module named {module!r}", name=module), feature)
 
 
 def read_text(path: str, what: str = "file") -> str:
@@ -115,5 +128,5 @@ def _kind(value: Any) -> str:
             int: "a number", float: "a number"}.get(type(value), type(value).__name__)
 
 
-__all__ = ["BadInput", "missing_extra", "read_text", "read_json", "request_parts", "tools_value", "write_output",
+__all__ = ["BadInput", "missing_extra", "require", "read_text", "read_json", "request_parts", "tools_value", "write_output",
            "EXTRAS"]
