@@ -108,7 +108,9 @@ def test_heavy_things_load_once_per_process():
     for _ in range(3):
         columns = pickle.loads(pickle.dumps(parser))({"ids": ids, "thinking": batch_of(rows)["thinking"]})
     info = mappers._tokenizer.cache_info()
-    assert (info.misses, info.hits) == (1, 3 * len(rows) - 1)
+    # loaded once, when the parser is built (a missing extra or folder fails there); each rebuild from a pickle
+    # and each row finds it loaded
+    assert (info.misses, info.hits) == (1, 3 + 3 * len(rows))
     for i, row in enumerate(rows):  # token ids give what the text gives
         assert got_columns(columns, i) == expected_columns(row, "qwen3")
 
