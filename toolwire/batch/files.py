@@ -504,10 +504,16 @@ def run_file(mapper: _Mapper, source: str, out: str, *, workers: int = 1, chunk_
 
 
 def _spool_stdin() -> str:
+    """stdin copied to a temporary file (removed by :func:`run_file` when the run ends, however it ends)."""
     fd, name = tempfile.mkstemp(prefix="toolwire-stdin-", suffix=".jsonl")
-    with os.fdopen(fd, "wb") as fh:
-        shutil.copyfileobj(sys.stdin.buffer, fh)
-    _check_text_head(open(name, "rb").read(1 << 16), "stdin")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            shutil.copyfileobj(sys.stdin.buffer, fh)
+        with open(name, "rb") as fh:
+            _check_text_head(fh.read(1 << 16), "stdin")
+    except BaseException:
+        os.unlink(name)
+        raise
     return name
 
 
