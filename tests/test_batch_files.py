@@ -289,3 +289,14 @@ def test_a_killed_run_leaves_only_its_partial_file(tmp_path):
     (partial,) = leftovers(tmp_path)
     assert partial.startswith("out.jsonl.partial-")
     assert all(json.loads(line)["status"] == "called" for line in (tmp_path / partial).read_text().splitlines()[:-1])
+
+
+@pytest.mark.parametrize("out_name", ["out.jsonl", "out.parquet"])
+def test_binary_stdin_is_refused_before_any_row(tmp_path, out_name):
+    if out_name.endswith(".parquet"):
+        pytest.importorskip("pyarrow")
+    proc = subprocess.run([sys.executable, "-m", "toolwire.workbench.cli", "parse", "--format", "qwen3", "--batch",
+                           "-", "--out", str(tmp_path / out_name)], input=gzip.compress(b'{"model_output": "a"}\n'),
+                          capture_output=True, timeout=900)
+    assert proc.returncode == 2 and proc.stderr.startswith(b"toolwire: error [binary_input]: stdin is not JSON lines")
+    assert not (tmp_path / out_name).exists() and leftovers(tmp_path) == []

@@ -246,6 +246,9 @@ def _map_chunk(mapper: _Mapper, chunk: Chunk) -> dict[str, list]:
 def _check_source(source: str, field: str) -> None:
     """Every file-level problem of the input that can be found before reading a row."""
     if source == "-":
+        peek = getattr(getattr(sys.stdin, "buffer", None), "peek", None)
+        if peek is not None:  # what stdin starts with, without consuming it
+            _check_text_head(peek(1 << 16)[:1 << 16], "stdin")
         return
     path = Path(source)
     if not path.exists():
