@@ -140,7 +140,8 @@ def test_o200k_without_openai_harmony_names_the_harmony_extra(monkeypatch, capsy
         load_tokenizer(str(REAL / "tokenizers" / "o200k_base"))
     assert "openai_harmony" in str(err.value) and "toolwire[harmony]" in str(err.value)
     code, out, err_text = run(capsys, "fidelity", "--format", "gpt_oss", "--template",
-                              REAL / "templates" / "gpt-oss-20b.jinja", "--tokenizer", REAL / "tokenizers" / "o200k_base")
+                              REAL / "templates" / "gpt-oss-20b.jinja", "--tokenizer",
+                              REAL / "tokenizers" / "o200k_base")
     assert code == 2 and out == ""
     assert err_text.startswith("toolwire: error [missing_extra]: ") and "toolwire[harmony]" in err_text
     assert "tokenizer_mismatch" not in err_text

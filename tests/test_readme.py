@@ -18,8 +18,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
-BLOCK = re.compile(r"(?:<!--\s*requires:\s*(?P<requires>[^>]*?)\s*-->[ \t]*\n)?```(?:python|py)[ \t]*\n(?P<code>.*?)```",
-                   re.S)
+BLOCK = re.compile(r"(?:<!--\s*requires:\s*(?P<requires>[^>]*?)\s*-->[ \t]*\n)?"
+                   r"```(?:python|py)[ \t]*\n(?P<code>.*?)```", re.S)
 CORE = {"pydantic", "regex", "jinja2"}
 
 

@@ -103,7 +103,8 @@ class Summary:
 
     def text(self) -> str:
         """One line, as the CLI prints it."""
-        parts = [f"{self.rows} {_plural(self.rows, 'row')} in {self.seconds:.2f} s ({self.rows_per_second:,.0f} rows/s)"]
+        parts = [f"{self.rows} {_plural(self.rows, 'row')} in {self.seconds:.2f} s "
+                 f"({self.rows_per_second:,.0f} rows/s)"]
         if self.statuses:
             parts.append(f"{self.with_calls} with calls")
             parts += [f"{self.statuses.get(s, 0)} {s}" for s in ("repaired", "rejected", "truncated")]
@@ -440,9 +441,9 @@ class _Output:
         try:
             table = pa.Table.from_pydict(data, schema=self.schema)
         except (pa.ArrowException, OverflowError, TypeError, ValueError) as exc:
-            raise BatchFileError("parquet_write_failed", f"{self.out}: a chunk does not fit the Parquet schema ({exc}); "
-                                                         "nothing was written under this name (a .jsonl output takes "
-                                                         "any value)", self.out) from None
+            raise BatchFileError("parquet_write_failed", f"{self.out}: a chunk does not fit the Parquet schema "
+                                                         f"({exc}); nothing was written under this name (a .jsonl "
+                                                         "output takes any value)", self.out) from None
         self._parquet.write_table(table)
 
     def commit(self) -> None:

@@ -18,7 +18,7 @@ from toolwire.errors import ToolwireError
 from toolwire.registry import formats, get_format
 
 from . import data_cli
-from .inputs import BadInput, missing_extra, read_json, read_text, request_parts, require, tools_value
+from .inputs import BadInput, limits_value, missing_extra, read_json, read_text, request_parts, require, tools_value
 
 DESCRIPTION = ("Render requests into exact prompts, parse model output, plan reasoning, and check a native "
                "renderer against a model's chat template.")
@@ -49,15 +49,6 @@ def _positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be 1 or more, got {text}")
     return value
-
-
-def _limits(args: argparse.Namespace):
-    """``toolwire.Limits`` from ``--max-calls`` / ``--max-argument-bytes`` / ``--max-depth`` (None: the defaults)."""
-    from toolwire.limits import Limits
-
-    given = {name: getattr(args, name) for name in ("max_calls", "max_argument_bytes", "max_depth")
-             if getattr(args, name, None) is not None}
-    return Limits(**given) if given else None
 
 
 def _non_negative(text: str) -> float:
@@ -138,7 +129,7 @@ def _cmd_parse(args: argparse.Namespace) -> int:
         raise BadInput("usage", "--validate needs --tools (the definitions to validate against)")
     if args.validate:
         require("jsonschema", "--validate")
-    limits = _limits(args)
+    limits = limits_value(args)
     extra = {"limits": limits} if limits is not None else {}
     out = fmt.parse(read_text(args.output, "model output"), tools, thinking=args.thinking, **extra)
     if args.validate:

@@ -15,16 +15,16 @@ from typing import Any
 
 from toolwire.registry import get_format
 
-from .inputs import BadInput, read_json, request_parts, require, tools_value
+from .inputs import BadInput, limits_value, read_json, request_parts, require, tools_value
 
 
 def configure_batch(parser: argparse.ArgumentParser, *, parse: bool) -> None:
     """``--batch IN --out OUT [--workers N] [--field F]`` on ``parse`` or ``render``."""
     parser.add_argument("--batch", metavar="IN", help="a JSON-lines or Parquet file of rows to " + (
         "parse" if parse else "render") + " (one row per output; '-' reads JSON lines from stdin)")
-    parser.add_argument("--out", metavar="OUT", help="with --batch: where the rows go (.jsonl / .ndjson or .parquet; '-' "
-                                                     "is stdout); written under a temporary name and renamed when "
-                                                     "complete")
+    parser.add_argument("--out", metavar="OUT", help="with --batch: where the rows go (.jsonl / .ndjson or .parquet; "
+                                                     "'-' is stdout); written under a temporary name and renamed "
+                                                     "when complete")
     parser.add_argument("--workers", type=int, default=1, help="with --batch: worker processes (default 1)")
     parser.add_argument("--field", default="model_output" if parse else "messages",
                         help="with --batch: the column holding the " + (
@@ -44,9 +44,7 @@ def run_parse_batch(args: argparse.Namespace) -> int:
 
     source, out = _batch_paths(args)
     tools = tools_value(read_json(args.tools, "tools"), args.tools) if args.tools else None
-    from .cli import _limits
-
-    parser = BatchParser(args.format, tools=tools, field=args.field, thinking=args.thinking, limits=_limits(args))
+    parser = BatchParser(args.format, tools=tools, field=args.field, thinking=args.thinking, limits=limits_value(args))
     summary = run_file(parser, source, out, workers=args.workers, progress=args.progress or None)
     _print_summary("parse", summary)
     return 0

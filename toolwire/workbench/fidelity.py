@@ -680,5 +680,5 @@ def _selection(best: _Run, runs: list[_Run], unfit: dict[str, list[str]], total:
     return {"candidates": {r.fmt.name: r.matching for r in runs}, "chosen": best.fmt.name, "why": why}
 
 
-__all__ = ["configure_parser", "run", "parse_options", "Comparer", "Scenario", "ScenarioResult", "Report", "Check", "load_scenarios",
-           "builtin_corpus_path", "run_comparison", "describe_difference", "first_difference"]
+__all__ = ["configure_parser", "run", "parse_options", "Comparer", "Scenario", "ScenarioResult", "Report", "Check",
+           "load_scenarios", "builtin_corpus_path", "run_comparison", "describe_difference", "first_difference"]

@@ -35,6 +35,15 @@ def missing_extra(exc: ImportError, feature: str) -> BadInput:
     return BadInput("missing_extra", f"{feature} needs the {module} package: {hint}")
 
 
+def limits_value(args: Any) -> Any:
+    """``toolwire.Limits`` from ``--max-calls`` / ``--max-argument-bytes`` / ``--max-depth`` (None: the defaults)."""
+    from toolwire.limits import Limits
+
+    given = {name: getattr(args, name) for name in ("max_calls", "max_argument_bytes", "max_depth")
+             if getattr(args, name, None) is not None}
+    return Limits(**given) if given else None
+
+
 def require(module: str, feature: str) -> None:
     """Refuse ``feature`` before any work when ``module`` (an optional dependency) is not installed."""
     import importlib.util
@@ -128,5 +137,5 @@ def _kind(value: Any) -> str:
             int: "a number", float: "a number"}.get(type(value), type(value).__name__)
 
 
-__all__ = ["BadInput", "missing_extra", "require", "read_text", "read_json", "request_parts", "tools_value", "write_output",
-           "EXTRAS"]
+__all__ = ["BadInput", "limits_value", "missing_extra", "require", "read_text", "read_json", "request_parts",
+           "tools_value", "write_output", "EXTRAS"]
