@@ -9,12 +9,16 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
+# setuptools' "Editable installation ... folders with the same name as your package" notice (a boxed warning on
+# every editable install of a package-dir mapping) is filtered: it says nothing about this project's layout
+EDITABLE := PYTHONWARNINGS="ignore:Editable installation" $(BIN)/pip install -q -e
+
 $(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e '.[schema]'
+	$(EDITABLE) '.[schema]'
 	touch $@
 
 $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e '.[dev]'
+	$(EDITABLE) '.[dev]'
 	$(BIN)/pip install -q --no-deps bfcl-eval==2026.3.23  # BFCL v4's data for the eval tests, not its runners
 	touch $@ $(VENV)/.demo-installed
 

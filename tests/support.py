@@ -388,6 +388,36 @@ def json_values(scalars: st.SearchStrategy, keys: st.SearchStrategy[str], *, max
 
 # ---------------------------------------------------------------- linear time
 
+def executed_lines(fn: Callable[[], object], *roots: str) -> int:
+    """How many Python lines ``fn()`` executes in files under ``roots`` (module ``__file__`` paths or folders): a
+    count of work that, unlike a timing, does not depend on how busy the machine is (C-level work, e.g.
+    ``str.find`` over a buffer, is what :func:`counting_scans` and the bench/ flatness tables see)."""
+    import sys
+
+    prefixes = tuple(roots)
+    wanted: dict[str, bool] = {}
+    count = [0]
+
+    def local(frame, event, arg):
+        if event == "line":
+            count[0] += 1
+        return local
+
+    def tracer(frame, event, arg):
+        name = frame.f_code.co_filename
+        if name not in wanted:
+            wanted[name] = name.startswith(prefixes)
+        return local if wanted[name] else None
+
+    previous = sys.gettrace()
+    sys.settrace(tracer)
+    try:
+        fn()
+    finally:
+        sys.settrace(previous)
+    return count[0]
+
+
 @contextlib.contextmanager
 def counting_scans(*, json_scanner: bool = False) -> Iterator[list[int]]:
     """While open, counts the characters ``MarkerScanner.scan`` looks at (and, with ``json_scanner``, the

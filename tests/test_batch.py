@@ -65,7 +65,8 @@ def test_bad_rows_get_an_error_column_and_never_stop_the_batch():
     batch = {"model_output": [good["model_output"], None, 42, ["not", "text"], good["model_output"]]}
     columns = BatchParser("qwen3", tools=good["tools"])(batch)
     assert columns["status"] == ["called", "error", "error", "error", "called"]
-    assert columns["error"][1] == "TypeError: the 'model_output' value is NoneType, not text"
+    assert columns["error"][1] == "missing_field: the 'model_output' value is missing (null)"
+    assert columns["error"][2] == "not_text: the 'model_output' value is int, not text"
     assert columns["content"][1] is None and columns["tool_calls"][1] == []
     assert got_columns(columns, 4) == expected_columns(good, "qwen3")
 
@@ -107,7 +108,9 @@ def test_heavy_things_load_once_per_process():
     for _ in range(3):
         columns = pickle.loads(pickle.dumps(parser))({"ids": ids, "thinking": batch_of(rows)["thinking"]})
     info = mappers._tokenizer.cache_info()
-    assert (info.misses, info.hits) == (1, 3 * len(rows) - 1)
+    # loaded once, when the parser is built (a missing extra or folder fails there); each rebuild from a pickle
+    # and each row finds it loaded
+    assert (info.misses, info.hits) == (1, 3 + 3 * len(rows))
     for i, row in enumerate(rows):  # token ids give what the text gives
         assert got_columns(columns, i) == expected_columns(row, "qwen3")
 
@@ -208,15 +211,6 @@ def test_parquet_in_and_out(tmp_path):
     assert table.num_rows == len(rows)
     fmt = toolwire.get_format("gpt_oss")
     assert table.column("content").to_pylist() == [fmt.parse(r["model_output"]).content for r in rows]
-
-
-def test_a_bad_input_file_is_a_toolwire_error_naming_the_line(tmp_path):
-    (tmp_path / "in.jsonl").write_text('{"model_output": "hi"}\nnot json\n', encoding="utf-8")
-    with pytest.raises(toolwire.errors.InvalidOption) as err:
-        run_file(BatchParser("qwen3"), str(tmp_path / "in.jsonl"), str(tmp_path / "out.jsonl"), progress=False)
-    assert "line 2" in str(err.value)
-    with pytest.raises(toolwire.errors.InvalidOption):
-        run_file(BatchParser("qwen3"), str(tmp_path / "missing.jsonl"), str(tmp_path / "out.jsonl"))
 
 
 def test_the_progress_bar_counts_rows_only_when_drawn(tmp_path, capsys):

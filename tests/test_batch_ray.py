@@ -17,8 +17,15 @@ ray = pytest.importorskip("ray")
 
 @pytest.fixture(scope="module")
 def cluster():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True,
-             configure_logging=False)
+    for attempt in range(3):  # Ray's one start-up wait it lets no one configure (30 s for the raylet to register)
+        try:                  # is retried, not a verdict: on a loaded machine the cluster is slow, not broken
+            ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True,
+                     configure_logging=False)
+            break
+        except Exception as exc:  # noqa: BLE001 - only that timeout is retried
+            ray.shutdown()
+            if "timed out during startup" not in str(exc) or attempt == 2:
+                raise
     yield
     ray.shutdown()
 
@@ -57,14 +64,3 @@ def test_ray_render_on_a_local_cluster(cluster):
             assert row["prompt"] is None and row["error"]
         else:
             assert row["prompt"] == r["expected"]
-
-
-def test_the_readme_ray_recipe_runs(cluster):
-    """The README's Ray example (a ``py`` block, so the plain README test does not start a cluster) runs as written."""
-    import re
-    from pathlib import Path
-
-    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    section = text[text.index("### On a Ray cluster"):]
-    block = re.search(r"```py\n(.*?)```", section, re.S).group(1)
-    exec(compile(block, "README.md Ray block", "exec"), {"__name__": "readme_ray"})

@@ -49,7 +49,8 @@ def _render(fmt, messages, thinking):
 
 
 @pytest.mark.parametrize("name", toolwire.formats() or ["none-built"])
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(conv=conversations(), thinking=st.booleans())
 def test_render_of_plan_equals_render(name, conv, thinking):
     if name == "none-built":

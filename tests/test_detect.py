@@ -10,7 +10,7 @@ import pytest
 import toolwire
 from support import REAL, require_shared
 from toolwire.workbench import cli
-from toolwire.workbench.detect import FINGERPRINTS, detect_path, detect_source, fingerprint
+from toolwire.workbench.detect import detect_path, detect_source, fingerprint, known_revisions
 
 TEMPLATES = REAL / "templates"
 
@@ -36,7 +36,7 @@ def test_says_plainly_when_no_format_fits(template, added, capsys):
     require_shared()
     code, out, _ = run(capsys, "detect", str(TEMPLATES / f"{template}.jinja"))
     found = detect_path(str(TEMPLATES / f"{template}.jinja"))
-    assert code == 0
+    assert code == (0 if found.format else 1)   # 0: a format fits; 1: none does
     if added in toolwire.formats():  # its family has landed: then the fingerprint names it
         assert (found.format, found.how) == (added, "fingerprint")
     elif added:
@@ -51,7 +51,6 @@ def test_says_plainly_when_no_format_fits(template, added, capsys):
     # revisions not in the fingerprint table, recognised by their markup
     ("extra/Kimi-K2-Thinking-llamacpp-modified", "kimi_k2", {"kimi_k2", "kimi_k2_thinking"}),
     ("QwQ-32B", "qwen25", {"qwen25", "qwen3", "qwen3_instruct_2507", "qwen3_thinking_2507", "hermes3"}),
-    ("Granite-4.0", "granite4", {"granite4"}),      # granite4 renders 4.0 as version="4.0"
     ("Gemma-4-31B-it", "gemma4", {"gemma4"}),       # other Gemma 4 revisions: the same markup
     ("Gemma-4-E2B-it-release", "gemma4", {"gemma4"}),
     ("DeepSeek-R1-Distill", "deepseek_r1", {"deepseek_r1", "deepseek_v31"}),
@@ -110,7 +109,73 @@ def test_bad_inputs(tmp_path, capsys):
 def test_fingerprint_table_is_well_formed():
     """One row per (format, revision); the hashes are distinct per format and look like SHA-256."""
     digests = {}
-    for fmt, revision, sha in FINGERPRINTS:
-        assert len(sha) == 64 and int(sha, 16) >= 0 and fmt and revision
-        assert digests.setdefault(sha, fmt) == fmt
+    for fmt, known in known_revisions():
+        assert len(known.sha256) == 64 and int(known.sha256, 16) >= 0 and fmt and known.revision
+        assert digests.setdefault(known.sha256, fmt) == fmt
     assert fingerprint(" a\r\nb \n") == fingerprint("a\nb")
+
+
+# ---------------------------------------------------------------- ports, options, exit codes
+
+PORTS = [  # llama.cpp's DeepSeek templates: markers built by string concatenation; DeepSeek publishes encoders
+    ("DeepSeek-V3.2-llamacpp", "deepseek_v32"),
+    ("DeepSeek-V4-llamacpp", "deepseek_v4"),
+    ("DeepSeek-V4-Flash-0731-llamacpp", "deepseek_v4"),
+]
+
+
+@pytest.mark.parametrize("template, fmt", PORTS, ids=[t for t, _ in PORTS])
+def test_llamacpp_deepseek_ports_are_found_by_what_they_render_and_called_ports(template, fmt, capsys):
+    require_shared()
+    found = detect_path(str(TEMPLATES / f"{template}.jinja"))
+    assert (found.format, found.how, found.revision) == (fmt, "render", None)
+    assert found.candidates == [fmt] and found.probes[0].score == 1.0 and found.probes[0].rendered_only
+    code, out, _ = run(capsys, "detect", str(TEMPLATES / f"{template}.jinja"))
+    assert code == 0 and f": {fmt} by what it renders" in out
+    assert "toolwire knows no official chat template of" in out and "this template is a port" in out
+    assert "official template" not in out.replace("no official chat template", "")
+
+
+def test_no_fingerprint_names_a_port():
+    """Every fingerprinted revision is an official template, and none is a llama.cpp port."""
+    assert not [known for _, known in known_revisions()
+                if "port" in known.revision.lower() or "llama.cpp" in known.revision.lower()]
+
+
+def test_a_revision_that_needs_a_family_option_names_it(capsys):
+    require_shared()
+    found = detect_path(str(TEMPLATES / "Granite-4.0.jinja"))
+    assert (found.format, found.how, found.revision, found.options) == ("granite4", "fingerprint", "Granite-4.0",
+                                                                        {"version": "4.0"})
+    code, out, _ = run(capsys, "detect", str(TEMPLATES / "Granite-4.0.jinja"))
+    assert code == 0 and out == ("Granite-4.0.jinja: granite4 with version='4.0' (official template Granite-4.0, "
+                                 "matched by fingerprint)\n")
+
+
+def test_a_template_rendering_no_calls_is_not_fitted_by_its_turn_markers():
+    """Llama 3's template has Llama 3.1's turn markers but renders no tool call: no format fits."""
+    require_shared()
+    found = detect_path(str(TEMPLATES / "Llama-3-8B-Instruct.jinja"))
+    assert found.format is None and found.how == "none"
+
+
+@pytest.mark.parametrize("text, code, words", [
+    ("", "empty_template", "the file is empty"),
+    ("  \n\n ", "empty_template", "the file is empty"),
+    ("{% for m in messages %}{{ m.content }", "template_syntax", "line 1"),
+    ("{% if x %}<tool_call>", "template_syntax", "line 1"),
+])
+def test_exit_2_on_a_file_that_is_not_a_template(tmp_path, capsys, text, code, words):
+    path = tmp_path / "t.jinja"
+    path.write_text(text, encoding="utf-8")
+    exit_code, out, err = run(capsys, "detect", str(path))
+    assert exit_code == 2 and out == "" and err.startswith(f"toolwire: error [{code}]: template ") and words in err
+
+
+def test_exit_1_when_no_format_fits(tmp_path, capsys):
+    path = tmp_path / "plain.jinja"
+    path.write_text("{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}", encoding="utf-8")
+    code, out, err = run(capsys, "detect", str(path))
+    assert (code, err) == (1, "") and out.startswith("plain.jinja: no toolwire format fits this template")
+    code, out, _ = run(capsys, "detect", "--json", str(path))
+    assert code == 1 and json.loads(out)["format"] is None

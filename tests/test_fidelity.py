@@ -260,7 +260,7 @@ def test_first_difference_is_shown_in_context(tmp_path, capsys):
                               f"column 1); lengths {len(native)} vs {len(native) + 1}")
     assert lines[at + 1].startswith("      native   | …") and "<tool_response>\\n⟦{" in lines[at + 1]
     assert lines[at + 2].startswith("      template | …") and "<tool_response>\\n⟦\\n{" in lines[at + 2]
-    assert "... and 7 more scenario(s); see --html or --json" in out
+    assert "... and 7 more scenarios; see --html or --json" in out
 
 
 def test_progress_bar_only_when_asked_or_on_a_tty(capsys):

@@ -168,7 +168,7 @@ def test_a_template_that_renders_list_content_intact_is_not_excused(tmp_path, ca
     code, out, report = fidelity(tmp_path, capsys, "--format", "qwen3", "--template", str(edited))
     row = next(s for s in report["scenarios"] if s["id"] == "content_parts")
     assert code == 1 and row["bytes"]["status"] == "differ" and report["divergences"] == {}
-    assert out.rstrip().endswith("result: DIFFERENT in 1 scenario(s): content_parts")
+    assert out.rstrip().endswith("result: DIFFERENT in 1 scenario: content_parts")
 
 
 def test_join_content_parts_is_the_explicit_way_to_join():

@@ -10,7 +10,6 @@ call), so theirs are written with the family's own syntax.
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
@@ -143,9 +142,7 @@ def test_arguments_past_max_argument_bytes_are_rejected(family):
 def test_a_value_nested_100k_deep_is_too_large(family):
     row, n, spelled = array_argument(family)
     output = row["model_output"].replace(spelled, DEEP)
-    start = time.thread_time()
-    out = parse(family, row, output)
-    assert time.thread_time() - start < 10
+    out = parse(family, row, output)  # its CPU time: bench/bench_bounds.py
     assert too_large(out.tool_calls[n])
     assert "too_large" in [e.code for e in out.validate(row["tools"]).tool_calls[n].errors]
 

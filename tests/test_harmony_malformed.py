@@ -4,14 +4,14 @@ token ids) and random marker soup (never raises; streamed, one-shot and token id
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import toolwire
-from support import assert_events_consistent, check_chunking, every_split, full_state, stream_parse
+from support import (assert_events_consistent, check_chunking, counting_scans, every_split, full_state,
+                     stream_parse)
 from harmony_oracles import tiktoken_encoding
 
 FMT = toolwire.get_format("gpt_oss")
@@ -81,22 +81,18 @@ def test_marker_soup_never_raises_and_streams_like_one_shot(text, size):
         assert call.status in ("proposed", "repaired", "rejected", "truncated")
 
 
-def _timed_feed(text: str) -> float:
-    parser = FMT.stream(_tools(["get_weather"]))
-    start = time.thread_time()
-    for ch in text:
-        parser.feed(ch)
-    parser.finish()
-    return time.thread_time() - start
-
-
 def test_streaming_cost_is_linear():
-    """1-char feeds of 4x more output cost about 4x more (not 16x): nothing is re-parsed per delta."""
+    """1-char feeds of 32x more output scan each character a bounded number of times: nothing is re-parsed per
+    delta (counted, not timed; the per-delta CPU cost is bench/bench_harmony.py's table)."""
     def output(n):
         return ("<|channel|>analysis<|message|>" + "think " * n + "<|end|><|start|>assistant to=functions.get_weather"
                 '<|channel|>commentary json<|message|>{"city": "' + "x" * (6 * n) + '"}')
 
-    _timed_feed(output(200))  # warm up
-    small = min(_timed_feed(output(2000)) for _ in range(3))
-    large = min(_timed_feed(output(8000)) for _ in range(3))
-    assert large / small < 8, (small, large)
+    for n in (200, 6400):
+        text = output(n)
+        with counting_scans(json_scanner=True) as scanned:
+            parser = FMT.stream(_tools(["get_weather"]))
+            for ch in text:
+                parser.feed(ch)
+            parser.finish()
+        assert scanned[0] <= 2 * len(text) + 1_000, (n, scanned[0], len(text))

@@ -78,7 +78,7 @@ def test_what_the_template_drops_is_refused_naming_the_field(messages, index, fi
 
 
 @pytest.mark.parametrize("thinking", [False, True])
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
 @given(content=plain_texts, reasoning=plain_texts, turn_calls=calls, seed=st.integers(0, 2**16))
 def test_round_trip(thinking, content, reasoning, turn_calls, seed):
     check_round_trip("hy3", thinking, content, reasoning if thinking else "", turn_calls, seed)

@@ -201,8 +201,9 @@ def test_strftime_now_uses_the_injected_date():
     src = "{{ strftime_now('%Y-%m-%d') }} {{ strftime_now('%d %b %Y') }}"
     assert ChatTemplate(src, now="2024-07-26").render([]) == "2024-07-26 26 Jul 2024"
     assert ChatTemplate(src, now=datetime(1999, 12, 31, 23, 59)).render([]) == "1999-12-31 31 Dec 1999"
-    today = datetime.now().strftime("%Y-%m-%d")
-    assert ChatTemplate("{{ strftime_now('%Y-%m-%d') }}").render([]) == today
+    before = datetime.now().strftime("%Y-%m-%d")
+    rendered = ChatTemplate("{{ strftime_now('%Y-%m-%d') }}").render([])
+    assert rendered in (before, datetime.now().strftime("%Y-%m-%d"))  # the clock's date, across a midnight too
 
 
 def test_reasoning_fields_are_aliased():
@@ -309,7 +310,7 @@ def test_runs_without_transformers_installed():
         "print(t.render(msgs, add_generation_prompt=True, enable_thinking=False), end='')\n"
         "assert 'transformers' not in [m.split('.')[0] for m in sys.modules if sys.modules[m] is not None]\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900)  # hang guard
     assert out.returncode == 0, out.stderr
     assert out.stdout == row["expected"]
 

@@ -64,7 +64,7 @@ def test_a_value_that_would_close_early_is_refused():
 
 
 @pytest.mark.parametrize("thinking", [False, True])
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
 @given(content=plain_texts, reasoning=plain_texts, turn_calls=calls, seed=st.integers(0, 2**16))
 def test_round_trip(thinking, content, reasoning, turn_calls, seed):
     check_round_trip("laguna", thinking, content, reasoning if thinking else "", turn_calls, seed)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import random
-import time
 
 import pytest
 from hypothesis import given, settings
@@ -105,18 +104,14 @@ def test_nesting_depth_matches_the_specification(text, limit):
     ("unterminated string of escapes", '"' + '\\"[' * (MB50 // 3), 0),
     ("closers then openers", "]" * (MB50 // 2) + "[" * (MB50 // 2), 0),
 ])
-def test_nesting_depth_of_50_mb_is_fast(name, text, depth):
-    start = time.thread_time()
-    assert nesting_depth(text, 64) == depth
-    assert time.thread_time() - start < 10, name
+def test_nesting_depth_of_50_mb(name, text, depth):
+    assert nesting_depth(text, 64) == depth, name  # its CPU time: bench/bench_bounds.py
 
 
 def test_loads_refuses_100k_deep_nesting_quickly():
     text = '{"a": ' + "[" * 100_000 + "]" * 100_000 + "}"
-    start = time.thread_time()
-    with pytest.raises(JsonTooDeep) as info:
+    with pytest.raises(JsonTooDeep) as info:  # how quickly: bench/bench_bounds.py
         loads(text)
-    assert time.thread_time() - start < 2
     assert info.value.limit == 64 and info.value.depth > 64 and error_code(info.value) == "too_large"
     assert loads("[" * 64 + "]" * 64) == _nested_lists(64)
 
@@ -242,8 +237,7 @@ def test_streamed_arguments_past_the_byte_limit_are_rejected_and_kept():
 
 def test_a_50_mb_output_is_a_rejected_call_in_bounded_time():
     text = 'Sure.<call name="echo">' + "x" * MB50 + "</call>"
-    start = time.thread_time()
-    parser = TagParser(TOOLS)
+    parser = TagParser(TOOLS)  # the time it takes: bench/bench_bounds.py
     for i in range(0, len(text), 1 << 20):
         parser.feed(text[i:i + (1 << 20)])
     out = parser.finish()
@@ -251,8 +245,6 @@ def test_a_50_mb_output_is_a_rejected_call_in_bounded_time():
     [call] = checked.tool_calls
     envelope = call.to_error_result()
     message = checked.to_openai_message()
-    elapsed = time.thread_time() - start
-    assert elapsed < 30, elapsed
     assert call.status == "rejected" and [e.code for e in call.errors] == ["too_large"]
     assert call.errors[0].message == "The call is too large: the arguments exceed 1048576 bytes " \
                                      "(Limits.max_argument_bytes). Send smaller arguments."
@@ -263,10 +255,8 @@ def test_a_50_mb_output_is_a_rejected_call_in_bounded_time():
 
 def test_50_mb_of_json_is_refused_before_decoding():
     text = '<json name="store">{"blob": "' + "y" * MB50 + '"}</json>'
-    start = time.thread_time()
     out, _ = _feed(text)
     checked = out.validate(TOOLS)
-    assert time.thread_time() - start < 30
     [call] = checked.tool_calls
     assert [d.code for d in call.diagnostics] == ["too_large"] and [e.code for e in call.errors] == ["too_large"]
     assert call.arguments == {} and len(call.raw_arguments) == MB50 + 12  # the text stays in raw_arguments
@@ -274,10 +264,8 @@ def test_50_mb_of_json_is_refused_before_decoding():
 
 def test_json_nested_100k_deep_is_a_rejected_call():
     text = '<json name="store">{"a": ' + "[" * 100_000 + "]" * 100_000 + "}</json>"
-    start = time.thread_time()
     out, events = _feed(text)
     checked = out.validate(TOOLS)
-    assert time.thread_time() - start < 10
     assert_events_consistent(out, events)
     [call] = checked.tool_calls
     assert [e.code for e in call.errors] == ["too_large"]
@@ -288,7 +276,6 @@ def test_json_nested_100k_deep_is_a_rejected_call():
 def test_hand_made_arguments_nested_100k_deep_are_rejected_not_recursed():
     deep = _deep(100_000, leaf="x")
     candidate = ToolCallCandidate(index=0, id="c", name="store", arguments={"a": deep})
-    start = time.thread_time()
     out = ParsedOutput(tool_calls=[candidate]).validate(TOOLS)
     [call] = out.tool_calls
     assert [e.code for e in call.errors] == ["too_large"]
@@ -299,7 +286,6 @@ def test_hand_made_arguments_nested_100k_deep_are_rejected_not_recursed():
     assert out.to_openai_message()["tool_calls"][0]["function"]["arguments"] == ""  # not writable as JSON
     with pytest.raises(toolwire.ToolwireError):
         call.fingerprint()
-    assert time.thread_time() - start < 10
 
 
 def test_depth_limit_is_configurable():
@@ -316,9 +302,7 @@ def test_a_50_mb_dsml_output_when_the_family_is_built():
     dsml = "\uff5cDSML\uff5c"
     text = (f'\n\n<{dsml}tool_calls>\n<{dsml}invoke name="echo">\n<{dsml}parameter name="text" string="true">'
             + "z" * MB50 + f"</{dsml}parameter>\n</{dsml}invoke>\n</{dsml}tool_calls>")
-    start = time.thread_time()
     out = fmt.parse(text, TOOLS).validate(TOOLS)
-    assert time.thread_time() - start < 60
     [call] = out.tool_calls
     assert call.status == "rejected" and call.errors[0].code == "too_large"
     assert len(call.arguments["text"]) == MB50

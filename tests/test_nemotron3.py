@@ -70,7 +70,7 @@ def test_python_style_values_are_written_and_read_back_typed():
 
 
 @pytest.mark.parametrize("thinking", [False, True])
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
 @given(content=plain_texts, reasoning=plain_texts, turn_calls=calls, seed=st.integers(0, 2**16))
 def test_round_trip(thinking, content, reasoning, turn_calls, seed):
     if thinking:

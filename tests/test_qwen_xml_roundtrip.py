@@ -7,7 +7,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from qwen_xml_cases import calls, check_round_trip, plain_texts
 
-SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+SETTINGS = settings(max_examples=120, deadline=None,
+                    suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
 
 
 @pytest.mark.parametrize("family", ["qwen3_coder", "qwen35", "qwen36"])

@@ -4,8 +4,6 @@ with a code. Cases from issue 11 §4 (../shared/fuzz/validation_fuzz.py found th
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from toolwire import ParsedOutput, ToolCallCandidate, ToolSet
@@ -87,12 +85,12 @@ def test_a_5000_deep_schema_is_refused_at_build():
     ({"type": "object", "propertyNames": {"pattern": "^(a|aa)+$"}}, {"a" * 40 + "!": 1}),
 ], ids=["pattern", "pattern_alt", "patternProperties", "propertyNames"])
 def test_catastrophic_patterns_are_bounded(schema, arguments):
-    start = time.process_time()
+    """Each match stops at PATTERN_SECONDS, so these finish (unbounded, they ran past 20 s each); how long they
+    take is measured in bench/bench_schema_guard.py, not asserted here."""
     for formats in (False, True):
         call = check(schema, arguments, formats=formats)
         assert call.status == "rejected"
         assert call.errors[0].code in ("pattern_mismatch", "unexpected_field")
-    assert time.process_time() - start < 5  # unbounded, these ran past 20 s each
 
 
 def test_a_pattern_that_times_out_says_so():
@@ -118,12 +116,11 @@ def test_format_regex_on_a_deeply_nested_pattern_is_a_rejection():
     assert call.status == "rejected" and call.errors[0].code == "pattern_mismatch"
 
 
-def test_did_you_mean_over_a_large_enum_of_long_strings_is_fast():
+def test_did_you_mean_over_a_large_enum_of_long_strings_is_a_plain_rejection():
+    """Its cost (was 32 s for 5,000 entries) is measured in bench/bench_schema_guard.py, not asserted here."""
     options = ["v" * 200 + str(i) for i in range(20_000)]
-    start = time.process_time()
     call = check({"type": "object", "properties": {"a": {"enum": options}}}, {"a": "v" * 199})
-    assert call.errors[0].code == "enum_mismatch"
-    assert time.process_time() - start < 3  # was 32 s for 5,000 entries
+    assert call.status == "rejected" and call.errors[0].code == "enum_mismatch"
 
 
 def test_a_false_property_schema_names_the_property():

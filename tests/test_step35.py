@@ -57,7 +57,7 @@ def test_reasoning_is_kept_only_after_the_last_real_query():
     assert "r1" not in text and "r2" not in text
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
 @given(content=plain_texts, reasoning=plain_texts, turn_calls=calls, seed=st.integers(0, 2**16))
 def test_round_trip(content, reasoning, turn_calls, seed):
     check_round_trip("step35", True, content, reasoning, turn_calls, seed)

@@ -10,7 +10,6 @@ are the family's own marker tokens (as the models' vocabularies have them).
 from __future__ import annotations
 
 import json
-import time
 from functools import cache
 
 import pytest
@@ -287,7 +286,6 @@ def test_marker_text_from_ordinary_tokens_keeps_scanning_linear():
     fmt = toolwire.get_format("deepseek_v4")
     text = "see <｜DSML｜tool_calls> and \n\n<｜DSML｜invoke name=\"x\"> " * 2000
     ids = vocabulary(tok).encode_plain(text)
-    start = time.thread_time()
     with counting_scans() as scanned:
         parser = fmt.stream(tokenizer=tok)
         for i in range(0, len(ids), 7):
@@ -295,4 +293,3 @@ def test_marker_text_from_ordinary_tokens_keeps_scanning_linear():
         out = parser.finish()
     assert out.content == text and out.tool_calls == []
     assert scanned[0] < 8 * len(text)
-    assert time.thread_time() - start < 10

@@ -621,7 +621,8 @@ def test_unicode_text_gets_the_tokenizers_own_ids(name, request):
 def _assert_native_ids(vocab, backend, texts, *, examples: int) -> None:
     """``vocab.encode_plain`` gives the native pipeline's ids for every text drawn from ``texts``."""
 
-    @settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @settings(max_examples=examples, deadline=None,
+              suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
     @given(texts)
     def check(text):
         assume(not any(marker in text for marker in vocab.control))  # the tokenizer would match those itself

@@ -44,7 +44,8 @@ def test_remembered_runs_give_the_tokenizers_own_ids(tok_name, request):
     segment = st.one_of(st.tuples(st.sampled_from(["template", "content"]), st.sampled_from(_PIECES)),
                         st.tuples(st.just("special"), st.sampled_from(markers)))
 
-    @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @settings(max_examples=150, deadline=None,
+              suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
     @given(st.lists(segment, max_size=24))
     def check(parts):
         segments = [Segment(kind, text, 0) for kind, text in parts]

@@ -19,7 +19,7 @@ naming both, in every family.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping
 
 from .errors import InvalidOption
@@ -258,13 +258,14 @@ Options._index()
 
 @dataclass(frozen=True)
 class Fingerprint:
-    """A known revision of a family's chat template: its name and the SHA-256 of its normalized source (line
-    endings unified, outer whitespace stripped; :func:`toolwire.workbench.detect.digest`). ``official``: the
-    model's own template (False for a port, e.g. llama.cpp's, which ``detect`` names as such)."""
+    """A known revision of a family's official chat template: its name, the SHA-256 of its normalized source (line
+    endings unified, outer whitespace stripped; :func:`toolwire.workbench.detect.fingerprint`) and the family
+    options it is rendered with (Granite 4.0: ``version="4.0"``). Ports (llama.cpp's) are not fingerprinted:
+    ``toolwire detect`` finds them by what they render and says they are ports."""
 
     revision: str
     sha256: str
-    official: bool = True
+    options: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -910,11 +910,34 @@ def load_tokenizer(path: str) -> Any:
       ``transformers`` tokenizer when transformers is installed, else a ``tokenizers.Tokenizer``;
     * a folder with a tiktoken ``tokenizer.model`` and ``special_tokens.json`` (``pattern`` and
       ``special_tokens``, as Meta's llama-models ship them): a ``tiktoken.Encoding``;
-    * a folder with ``o200k_base.tiktoken``: o200k with gpt-oss's harmony control tokens (needs
-      ``openai-harmony`` for their ids);
+    * a folder with ``o200k_base.tiktoken``: o200k with gpt-oss's harmony control tokens (``toolwire[harmony]``:
+      tiktoken, and ``openai-harmony`` for their ids);
     * ``mistral:v1`` ... ``mistral:v7``, ``mistral:v3-tekken``, or a mistral-common tokenizer file (``tekken*.json``,
       ``*.model.v*``): a mistral-common ``MistralTokenizer``.
+
+    A package the kind of tokenizer needs that is not installed is a :class:`~toolwire.errors.MissingExtra` naming
+    the extra (``toolwire[hf]``, ``[harmony]``, ``[mistral]``), raised before anything is loaded.
     """
+    try:
+        return _load_tokenizer(path)
+    except ModuleNotFoundError as exc:
+        extra = _TOKENIZER_EXTRAS.get((exc.name or "").split(".")[0])
+        if extra is None:
+            raise
+        from toolwire.errors import MissingExtra
+
+        err = MissingExtra(f"the tokenizer {path} needs the {exc.name.split('.')[0]} package: "
+                           f"pip install 'toolwire[{extra}]'")
+        err.name = exc.name.split(".")[0]
+        raise err from None
+
+
+_TOKENIZER_EXTRAS = {"tokenizers": "hf", "transformers": "hf", "tiktoken": "harmony", "tiktoken_ext": "harmony",
+                     "openai_harmony": "harmony", "mistral_common": "mistral", "sentencepiece": "mistral"}
+"""Module -> the toolwire extra that installs it, for the tokenizers :func:`load_tokenizer` reads."""
+
+
+def _load_tokenizer(path: str) -> Any:
     from pathlib import Path
 
     if path.startswith("mistral:"):
@@ -938,6 +961,8 @@ def load_tokenizer(path: str) -> Any:
             transformers = None
         if transformers is not None and not gz.exists():
             return transformers.AutoTokenizer.from_pretrained(str(folder))
+        if not gz.exists() and not (folder / "tokenizer.json").exists():  # vocab.json + merges.txt: transformers
+            raise ModuleNotFoundError("No module named 'transformers'", name="transformers")
         import tokenizers
 
         if gz.exists():
@@ -985,14 +1010,11 @@ def _load_o200k(folder: Any) -> Any:
     finally:
         public.load_tiktoken_bpe = real_loader
     specials = dict(spec["special_tokens"])
-    try:
-        os.environ.setdefault("TIKTOKEN_ENCODINGS_BASE", str(folder))
-        from openai_harmony import HarmonyEncodingName, load_harmony_encoding
+    os.environ.setdefault("TIKTOKEN_ENCODINGS_BASE", str(folder))
+    from openai_harmony import HarmonyEncodingName, load_harmony_encoding  # the harmony ids: not optional
 
-        harmony = load_harmony_encoding(HarmonyEncodingName.HARMONY_GPT_OSS)
-        specials.update({t: harmony.encode(t, allowed_special="all")[0] for t in harmony.special_tokens_set})
-    except ImportError:
-        pass
+    harmony = load_harmony_encoding(HarmonyEncodingName.HARMONY_GPT_OSS)
+    specials.update({t: harmony.encode(t, allowed_special="all")[0] for t in harmony.special_tokens_set})
     return tiktoken.Encoding("o200k_harmony", pat_str=spec["pat_str"], mergeable_ranks=ranks, special_tokens=specials)
 
 

@@ -10,13 +10,14 @@
   the format, validators and tokenizer once per process;
 * the result columns (:mod:`toolwire.batch.columns`), Arrow-friendly;
 * :func:`run_file` (:mod:`toolwire.batch.files`): a JSON-lines or Parquet file in and out, on N processes,
-  with a progress bar and a :class:`Summary`;
+  with a progress bar and a :class:`Summary`; a bad line becomes an error row, a bad file a
+  :class:`BatchFileError` with its own code, and the output appears under its name only when complete;
 * Ray Data: :func:`toolwire.integrations.ray.ray_parse` / ``ray_render``.
 """
 
 from .columns import RESULT_COLUMNS, arrow_schema, row_status
-from .files import Summary, read_chunks, run_file
+from .files import BatchFileError, Chunk, Summary, read_chunks, run_file
 from .mappers import BatchParser, BatchRenderer
 
-__all__ = ["BatchParser", "BatchRenderer", "RESULT_COLUMNS", "Summary", "arrow_schema", "read_chunks",
-           "row_status", "run_file"]
+__all__ = ["BatchFileError", "BatchParser", "BatchRenderer", "Chunk", "RESULT_COLUMNS", "Summary", "arrow_schema",
+           "read_chunks", "row_status", "run_file"]

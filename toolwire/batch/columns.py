@@ -8,7 +8,9 @@ Columns (all nullable only where said):
   argument shapes differ from call to call and Arrow needs one type per column;
 * ``num_tool_calls``: int;
 * ``status``: the row's outcome, the first that applies of ``error`` (the row could not be parsed),
-  ``truncated``, ``rejected``, ``repaired`` (some call), ``called`` (every call clean), ``no_call``;
+  ``truncated`` (the output ended inside a call or a reasoning block: a validated call the output cut off is
+  ``rejected`` with the error code ``truncated``, and the row is ``truncated`` all the same, with or without
+  tools), ``rejected``, ``repaired`` (some call), ``called`` (every call clean), ``no_call``;
 * ``finish_reason``: ``tool_calls`` / ``stop`` / ``length``, as the OpenAI adapter says;
 * ``diagnostics``: a list of structs ``{code, severity, message, raw, call_index}``, the output's and every
   call's, in order (``raw`` and ``call_index`` nullable);
@@ -24,17 +26,18 @@ from toolwire.output import ParsedOutput
 RESULT_COLUMNS = ("content", "reasoning", "tool_calls", "num_tool_calls", "status", "finish_reason",
                   "diagnostics", "error")
 
-_STATUS_ORDER = ("truncated", "rejected", "repaired")
+_STATUS_ORDER = ("rejected", "repaired")
 
 
 def row_status(output: ParsedOutput) -> str:
-    """The row's outcome word (see the module doc)."""
+    """The row's outcome word (see the module doc): the same word whether or not the calls were validated."""
     statuses = {c.status for c in output.tool_calls}
+    if output.truncated or "truncated" in statuses or any(
+            e.code == "truncated" for c in output.tool_calls for e in c.errors):
+        return "truncated"
     for status in _STATUS_ORDER:
         if status in statuses:
             return status
-    if output.truncated:
-        return "truncated"
     return "called" if statuses else "no_call"
 
 

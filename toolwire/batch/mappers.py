@@ -76,6 +76,15 @@ class _Mapper:
     def result_schema(self):  # pragma: no cover
         raise NotImplementedError
 
+    @property
+    def input_field(self) -> str:
+        """The column every row must have (the file runner names the rows that lack it)."""
+        raise NotImplementedError  # pragma: no cover
+
+    def error_result(self, error: str) -> dict[str, Any]:
+        """The result columns of a row that could not be handled, ``error`` saying why."""
+        return {name: None for name in self.result_columns()} | {"error": error}
+
 
 def _rebuild(cls, config):
     return cls(**config)
@@ -109,12 +118,25 @@ class BatchParser(_Mapper):
         self.thinking, self.tokenizer, self.tool_choice = bool(thinking), tokenizer, tool_choice
         self.limits = limits if limits is None or isinstance(limits, dict) else vars(_limits(limits)).copy()
         self.options = dict(options or {})
+        if self.tools is not None:  # validation needs jsonschema (toolwire[schema]): say so before any row
+            from toolwire.dispatch.validation import _jsonschema
+
+            _jsonschema()
+        if tokenizer is not None:
+            _tokenizer(tokenizer)  # a missing extra or folder fails here; forked workers reuse this load
 
     def result_columns(self) -> Sequence[str]:
         return RESULT_COLUMNS
 
     def result_schema(self):
         return arrow_schema()
+
+    @property
+    def input_field(self) -> str:
+        return self.ids_field or self.field
+
+    def error_result(self, error: str) -> dict[str, Any]:
+        return error_row(error)
 
     def map_rows(self, columns: dict[str, list], n: int) -> list[dict[str, Any]]:
         source = self.ids_field or self.field
@@ -126,6 +148,8 @@ class BatchParser(_Mapper):
 
     def parse_one(self, value: Any, thinking: Any = None) -> dict[str, Any]:
         """The result columns of one output (text, or a list of token ids with ``ids_field``)."""
+        if value is None:
+            return error_row(_not_text(self.input_field, None))
         try:
             fmt = get_format(self.format)
             options = dict(self.options)
@@ -138,10 +162,11 @@ class BatchParser(_Mapper):
                 output = parser.finish()
             else:
                 if not isinstance(value, str):
-                    raise TypeError(f"the {self.field!r} value is {type(value).__name__}, not text")
+                    return error_row(_not_text(self.field, value))
                 output = fmt.parse(value, self.tools, thinking=opened, **options)
             if self.tools is not None:
-                output = output.validate(self.tools, tool_choice=self.tool_choice)
+                checks = {"limits": options["limits"]} if "limits" in options else {}
+                output = output.validate(self.tools, tool_choice=self.tool_choice, **checks)
             return result_row(output)
         except Exception as exc:  # noqa: BLE001 - one bad row never stops the batch; its reason is kept
             return error_row(describe(exc))
@@ -167,6 +192,8 @@ class BatchRenderer(_Mapper):
                                 field="tokenizer")
         self.format, self.tools, self.messages_field = format, _plain_tools(tools), messages_field
         self.tools_field, self.tokenizer, self.options = tools_field, tokenizer, dict(options or {})
+        if tokenizer is not None:
+            _tokenizer(tokenizer)  # a missing extra or folder fails here; forked workers reuse this load
 
     def result_columns(self) -> Sequence[str]:
         return self._columns
@@ -177,6 +204,10 @@ class BatchRenderer(_Mapper):
         return pa.schema([("prompt", pa.string()), ("opens_reasoning", pa.bool_()),
                           ("token_ids", pa.list_(pa.int64())), ("error", pa.string())])
 
+    @property
+    def input_field(self) -> str:
+        return self.messages_field
+
     def map_rows(self, columns: dict[str, list], n: int) -> list[dict[str, Any]]:
         if self.messages_field not in columns:
             raise InvalidOption(f"the batch has no column {self.messages_field!r} (columns: {sorted(columns)})",
@@ -186,6 +217,8 @@ class BatchRenderer(_Mapper):
 
     def render_one(self, messages: Any, tools: Any = None) -> dict[str, Any]:
         """The result columns of one conversation."""
+        if messages is None:
+            return self.error_result(_not_text(self.messages_field, None).replace(", not text", ""))
         try:
             prompt = get_format(self.format).render(_json_value(messages), _json_value(tools), **self.options)
             ids = prompt.token_ids(_tokenizer(self.tokenizer)) if self.tokenizer else None
@@ -221,6 +254,13 @@ def _as_kind(kind: str, columns: dict[str, list], mapper: _Mapper, original: Any
     import pandas as pd
 
     return pd.DataFrame(columns)
+
+
+def _not_text(field: str, value: Any) -> str:
+    """The error of a row whose text column holds no text: a null is named as missing, not as a type."""
+    if value is None:
+        return f"missing_field: the {field!r} value is missing (null)"
+    return f"not_text: the {field!r} value is {type(value).__name__}, not text"
 
 
 def _ids(value: Any) -> list[int]:

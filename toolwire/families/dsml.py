@@ -1,13 +1,14 @@
 """DeepSeek V3.2, V4 and V4.1: DSML tool calls (``<｜DSML｜invoke name="...">``), one grammar with versions as data.
 
 The references are DeepSeek's own Python encoders (``thinking_mode="thinking"`` is toolwire's ``thinking=True``), so
-no option mirrors a chat-template keyword; the llama.cpp port of the V4 template is recognised, as a port."""
+no option mirrors a chat-template keyword and no template is fingerprinted (``toolwire detect`` finds llama.cpp's
+ports by what they render)."""
 
 from __future__ import annotations
 
 from toolwire.context_policy.policies import FamilyPolicy
 from toolwire.context_policy.rules import DEEPSEEK_PASSBACK, DSV4_NOTE, dsml_v4, dsml_v32, dsml_v41
-from toolwire.family import Family, Fingerprint, Option, Options
+from toolwire.family import Family, Option, Options
 from toolwire.markers import Marker, MarkerTable
 
 
@@ -59,9 +60,7 @@ DEEPSEEK_V4 = Family(
     grammar="dsml",
     policy=FamilyPolicy(dsml_v4, passback=DEEPSEEK_PASSBACK, user_text_note=DSV4_NOTE,
                         description="keeps everything when tools are declared; otherwise drops before the last user "
-                                    "message (tool results count as user turns)"),
-    fingerprints=(Fingerprint("DeepSeek-V4 (llama.cpp port)",
-                              "f8b442fab67e75b3aa468334b5cdda671003b852ffd71f23cb23377d31d9c7be", official=False),))
+                                    "message (tool results count as user turns)")))
 
 DEEPSEEK_V41 = Family(
     name="deepseek_v41", module="dsml", reference="DeepSeek-V4.1 encoding encode_messages (golden vectors)",

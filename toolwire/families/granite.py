@@ -39,6 +39,8 @@ GRANITE4 = Family(
     markers=MARKERS, stop=(Marker.END,), reasoning=None, options=GraniteOptions, grammar="hermes_json",
     # the template reads only content and tool_calls of an assistant message
     policy=FamilyPolicy(never_rendered, description="never renders earlier reasoning"),
-    fingerprints=(Fingerprint("Granite-4.1", "fed2756d2d24e127b951dcf139d0b03ab7db8ef23a456128ebc9c2db4901d476"),))
+    fingerprints=(Fingerprint("Granite-4.1", "fed2756d2d24e127b951dcf139d0b03ab7db8ef23a456128ebc9c2db4901d476"),
+                  Fingerprint("Granite-4.0", "9524df67b77a7b25a2dfee898f75b316a157eb9d855b51e32aeac79d7c8a83ce",
+                              options={"version": "4.0"})))
 
 FAMILIES = (GRANITE4,)

@@ -18,12 +18,12 @@ from toolwire.errors import ToolwireError
 from toolwire.registry import formats, get_format
 
 from . import data_cli
-from .inputs import BadInput, missing_extra, read_json, read_text, request_parts, tools_value
+from .inputs import BadInput, limits_value, missing_extra, read_json, read_text, request_parts, require, tools_value
 
 DESCRIPTION = ("Render requests into exact prompts, parse model output, plan reasoning, and check a native "
                "renderer against a model's chat template.")
-EPILOG = ("Exit codes: 0 success; 1 fidelity found a difference; 2 bad input (message on stderr: "
-          "'toolwire: error [code]: ...'); 3 internal error.")
+EPILOG = ("Exit codes: 0 success; 1 fidelity found a difference, detect found no format, prefix found no "
+          "extension; 2 bad input (message on stderr: 'toolwire: error [code]: ...'); 3 internal error.")
 
 SHARED_HELP = {  # options of commands configured outside this module, which give no help text of their own
     "format": "the toolwire format name (see 'toolwire formats')",
@@ -39,6 +39,16 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         raise BadInput("usage", f"{message} (see '{self.prog} --help')")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {text}")
+    return value
 
 
 def _non_negative(text: str) -> float:
@@ -117,10 +127,14 @@ def _cmd_parse(args: argparse.Namespace) -> int:
     tools = tools_value(read_json(args.tools, "tools"), args.tools) if args.tools else None
     if args.validate and tools is None:
         raise BadInput("usage", "--validate needs --tools (the definitions to validate against)")
-    out = fmt.parse(read_text(args.output, "model output"), tools, thinking=args.thinking)
+    if args.validate:
+        require("jsonschema", "--validate")
+    limits = limits_value(args)
+    extra = {"limits": limits} if limits is not None else {}
+    out = fmt.parse(read_text(args.output, "model output"), tools, thinking=args.thinking, **extra)
     if args.validate:
         try:
-            out = out.validate(tools)
+            out = out.validate(tools, **extra)
         except ImportError as exc:
             raise missing_extra(exc, "--validate") from None
     print(json.dumps(out.model_dump(), ensure_ascii=False, indent=2))
@@ -181,7 +195,7 @@ def _cmd_detect(args: argparse.Namespace) -> int:
         print(json.dumps(result.as_json(), ensure_ascii=False, indent=2))
     else:
         print(result.describe())
-    return 0
+    return 0 if result.format else 1
 
 
 # ---------------------------------------------------------------- the parser
@@ -222,6 +236,10 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--validate", action="store_true",
                    help="check the calls against the --tools schemas (needs toolwire[schema])")
     q.add_argument("output", nargs="?", help="text file with the raw model output ('-' reads stdin)")
+    for flag, default in (("--max-calls", "128"), ("--max-argument-bytes", "1048576"), ("--max-depth", "64")):
+        q.add_argument(flag, type=_positive_int, metavar="N",
+                       help=f"toolwire.Limits: {flag[6:].replace('-', ' ')} per output/call before a call is rejected "
+                            f"as too_large (default {default}); also with --batch")
     data_cli.configure_batch(q, parse=True)
     q.set_defaults(func=_cmd_parse)
 
@@ -247,7 +265,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     dt = sub.add_parser("detect", help="name the toolwire format of a chat template",
                         description="Name the toolwire format whose official chat template this is: by fingerprint "
-                                    "of the known revisions, else by probing the template's tool-call markup.")
+                                    "of the known revisions, else by the tool-call markup the template holds or "
+                                    "renders. Exit 0 when a format fits, 1 when none does, 2 on bad input (a "
+                                    "missing or empty file, a Jinja syntax error).")
     dt.add_argument("path", help="a .jinja template, a tokenizer_config.json, or a model folder holding either")
     dt.add_argument("--json", action="store_true", help="print the verdict and the evidence as JSON")
     dt.set_defaults(func=_cmd_detect)
@@ -308,8 +328,25 @@ def _error(code: str, message: str) -> None:
     print(f"toolwire: error [{code}]: {message}", file=sys.stderr)
 
 
+class _NoTorchAdvice:
+    """Drops transformers' import-time advice that PyTorch is missing: toolwire loads tokenizers only, so on every
+    ``--tokenizer`` command the line was noise (a logging filter on the ``transformers`` logger, CLI only)."""
+
+    def filter(self, record) -> bool:
+        return not str(record.msg).startswith("PyTorch was not found")
+
+
+def _quiet_transformers() -> None:
+    import logging
+
+    log = logging.getLogger("transformers")
+    if not any(isinstance(f, _NoTorchAdvice) for f in log.filters):
+        log.addFilter(_NoTorchAdvice())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (0 ok, 1 fidelity difference, 2 bad input, 3 internal)."""
+    _quiet_transformers()
     try:
         args = build_parser().parse_args(argv)
         return int(args.func(args) or 0)

@@ -15,14 +15,16 @@ from typing import Any
 
 from toolwire.registry import get_format
 
-from .inputs import BadInput, read_json, request_parts, tools_value
+from .inputs import BadInput, limits_value, read_json, request_parts, require, tools_value
 
 
 def configure_batch(parser: argparse.ArgumentParser, *, parse: bool) -> None:
     """``--batch IN --out OUT [--workers N] [--field F]`` on ``parse`` or ``render``."""
     parser.add_argument("--batch", metavar="IN", help="a JSON-lines or Parquet file of rows to " + (
         "parse" if parse else "render") + " (one row per output; '-' reads JSON lines from stdin)")
-    parser.add_argument("--out", metavar="OUT", help="with --batch: where the rows go (.jsonl or .parquet; '-' is stdout)")
+    parser.add_argument("--out", metavar="OUT", help="with --batch: where the rows go (.jsonl / .ndjson or .parquet; "
+                                                     "'-' is stdout); written under a temporary name and renamed "
+                                                     "when complete")
     parser.add_argument("--workers", type=int, default=1, help="with --batch: worker processes (default 1)")
     parser.add_argument("--field", default="model_output" if parse else "messages",
                         help="with --batch: the column holding the " + (
@@ -42,10 +44,16 @@ def run_parse_batch(args: argparse.Namespace) -> int:
 
     source, out = _batch_paths(args)
     tools = tools_value(read_json(args.tools, "tools"), args.tools) if args.tools else None
-    parser = BatchParser(args.format, tools=tools, field=args.field, thinking=args.thinking)
+    parser = BatchParser(args.format, tools=tools, field=args.field, thinking=args.thinking, limits=limits_value(args))
     summary = run_file(parser, source, out, workers=args.workers, progress=args.progress or None)
-    print(f"toolwire parse: {summary.text()}", file=sys.stderr)
+    _print_summary("parse", summary)
     return 0
+
+
+def _print_summary(command: str, summary: Any) -> None:
+    print(f"toolwire {command}: {summary.text()}", file=sys.stderr)
+    for note in summary.notes:
+        print(f"toolwire {command}: note: {note}", file=sys.stderr)
 
 
 def run_render_batch(args: argparse.Namespace, options: dict) -> int:
@@ -54,7 +62,7 @@ def run_render_batch(args: argparse.Namespace, options: dict) -> int:
     source, out = _batch_paths(args)
     renderer = BatchRenderer(args.format, messages_field=args.field, tokenizer=args.tokenizer, options=options)
     summary = run_file(renderer, source, out, workers=args.workers, progress=args.progress or None)
-    print(f"toolwire render: {summary.text()}", file=sys.stderr)
+    _print_summary("render", summary)
     return 0
 
 
@@ -129,6 +137,8 @@ def run_eval(args: argparse.Namespace, load_tokenizer: Any) -> int:
     from toolwire.eval.report import html_report, text_table
 
     fmt = get_format(args.format)
+    if getattr(args, "html", None):
+        require("matplotlib", "--html")  # before scoring, not after it
     items = _items(args)
     options = {"thinking": True} if args.thinking else {}
     if args.eval_command == "prompts":

@@ -140,6 +140,8 @@ class Report:
     tokenizer: str | None
     date: str
     results: list[ScenarioResult]
+    options: dict = field(default_factory=dict)      # family options every scenario was rendered with
+    selection: dict | None = None  # without --format: {"candidates": {format: matching scenarios}, "why": text}
 
     @property
     def ok(self) -> bool:
@@ -234,9 +236,10 @@ class Comparer:
     """Renders scenarios natively and through the template, and compares them."""
 
     def __init__(self, format_name: str, template: Any, *, tokenizer: Any = None, on_date: str | None = None,
-                 arguments: str = "auto"):
+                 arguments: str = "auto", options: dict | None = None):
         from toolwire.templates.jinja import template_variables
 
+        self.options = dict(options or {})  # family options for every scenario (Granite's version="4.0"...)
         self.fmt = get_format(format_name)
         self.template = template
         self.variables = template_variables(template.source)
@@ -272,8 +275,15 @@ class Comparer:
     def render_template(self, sc: Scenario) -> str:
         return self._template_call(sc, sc.messages, sc.tools)
 
+    def _with_options(self, sc: Scenario) -> Scenario:
+        if not self.options:
+            return sc
+        return Scenario(sc.id, sc.messages, sc.tools, {**sc.options, **self.options}, sc.description, sc.tags,
+                        sc.source)
+
     # -- the checks
     def compare(self, sc: Scenario) -> ScenarioResult:
+        sc = self._with_options(sc)
         res = ScenarioResult(sc)
         native_na = None
         try:
@@ -316,7 +326,7 @@ class Comparer:
         extra: dict[str, None] = {}
         for sc in scenarios:
             try:
-                prompt = self.render_native(sc)
+                prompt = self.render_native(self._with_options(sc))
             except ToolwireError:
                 continue
             for seg in prompt.segments:
@@ -409,7 +419,7 @@ class Comparer:
             problems, notes, got, wanted = self._read_back(output, sc.tools, thinking, want)
             if not problems:
                 res.read_back, res.wanted = got, wanted
-                return Check("match", "; ".join([f"{len(want[2])} call(s)"] + notes))
+                return Check("match", "; ".join([f"{len(want[2])} call" + ("" if len(want[2]) == 1 else "s")] + notes))
             first_problem = first_problem or (output, problems, got, wanted)
         output, problems, res.read_back, res.wanted = first_problem
         return Check("differ", f"output {_quote(output)} parses back differently: " + "; ".join(problems))
@@ -491,6 +501,9 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
                    help="how the template receives tool-call arguments (auto: as the golden vectors do)")
     p.add_argument("--bos-token", help="bos_token for the template (default: tokenizer config, else the format's)")
     p.add_argument("--eos-token", help="eos_token for the template (default: tokenizer config, else the format's)")
+    p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                   help="a family option for every scenario, e.g. version=4.0 (Granite 4.0); repeatable. VALUE is "
+                        "text, or true / false / null, a whole number, or JSON ({...}, [...], \"...\")")
     p.add_argument("--progress", action="store_true", help="show a progress bar even when stderr is not a TTY")
     p.add_argument("--details", type=int, default=10, help="how many first differences to print (default 10)")
 
@@ -528,71 +541,141 @@ def _scenarios(args: argparse.Namespace) -> list[Scenario]:
     return scenarios
 
 
-def _compile(source: str, path: str, **kwargs: Any) -> Any:
-    import jinja2
+def parse_options(items: Iterable[str]) -> dict[str, Any]:
+    """``--option KEY=VALUE`` items as a dict: VALUE is text, except ``true``/``false``/``null``, a whole number,
+    or JSON starting with ``{``, ``[`` or ``"`` (``version=4.0`` stays the text ``"4.0"``)."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        if not sep or not key.strip():
+            raise BadInput("usage", f"--option {item}: expected KEY=VALUE (e.g. version=4.0)")
+        value: Any = text
+        if text in ("true", "false", "null") or text.startswith(("{", "[", '"')) or re.fullmatch(r"-?\d+", text):
+            try:
+                value = json.loads(text)
+            except ValueError:
+                raise BadInput("usage", f"--option {item}: {text!r} is not valid JSON") from None
+        out[key.strip()] = value
+    return out
 
-    from toolwire.templates.jinja import ChatTemplate
+
+@dataclass
+class _Run:
+    """One candidate format compared with the template."""
+
+    fmt: Any
+    comparer: Comparer
+    results: list[ScenarioResult]
+
+    @property
+    def matching(self) -> int:
+        return sum(r.matches for r in self.results)
+
+    def rank(self) -> tuple:
+        bytes_ok = sum(r.bytes.status in ("match", "diverge") for r in self.results)
+        trips = sum(r.round_trip.status in ("match", "diverge") for r in self.results)
+        return (self.matching, bytes_ok, trips)
+
+
+def _candidates(args: argparse.Namespace, source: str, template_name: str) -> tuple[list[str], dict, str | None]:
+    """The formats to compare (``--format``, else every format whose markup the template shares), the family
+    options of a fingerprinted revision, and how they were found (None with ``--format``)."""
+    if args.format:
+        get_format(args.format)
+        return [args.format], {}, None
+    from .detect import detect_source
+
+    found = detect_source(source, template_name)
+    if found.format is None:
+        raise BadInput("format_not_detected", f"{found.describe()}; give --format")
+    return list(found.candidates), dict(found.options), found.how
+
+
+def _load(args: argparse.Namespace) -> Any:
+    if not args.tokenizer:
+        return None
+    from toolwire.tokenize import load_tokenizer
 
     try:
-        return ChatTemplate(source, **kwargs)
-    except jinja2.TemplateSyntaxError as exc:
-        raise BadInput("template_syntax", f"template {path}, line {exc.lineno}: {exc.message}") from None
+        return load_tokenizer(args.tokenizer)
+    except ImportError as exc:
+        raise missing_extra(exc, "--tokenizer") from None
+    except OSError as exc:
+        raise BadInput("unreadable", f"tokenizer {args.tokenizer}: {exc.strerror or exc}") from None
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``toolwire fidelity``; returns the exit code (0 when nothing differs, 1 on a difference). Bad input
-    raises :class:`~toolwire.workbench.inputs.BadInput` (the command line prints it and exits 2)."""
+    raises :class:`~toolwire.workbench.inputs.BadInput` (the command line prints it and exits 2).
+
+    Without ``--format``, every format whose markup the template shares (``toolwire detect``'s candidates) is
+    compared, and the report is the one with the most matching scenarios; stderr says which was chosen and why."""
     from . import fidelity_report as report_out
-    from .detect import load_template_source
+    from .detect import compile_template, load_template_source
 
     source, template_name = load_template_source(args.template)
-    if args.format:
-        fmt = get_format(args.format)
-    else:
-        from .detect import detect_source
-
-        found = detect_source(source, template_name)
-        if found.format is None:
-            raise BadInput("format_not_detected", f"{found.describe()}; give --format")
-        fmt = get_format(found.format)
-        print(f"toolwire fidelity: {template_name} detected as {fmt.name} ({found.how})", file=sys.stderr)
+    compile_template(source, args.template)  # an empty file or a syntax error, before anything else
     if args.date is not None and not re.match(r"^\d{4}-\d{2}-\d{2}$", args.date):
         raise BadInput("usage", f"--date {args.date}: expected YYYY-MM-DD")
-    scenarios = _scenarios(args)
-    tokenizer = None
-    if args.tokenizer:
-        from toolwire.tokenize import load_tokenizer
-
-        try:
-            tokenizer = load_tokenizer(args.tokenizer)
-        except ImportError as exc:
-            raise missing_extra(exc, "--tokenizer") from None
-        except OSError as exc:
-            raise BadInput("unreadable", f"tokenizer {args.tokenizer}: {exc.strerror or exc}") from None
-    on_date = args.date or date.today().isoformat()
-    template = _compile(source, args.template, special_tokens=_template_tokens(args, fmt), now=on_date)
-    comparer = Comparer(fmt.name, template, tokenizer=tokenizer, on_date=on_date, arguments=args.arguments)
-    problems = comparer.tokenizer_problems(scenarios)
-    if problems:
-        raise BadInput("tokenizer_mismatch", f"tokenizer {args.tokenizer} does not fit {fmt.name}: "
-                                             + "; ".join(problems) + " (use the model's own tokenizer, or none)")
     if args.html:
         try:
             import lxml  # noqa: F401 - checked before the run, not after it
         except ImportError as exc:
             raise missing_extra(exc, "--html") from None
-    bar = report_out.ProgressBar(sys.stderr, force=args.progress)
-    results = run_comparison(comparer, scenarios, progress=bar.update)
-    bar.close()
-    rep = Report(fmt.name, template_name, args.tokenizer, on_date, results)
+    names, revision_options, how = _candidates(args, source, template_name)
+    options = {**revision_options, **parse_options(args.option)}
+    scenarios = _scenarios(args)
+    tokenizer = _load(args)
+    on_date = args.date or date.today().isoformat()
+    runs: list[_Run] = []
+    unfit: dict[str, list[str]] = {}
+    for name in names:
+        fmt = get_format(name)
+        template = compile_template(source, args.template, special_tokens=_template_tokens(args, fmt), now=on_date)
+        comparer = Comparer(fmt.name, template, tokenizer=tokenizer, on_date=on_date, arguments=args.arguments,
+                            options=options)
+        problems = comparer.tokenizer_problems(scenarios)
+        if problems:
+            unfit[name] = problems
+            continue
+        bar = report_out.ProgressBar(sys.stderr, force=args.progress)
+        runs.append(_Run(fmt, comparer, run_comparison(comparer, scenarios, progress=bar.update)))
+        bar.close()
+    if not runs:
+        raise BadInput("tokenizer_mismatch", f"tokenizer {args.tokenizer} does not fit "
+                       + "; ".join(f"{name}: {'; '.join(p)}" for name, p in unfit.items())
+                       + " (use the model's own tokenizer, or none)")
+    best = max(runs, key=lambda r: r.rank())  # max keeps the first of equals: detect's order
+    selection = None
+    if how is not None:
+        selection = _selection(best, runs, unfit, len(scenarios), how, options)
+        print(f"toolwire fidelity: {template_name} {selection['why']}", file=sys.stderr)
+    rep = Report(best.fmt.name, template_name, args.tokenizer, on_date, best.results, options, selection)
     text = report_out.summary(rep, details=args.details)
     (sys.stderr if args.json_out == "-" else sys.stdout).write(text)
     if args.html:
-        report_out.write_html(rep, args.html, vocab=comparer.vocab, tokenizer=tokenizer)
+        report_out.write_html(rep, args.html, vocab=best.comparer.vocab, tokenizer=tokenizer)
     if args.json_out:
         write_output(args.json_out, json.dumps(report_out.as_json(rep), ensure_ascii=False, indent=1) + "\n")
     return 0 if rep.ok else 1
 
 
-__all__ = ["configure_parser", "run", "Comparer", "Scenario", "ScenarioResult", "Report", "Check", "load_scenarios",
-           "builtin_corpus_path", "run_comparison", "describe_difference", "first_difference"]
+def _selection(best: _Run, runs: list[_Run], unfit: dict[str, list[str]], total: int, how: str,
+               options: dict) -> dict:
+    """Which candidate was chosen and why (one sentence for stderr; also in ``--json``)."""
+    name = best.fmt.name + "".join(f" with {k}={v!r}" for k, v in options.items())
+    if len(runs) == 1 and not unfit:
+        why = f"detected as {name} ({how})"
+    else:
+        by = "its markup" if how == "markup" else "what it renders"
+        others = ", ".join(f"{r.fmt.name} {r.matching}" for r in sorted(runs, key=lambda r: r.rank(), reverse=True)
+                           if r is not best)
+        why = (f"fits {len(runs) + len(unfit)} formats by {by}; compared each and chose {name}: "
+               f"{best.matching} of {total} scenarios match" + (f" (the others: {others})" if others else ""))
+        if unfit:
+            why += f"; not compared, the tokenizer does not fit: {', '.join(unfit)}"
+    return {"candidates": {r.fmt.name: r.matching for r in runs}, "chosen": best.fmt.name, "why": why}
+
+
+__all__ = ["configure_parser", "run", "parse_options", "Comparer", "Scenario", "ScenarioResult", "Report", "Check",
+           "load_scenarios", "builtin_corpus_path", "run_comparison", "describe_difference", "first_difference"]

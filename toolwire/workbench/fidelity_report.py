@@ -55,11 +55,20 @@ def _tally(rep: Report, name: str, word: str) -> str:
     return f"{name.replace('_', ' ')} {c['match']}/{checked} {word}" + (f" ({', '.join(notes)})" if notes else "")
 
 
+def _plural(n: int, word: str) -> str:
+    return word if n == 1 else word + "s"
+
+
+def _count(n: int, word: str) -> str:
+    """``1 scenario``, ``2 scenarios``."""
+    return f"{n} {_plural(n, word)}"
+
+
 def summary(rep: Report, *, details: int = 10) -> str:
     """The terminal summary: one row per scenario, totals, then the first differences in context."""
     width = max([len(r.scenario.id) for r in rep.results] + [8])
     lines = [f"toolwire fidelity: {rep.format} vs {rep.template}"
-             f" ({len(rep.results)} scenarios, tokenizer: {rep.tokenizer or 'none'}, date {rep.date})", "",
+             f" ({_count(len(rep.results), 'scenario')}, tokenizer: {rep.tokenizer or 'none'}, date {rep.date})", "",
              f"  {'scenario':<{width}}  bytes  tokens  round trip"]
     for r in rep.results:
         b, t, rt = (_MARK[c.status] for c in r.checks)
@@ -76,7 +85,8 @@ def summary(rep: Report, *, details: int = 10) -> str:
                 if check.status == "differ":
                     lines.append(f"- {r.scenario.id} [{name}]: " + check.detail.replace("\n", "\n    "))
         if len(bad) > details:
-            lines.append(f"... and {len(bad) - details} more scenario(s); see --html or --json")
+            more = len(bad) - details
+            lines.append(f"... and {more} more {_plural(more, 'scenario')}; see --html or --json")
     skipped = [r for r in rep.results if r.bytes.status == "skip"]
     if skipped:
         lines += ["", "not applicable: " + ", ".join(r.scenario.id for r in skipped)]
@@ -86,7 +96,7 @@ def summary(rep: Report, *, details: int = 10) -> str:
         for name, ids in divergences.items():
             lines.append(f"- {name}: {', '.join(ids)}")
     if not rep.ok:
-        verdict = f"DIFFERENT in {len(bad)} scenario(s): {', '.join(rep.differing())}"
+        verdict = f"DIFFERENT in {_count(len(bad), 'scenario')}: {', '.join(rep.differing())}"
     elif divergences:
         verdict = f"MATCH WITH DOCUMENTED DIVERGENCES: {', '.join(divergences)}"
     else:
@@ -99,7 +109,7 @@ def as_json(rep: Report) -> dict:
     """The results as plain JSON data."""
     return {
         "format": rep.format, "template": rep.template, "tokenizer": rep.tokenizer, "date": rep.date, "ok": rep.ok,
-        "divergences": rep.divergences(),
+        "options": rep.options, "selection": rep.selection, "divergences": rep.divergences(),
         "scenarios": [{
             "id": r.scenario.id, "source": r.scenario.source, "matches": r.matches, "divergences": r.divergences,
             "bytes": vars(r.bytes), "tokens": vars(r.tokens), "round_trip": vars(r.round_trip),
@@ -288,7 +298,7 @@ def write_html(rep: Report, path: str | Path, *, vocab: Any = None, tokenizer: A
         row.set("class", "same" if r.matches and not r.divergences else "differs")
         rows.append(row)
     bad = len(rep.differing())
-    verdict = "all scenarios match" if rep.ok else f"{bad} scenario(s) differ"
+    verdict = "all scenarios match" if rep.ok else f"{_count(bad, 'scenario')} {'differs' if bad == 1 else 'differ'}"
     if rep.divergences():
         verdict += "; documented divergences: " + ", ".join(rep.divergences())
     toggle = E.INPUT(type="checkbox", id="only-differing")
@@ -326,7 +336,7 @@ def write_html(rep: Report, path: str | Path, *, vocab: Any = None, tokenizer: A
             section.append(side)
         main.append(section)
     body = E.BODY(E.H1(f"toolwire fidelity: {rep.format} vs {rep.template}"),
-                  E.P(f"{len(rep.results)} scenarios; tokenizer: {rep.tokenizer or 'none'}; date {rep.date}; "
+                  E.P(f"{_count(len(rep.results), 'scenario')}; tokenizer: {rep.tokenizer or 'none'}; date {rep.date}; "
                       f"{verdict}."),
                   _legend(E), toggle, filter_line, summary_table, main)
     doc = E.HTML(E.HEAD(E.META(charset="utf-8"), E.TITLE(f"fidelity {rep.format}"), E.STYLE(_CSS)), body)

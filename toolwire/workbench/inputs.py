@@ -14,7 +14,8 @@ from typing import Any
 from toolwire.errors import ToolwireError
 
 EXTRAS = {"transformers": "hf", "tokenizers": "hf", "jsonschema": "schema", "tiktoken": "harmony",
-          "openai_harmony": "harmony", "lxml": "report", "mistral_common": "mistral", "sentencepiece": "mistral"}
+          "openai_harmony": "harmony", "lxml": "report", "mistral_common": "mistral", "sentencepiece": "mistral",
+          "matplotlib": "eval", "pyarrow": "batch", "ray": "ray"}
 """Top-level module -> the toolwire extra that installs it (``pip install toolwire[EXTRA]``)."""
 
 
@@ -34,10 +35,37 @@ def missing_extra(exc: ImportError, feature: str) -> BadInput:
     return BadInput("missing_extra", f"{feature} needs the {module} package: {hint}")
 
 
+def limits_value(args: Any) -> Any:
+    """``toolwire.Limits`` from ``--max-calls`` / ``--max-argument-bytes`` / ``--max-depth`` (None: the defaults)."""
+    from toolwire.limits import Limits
+
+    given = {name: getattr(args, name) for name in ("max_calls", "max_argument_bytes", "max_depth")
+             if getattr(args, name, None) is not None}
+    return Limits(**given) if given else None
+
+
+def require(module: str, feature: str) -> None:
+    """Refuse ``feature`` before any work when ``module`` (an optional dependency) is not installed."""
+    import importlib.util
+
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise missing_extra(ModuleNotFoundError(f"No module named {module!r}", name=module), feature)
+
+
 def read_text(path: str, what: str = "file") -> str:
-    """The text of ``path`` (``-`` reads stdin)."""
+    """The text of ``path`` (``-`` reads stdin); bytes that are not UTF-8 are refused the same way from both."""
     if path == "-":
-        return sys.stdin.read()
+        data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read()
+        if isinstance(data, str):
+            return data
+        try:
+            return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")  # as a file reads
+        except UnicodeDecodeError as exc:
+            raise BadInput("not_utf8", f"{what} on stdin: not UTF-8 text (byte {exc.start})") from None
     try:
         return Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -109,5 +137,5 @@ def _kind(value: Any) -> str:
             int: "a number", float: "a number"}.get(type(value), type(value).__name__)
 
 
-__all__ = ["BadInput", "missing_extra", "read_text", "read_json", "request_parts", "tools_value", "write_output",
-           "EXTRAS"]
+__all__ = ["BadInput", "limits_value", "missing_extra", "require", "read_text", "read_json", "request_parts",
+           "tools_value", "write_output", "EXTRAS"]
