@@ -253,8 +253,8 @@ def test_first_difference_is_shown_in_context(tmp_path, capsys):
     assert code == 1
     lines = out.splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("- single_call_result [bytes]: first difference"))
-    native = toolwire.get_format("qwen35").render(*next((s.messages, s.tools) for s in SCENARIOS
-                                                        if s.id == "single_call_result")).text
+    scenario = next(s for s in SCENARIOS if s.id == "single_call_result")
+    native = toolwire.get_format("qwen35").render(scenario.messages, scenario.tools, **scenario.options).text
     index = native.index("<tool_response>\n") + len("<tool_response>\n")
     assert lines[at].endswith(f"first difference at char {index} (line {native.count(chr(10), 0, index) + 1}, "
                               f"column 1); lengths {len(native)} vs {len(native) + 1}")

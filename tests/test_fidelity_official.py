@@ -178,6 +178,6 @@ def test_join_content_parts_is_the_explicit_way_to_join():
         toolwire.get_format("qwen3").render(messages)
     assert refused.value.message_index == 0 and refused.value.field == "content"
     joined = toolwire.get_format("qwen3").render(messages, join_content_parts=True).text
-    assert joined == "<|im_start|>user\nPart one.\n\nPart two.<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n"
+    assert joined == "<|im_start|>user\nPart one.\n\nPart two.<|im_end|>\n<|im_start|>assistant\n"  # thinking on
     # formats whose template renders list content keep rendering it without the option
     assert "Part one." in toolwire.get_format("qwen35").render(messages).text

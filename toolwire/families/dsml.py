@@ -60,7 +60,7 @@ DEEPSEEK_V4 = Family(
     grammar="dsml",
     policy=FamilyPolicy(dsml_v4, passback=DEEPSEEK_PASSBACK, user_text_note=DSV4_NOTE,
                         description="keeps everything when tools are declared; otherwise drops before the last user "
-                                    "message (tool results count as user turns)")))
+                                    "message (tool results count as user turns)"))
 
 DEEPSEEK_V41 = Family(
     name="deepseek_v41", module="dsml", reference="DeepSeek-V4.1 encoding encode_messages (golden vectors)",

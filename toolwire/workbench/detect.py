@@ -140,16 +140,16 @@ def rendered_markup(template: Any) -> str:
     """What ``template`` (a :class:`~toolwire.templates.jinja.ChatTemplate`) writes for :data:`PROBE_MESSAGES`,
     with arguments as objects and as JSON text, thinking on and off; the renders that succeed, joined ("" when
     none does)."""
-    from toolwire.templates.jinja import decode_arguments, options_to_variables
+    from toolwire.templates.jinja import decode_arguments
 
     texts = []
-    variables = template.variables
+    switches = template.variables & {"enable_thinking", "thinking"}  # its family is not known yet: both spellings
     for arguments in ("object", "string"):
         messages = decode_arguments(PROBE_MESSAGES, arguments=arguments)
         for thinking in (True, False):
             try:
                 texts.append(template.render(messages, PROBE_TOOLS, add_generation_prompt=True,
-                                             **options_to_variables(variables, thinking=thinking)))
+                                             **dict.fromkeys(switches, thinking)))
             except Exception:  # noqa: BLE001 - a template that refuses this probe shows its markup in another one
                 continue
     return "\n".join(texts)
