@@ -136,6 +136,12 @@ def laguna(ctx: Context, i: int) -> tuple[Action, str]:
     return thinking_off(ctx, i)
 
 
+def lfm25(ctx: Context, i: int) -> tuple[Action, str]:
+    if ctx.extra.get("preserve_thinking"):
+        return "keep", "preserve_thinking=True keeps every earlier reasoning"
+    return _after_last(ctx, i, ("user",), "user message (LFM2.5 keeps the reasoning of the current turn only)")
+
+
 def hy3(ctx: Context, i: int) -> tuple[Action, str]:
     preserved = ctx.extra.get("preserved_thinking")
     if preserved or (preserved is None and ctx.has_tools):
@@ -249,6 +255,11 @@ POLICIES: dict[str, FamilyPolicy] = {
     "minimax_m3": FamilyPolicy(keep_all,
                                description="keeps every earlier reasoning (all-turn visible), in every thinking mode"),
     # Kimi K3: in thinking mode every assistant turn has a think channel; with thinking off none does
+    # LFM2.5: <think> blocks after the last user message, or everywhere with preserve_thinking=True (no thinking switch)
+    "lfm25": FamilyPolicy(lfm25, description="keeps reasoning after the last user message; preserve_thinking=True "
+                                             "keeps everything"),
+    # Llama 4 pythonic (vLLM's template): no reasoning field anywhere
+    "llama4_pythonic": FamilyPolicy(never_rendered, description="never renders earlier reasoning"),
     "kimi_k3": FamilyPolicy(kimi_k3,
                             description="keeps every earlier reasoning in thinking mode; none with thinking off"),
 }

@@ -48,6 +48,8 @@ _MODULES: dict[str, str] = {
     "gemma4": "toolwire.templates.gemma",
     "minimax_m3": "toolwire.templates.minimax_m3",
     "kimi_k3": "toolwire.templates.kimi_k3",
+    "lfm25": "toolwire.templates.lfm25",
+    "llama4_pythonic": "toolwire.templates.llama4_pythonic",
 }
 
 
