@@ -61,7 +61,7 @@ from typing import Any, Callable
 from .base import CallBuilder, json_dumps, tool_schemas
 from .schema_coerce import _allowed, coerce, is_string_schema, parameter_schema
 
-BLANKS = " \t\r\n\f"
+BLANKS = " \t\r\n"
 MAX_NAME_CHARS = 256
 """A call name or argument key longer than this is not read as one."""
 MAX_NUMBER_CHARS = 1000

@@ -65,6 +65,9 @@ FINGERPRINTS: tuple[tuple[str, str, str], ...] = (
     ("laguna", "Laguna-S-2.1", "444819b8ad4612870827ac05b9147fe9e3344d3850cae8c2790898fc514099ff"),
     ("step35", "Step-3.5-Flash", "3a7cb642bf35cb4106cd3895147d8fcded3be856ad56cf6c88510aec879c2427"),
     ("hy3", "Hy3", "84437b9746423f042920c15289ac84d4eba7a50a11ebc05e8b414c460f814873"),
+    ("lfm25", "LFM2.5-8B-A1B", "6d65c8804847ad74eea912dd7eca3dc1cf7a457b53a77f47d841a14121910963"),
+    ("llama4_pythonic", "Llama-4 pythonic (vLLM tool_chat_template_llama4_pythonic)",
+     "fb76136a36a8422930f25fbe3326e9ae0d67e82259c7917b1b71d18ae6934cef"),
 )
 
 PROBE_MIN = 0.8
