@@ -913,7 +913,8 @@ class CallListReader:
             if marker is None:
                 return None if j == pos else j
             if marker:
-                self._reject("unterminated_string", f"a string was not closed before {marker}")
+                code = "marker_in_value" if self._frames else "unterminated_string"
+                self._reject(code, f"a string was not closed before {marker}")
                 return self._stop_at_marker(buf, j, marker)
             self._string_piece(ch)
             i = j + 1
