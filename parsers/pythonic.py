@@ -1048,7 +1048,7 @@ class CallListReader:
                     self.stopped_at, self._state, self.done = marker, _DONE, True
                     return i
                 return self._stop_at_marker(buf, i, marker)
-        return self._no_call(buf, i)
+        return self._no_call(buf, i if self.region_end else pos)  # (without a region, the blanks are content)
 
     # ---- recovery
     def _skip(self, buf: str, pos: int, final: bool) -> int | None:
