@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from .lexer import MarkerScanner
-from .pythonic import JSON, CallListReader, PythonicDialect, PythonicFamily
+from .pythonic import JSON, CallListReader, PythonicDialect, PythonicFamily, is_name_start
 from .steps import StepParser
 from .stop_tokens import TrailingStopToken
 
@@ -126,7 +126,7 @@ class Lfm25Parser(TrailingStopToken, StepParser):
             reader.start(source=self._mode, bracketed=True, region_end=self._region())
             self._state = _CALLS
             return i + 1
-        if ch.isalpha() or ch == "_":
+        if is_name_start(ch):
             reader.start(source=self._mode, bracketed=False, region_end=self._region())
             reader.variant = ("missing_call_list_brackets", "the calls were written without the list's [ ]")
             self._state = _CALLS

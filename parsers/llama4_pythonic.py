@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .pythonic import BLANKS, MAX_LOOKAHEAD, PY, CallListReader, PythonicDialect, PythonicFamily
+from .pythonic import (BLANKS, MAX_LOOKAHEAD, PY, CallListReader, PythonicDialect, PythonicFamily, is_name_char,
+                       is_name_start)
 from .steps import StepParser
 from .stop_tokens import TrailingStopToken
 
@@ -45,10 +46,6 @@ FAMILY = PythonicFamily(
 
 _TEXT, _CALLS = range(2)
 _ACCEPT, _REJECT = -1, -2
-
-
-def _name_char(ch: str) -> bool:
-    return ch.isalnum() or ch in "_.-"
 
 
 class Llama4PythonicParser(TrailingStopToken, StepParser):
@@ -104,11 +101,11 @@ class Llama4PythonicParser(TrailingStopToken, StepParser):
             ch = buf[j]
             blank = ch in BLANKS
             if state == 0:
-                state = 0 if blank else 1 if (ch.isalpha() or ch == "_") else _REJECT
+                state = 0 if blank else 1 if is_name_start(ch) else _REJECT
                 if state == 1:
                     name.append(ch)
             elif state == 1:
-                if _name_char(ch):
+                if is_name_char(ch):
                     name.append(ch)
                 elif blank:
                     state = 2
@@ -117,9 +114,9 @@ class Llama4PythonicParser(TrailingStopToken, StepParser):
             elif state == 2:
                 state = 2 if blank else 3 if ch == "(" else _REJECT
             elif state == 3:
-                state = 3 if blank else _ACCEPT if ch == ")" else 4 if (ch.isalpha() or ch == "_") else _REJECT
+                state = 3 if blank else _ACCEPT if ch == ")" else 4 if is_name_start(ch) else _REJECT
             elif state == 4:
-                state = 4 if _name_char(ch) else 5 if blank else _ACCEPT if ch == "=" else _REJECT
+                state = 4 if is_name_char(ch) else 5 if blank else _ACCEPT if ch == "=" else _REJECT
             else:
                 state = 5 if blank else _ACCEPT if ch == "=" else _REJECT
             j += 1

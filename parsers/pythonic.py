@@ -88,6 +88,16 @@ _HEX = frozenset("0123456789abcdefABCDEF")
 _OCT = frozenset("01234567")
 
 
+def is_name_start(ch: str) -> bool:
+    """Whether ``ch`` may start a call name or argument key (a letter or ``_``)."""
+    return _is_name_start(ch) is not None
+
+
+def is_name_char(ch: str) -> bool:
+    """Whether ``ch`` may continue a call name or argument key (a letter, digit, ``_``, ``-`` or ``.``)."""
+    return _name_run(ch).end() == 1
+
+
 def is_name(text: str) -> bool:
     """Whether ``text`` reads as a call name or argument key (renderers refuse names that do not)."""
     return len(text) <= MAX_NAME_CHARS and _NAME.fullmatch(text) is not None
@@ -1227,6 +1237,10 @@ class LiteralError(ValueError):
     """The text is not one literal value (see :func:`read_literal`)."""
 
 
+class LiteralTooDeep(LiteralError):
+    """The literal nests deeper than :func:`read_literal`'s ``max_depth``."""
+
+
 def read_literal(text: str, *, mode: str = PY, max_depth: int = 64) -> Any:
     """One complete literal value (Python spelling, JSON's accepted), read by the same rules as call arguments
     (escaped strings, numbers, literals, containers); raises :class:`LiteralError` otherwise. Nothing is
@@ -1309,7 +1323,7 @@ class _OneShot:
             ch = t[self.i] if self.i < len(t) else ""
             if ch in ("[", "(", "{"):
                 if len(stack) + depth + 1 > self.max_depth:
-                    raise LiteralError("too deep")
+                    raise LiteralTooDeep(f"deeper than {self.max_depth} levels")
                 self.i += 1
                 stack.append([{} if ch == "{" else [], ch, None, False])
                 if ch == "{":
@@ -1393,6 +1407,9 @@ def type_text(text: str, schema: dict | None, root: dict | None = None, *, max_d
                                     "kept as text")]
     try:
         value = read_literal(stripped, max_depth=max_depth - 1)
+    except LiteralTooDeep:
+        return text, [("too_large", f"the value makes the arguments nest deeper than {max_depth} levels "
+                                    "(Limits.max_depth); kept as text")]
     except LiteralError:
         value = None
         kind = None
@@ -1407,5 +1424,6 @@ def type_text(text: str, schema: dict | None, root: dict | None = None, *, max_d
     return text, [("value_type_mismatch", f"value {preview} is not a valid {expected}; the raw string is kept")]
 
 
-__all__ = ["PythonicDialect", "PythonicFamily", "CallListReader", "read_literal", "LiteralError", "type_text", "is_name",
+__all__ = ["PythonicDialect", "PythonicFamily", "CallListReader", "read_literal", "LiteralError", "LiteralTooDeep",
+           "type_text", "is_name", "is_name_start", "is_name_char",
            "raw_string_closes_early", "MAX_NAME_CHARS", "MAX_NUMBER_CHARS", "MAX_LOOKAHEAD", "PY", "JSON"]

@@ -174,6 +174,12 @@ def test_an_unquoted_value_is_read_as_the_literal_it_is():
     assert [d.code for d in mismatch.diagnostics] == ["value_type_mismatch"]
 
 
+def test_typed_text_too_deep_rejects_the_call():
+    deep = "[" * 70 + "]" * 70
+    (call,) = FMT.parse(f'[get_weather(tags="{deep}")]', WEATHER).tool_calls
+    assert call.status == "rejected" and [d.code for d in call.diagnostics] == ["too_large"]
+
+
 def test_thinking_is_ignored_and_the_stop_tokens():
     assert FMT.parse('[get_weather(city="x")]', WEATHER, thinking=True).tool_calls[0].source == "content"
     out = FMT.parse("Hi.<|eot|>")
