@@ -278,6 +278,10 @@ class CallListReader:
         """Consume ``buf`` from ``pos``; returns where the next step starts (``None``: wait for more text)."""
         if self.done:
             return pos
+        if pos == len(buf) and not final:  # all read: nothing to do until more text comes
+            self._raw_upto(buf, pos)
+            self._raw_from = 0
+            return None
         nxt = _STEPS[self._state](self, buf, pos, final)
         if nxt is None:
             if final and not self.done:
@@ -783,7 +787,8 @@ class CallListReader:
 
     # ---- strings
     def _raw(self, buf: str, pos: int, final: bool) -> int | None:
-        """Inside an argument's raw string: text up to a confirmed closing quote."""
+        """Inside an argument's raw string: text up to a confirmed closing quote. The text a delta brings is sent
+        as one piece where it can be (a quote or ``<`` that turns out to be text does not split it)."""
         quote = self._quote
         find = self._raw_find[quote]
         i = pos
@@ -792,32 +797,35 @@ class CallListReader:
         while True:
             m = find(buf, i)
             j = m.start() if m else n
-            if j > i:
-                self._raw_piece(buf, i, j, role)
             if j == n:
+                if n > pos:
+                    self._raw_piece(buf, pos, n, role)
                 return None if n == pos else n
             if buf[j] != quote:  # a region end marker's first character
                 marker = self._region_marker(buf, j, final)
+                if marker is False:
+                    i = j + 1
+                    continue
+                if j > pos:
+                    self._raw_piece(buf, pos, j, role)
                 if marker is None:
                     return None if j == pos else j
-                if marker:
-                    self._raw_upto(buf, j)
-                    self._end_raw_string()
-                    self._reject("unterminated_string", f"a string was not closed before {marker}")
-                    return self._stop_at_marker(buf, j, marker)
-                self._raw_piece(buf, j, j + 1, role)
-                i = j + 1
-                continue
-            verdict = self._closes(buf, j, final)
-            if verdict is None:
-                return None if j == pos else j
-            if verdict:
                 self._raw_upto(buf, j)
                 self._end_raw_string()
-                self._state = _AFTER
-                return j + 1
-            self._raw_piece(buf, j, j + 1, role)
-            i = j + 1
+                self._reject("unterminated_string", f"a string was not closed before {marker}")
+                return self._stop_at_marker(buf, j, marker)
+            verdict = self._closes(buf, j, final)
+            if verdict is False:
+                i = j + 1
+                continue
+            if j > pos:
+                self._raw_piece(buf, pos, j, role)
+            if verdict is None:
+                return None if j == pos else j
+            self._raw_upto(buf, j)
+            self._end_raw_string()
+            self._state = _AFTER
+            return j + 1
 
     def _raw_piece(self, buf: str, i: int, j: int, role: str) -> None:
         """String text ``buf[i:j]``: streamed (and recorded as raw text, the same piece) or collected."""
