@@ -43,12 +43,14 @@ MARKERS = {
 }
 FAMILY = PythonicFamily(
     name="lfm25",
+    reference="LFM2.5-8B-A1B chat template (transformers rendering)",
     markers=MARKERS,
     special_tokens=frozenset(MARKERS.values()),
     stop_tokens=("<|im_end|>",),  # LFM2's eos (generation_config eos_token_id 7)
     reasoning=(MARKERS["think_open"], MARKERS["think_close"]),
     call_block=(MARKERS["call_open"], MARKERS["call_close"]),
     dialect=PythonicDialect("lfm25", raw_quotes="'\"", dict_mode=JSON),
+    options=frozenset({"preserve_thinking"}),  # the template's switch: every turn keeps its <think> block
 )
 
 THINK_OPEN, THINK_CLOSE = FAMILY.reasoning

@@ -36,6 +36,7 @@ MARKERS = {
 }
 FAMILY = PythonicFamily(
     name="llama4_pythonic",
+    reference="vLLM tool_chat_template_llama4_pythonic.jinja (Llama 4 Scout/Maverick, pythonic calls)",
     markers=MARKERS,
     special_tokens=frozenset(MARKERS.values()),
     stop_tokens=("<|eot|>", "<|eom|>"),  # Llama 4's generation_config eos

@@ -107,7 +107,8 @@ def is_name(text: str) -> bool:
 class PythonicDialect:
     """How one family writes its pythonic calls.
 
-    ``raw_quotes``: the quotes that open an argument's raw string (nothing escaped inside). ``dict_mode``: how a
+    ``raw_quotes``: the quotes that open an argument's raw string (nothing escaped inside), the one the template
+    writes first. ``dict_mode``: how a
     dict written as an argument's value reads (``"json"``: LFM2.5's ``tojson``; ``"python"``). ``typed_text``:
     an argument's quoted text is typed by the tool's schema (Llama 4 pythonic's ``"%s"``)."""
 
@@ -119,18 +120,20 @@ class PythonicDialect:
 
 @dataclass(frozen=True)
 class PythonicFamily:
-    """One pythonic family's facts, read by its renderer and parser (and, for now, spelled out by the registry's
-    Format): the marker table, which markers are control tokens, what generation stops on, the reasoning block's
-    markers (None: the family writes none), the call block's markers (None: the call list stands in the text) and
-    how its calls write values."""
+    """One pythonic family's facts, in one place, read by its renderer (``Format``), parser and grammar: its name
+    and reference template, the marker table, which markers are control tokens, what generation stops on, the
+    reasoning block's markers (None: the family writes none), the call block's markers (None: the call list
+    stands in the text), how its calls write values, and the render options its template reads."""
 
     name: str
+    reference: str
     markers: dict[str, str]
     special_tokens: frozenset[str]
     stop_tokens: tuple[str, ...]
     reasoning: tuple[str, str] | None
     call_block: tuple[str, str] | None
     dialect: PythonicDialect
+    options: frozenset[str] = frozenset()
 
 
 # ---------------------------------------------------------------- the raw-string closing rule

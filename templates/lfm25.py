@@ -90,10 +90,10 @@ class Lfm25Format(Format):
     """LFM2.5 with pythonic calls."""
 
     name = FAMILY.name
-    reference = "LFM2.5-8B-A1B chat template (transformers rendering)"
+    reference = FAMILY.reference
     markers = FAMILY.markers
     stop_tokens = FAMILY.stop_tokens
-    extra_options = frozenset({"preserve_thinking"})
+    extra_options = FAMILY.options
     parser_class = Lfm25Parser
     special_tokens = FAMILY.special_tokens
     """Markers that are single control tokens in the model's vocabulary."""

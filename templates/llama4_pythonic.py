@@ -101,9 +101,10 @@ class Llama4PythonicFormat(Format):
     """Llama 4 with vLLM's pythonic tool template."""
 
     name = FAMILY.name
-    reference = "vLLM tool_chat_template_llama4_pythonic.jinja (Llama 4 Scout/Maverick, pythonic calls)"
+    reference = FAMILY.reference
     markers = FAMILY.markers
     stop_tokens = FAMILY.stop_tokens
+    extra_options = FAMILY.options
     parser_class = Llama4PythonicParser
     special_tokens = FAMILY.special_tokens
     """Markers that are single control tokens in the model's vocabulary."""
