@@ -126,3 +126,35 @@ def conversations(draw, content=texts):
 
 __all__ = ["FAMILIES", "HISTORY", "RT_TOOLS", "assistant_turn", "check_against_reference", "check_round_trip",
            "conversations", "reference", "reference_turn_output", "typed"]
+
+
+def golden_turns(family: str):
+    """Every assistant turn of the family's golden render requests, as ``(row id, history, turn, tools)``."""
+    from support import golden
+
+    for row in golden("render", family):
+        if "expected" not in row:
+            continue
+        messages, tools = row["request"]["messages"], row["request"].get("tools")
+        for i, message in enumerate(messages):
+            if message["role"] == "assistant":
+                yield row["id"], messages[:i], message, tools
+
+
+def check_golden_turn_reads_back(family: str, history: list, turn: dict, tools) -> bool:
+    """The turn, rendered after ``history`` as the model would have written it, parses back to its content,
+    reasoning and calls (arguments as the request's JSON). Returns False when the render refuses it (a value the
+    format cannot carry; the caller counts those)."""
+    fmt = toolwire.get_format(family)
+    stop = FAMILIES[family][2]
+    try:
+        text = turn_output(fmt, history, turn, tools, stop=stop)
+    except UnrepresentableValue:
+        return False
+    out = fmt.parse(text, tools)
+    calls = [(c["function"]["name"], json.loads(c["function"]["arguments"]) if isinstance(
+        c["function"]["arguments"], str) else c["function"]["arguments"]) for c in turn.get("tool_calls") or ()]
+    assert [(c.name, typed(c.arguments)) for c in out.tool_calls] == [(n, typed(a)) for n, a in calls]
+    assert out.content == (turn.get("content") or "")
+    assert all(c.status == "proposed" for c in out.tool_calls) and not out.diagnostics
+    return True

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 import toolwire
-from pythonic_support import (HISTORY, RT_TOOLS, assistant_turn, check_against_reference, check_round_trip,
+from pythonic_support import (check_golden_turn_reads_back, golden_turns, HISTORY, RT_TOOLS, assistant_turn, check_against_reference, check_round_trip,
                               conversations, reference, reference_turn_output)
 from qwen_xml_cases import calls, plain_texts
 from support import REAL, assert_nothing_lost, check_chunking, golden, golden_tests, require_shared
@@ -138,6 +138,15 @@ def test_a_name_the_call_syntax_cannot_hold_is_refused():
 
 
 # ---------------------------------------------------------------- round trips
+
+def test_every_golden_assistant_turn_reads_back():
+    """Each assistant turn of the golden requests (quotes, backslashes, newlines, numbers, nested values ...),
+    rendered as the model's output, parses back to itself."""
+    require_shared()
+    turns = list(golden_turns("lfm25"))
+    read = [check_golden_turn_reads_back("lfm25", history, turn, tools) for _, history, turn, tools in turns]
+    assert len(read) >= 20 and all(read)
+
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(content=plain_texts, reasoning=st.none() | plain_texts,

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 import toolwire
-from pythonic_support import (HISTORY, RT_TOOLS, check_against_reference, check_round_trip, conversations,
+from pythonic_support import (check_golden_turn_reads_back, golden_turns, HISTORY, RT_TOOLS, check_against_reference, check_round_trip, conversations,
                               reference_turn_output)
 from qwen_xml_cases import calls, plain_texts
 from support import REAL, assert_nothing_lost, check_chunking, golden, golden_tests, require_shared
@@ -116,6 +116,15 @@ def test_a_refused_value_is_one_the_templates_own_text_misreads(tools, arguments
 
 
 # ---------------------------------------------------------------- round trips
+
+def test_every_golden_assistant_turn_reads_back():
+    """Each assistant turn of the golden requests (quotes, backslashes, newlines, numbers, nested values ...),
+    rendered as the model's output, parses back to itself."""
+    require_shared()
+    turns = list(golden_turns("llama4_pythonic"))
+    read = [check_golden_turn_reads_back("llama4_pythonic", history, turn, tools) for _, history, turn, tools in turns]
+    assert len(read) >= 20 and all(read)
+
 
 no_bracket = plain_texts.filter(lambda t: "[" not in t)
 
