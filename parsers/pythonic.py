@@ -634,7 +634,8 @@ class CallListReader:
         self._tok.append(piece)
         self._toklen += len(piece)
         if self._toklen > MAX_NAME_CHARS:
-            return self._fail(buf, i, "malformed_arguments", f"an argument name longer than {MAX_NAME_CHARS} characters")
+            return self._fail(buf, i, "malformed_arguments",
+                              f"an argument name longer than {MAX_NAME_CHARS} characters")
         if i == len(buf) and not final:
             return None if i == pos else i
         self._key = "".join(self._tok)

@@ -46,7 +46,8 @@ def assistant_turn(content: str, reasoning: str | None, turn_calls) -> dict:
     turn = {"role": "assistant", "content": content}
     if turn_calls:
         turn["tool_calls"] = [{"id": f"c{i}", "type": "function", "function": {
-            "name": name, "arguments": json.dumps(args, ensure_ascii=False)}} for i, (name, args) in enumerate(turn_calls)]
+            "name": name, "arguments": json.dumps(args, ensure_ascii=False)}}
+            for i, (name, args) in enumerate(turn_calls)]
     if reasoning is not None:
         turn["reasoning_content"] = reasoning
     return turn

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 import toolwire
-from pythonic_support import (check_golden_turn_reads_back, golden_turns, HISTORY, RT_TOOLS, assistant_turn, check_against_reference, check_round_trip,
-                              conversations, reference, reference_turn_output)
+from pythonic_support import (HISTORY, RT_TOOLS, check_against_reference, check_golden_turn_reads_back,
+                              check_round_trip, conversations, golden_turns, reference, reference_turn_output)
 from qwen_xml_cases import calls, plain_texts
 from support import REAL, assert_nothing_lost, check_chunking, golden, golden_tests, require_shared
 from test_token_input import ByteTokenizer
@@ -47,7 +47,8 @@ def test_native_render_equals_the_reference_template(messages, with_tools, agp, 
 
 SHAPES = [
     # content parts: text, images, other parts as JSON, in the system message and elsewhere
-    [{"role": "system", "content": [{"type": "text", "text": "Be "}, {"type": "image"}, {"type": "text", "text": "brief"}]},
+    [{"role": "system", "content": [{"type": "text", "text": "Be "}, {"type": "image"},
+                                    {"type": "text", "text": "brief"}]},
      {"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "what is this?"},
                                   {"type": "input_audio", "input_audio": {"data": "AAA", "format": "wav"}}]}],
     # an empty system message with tools; a system message that is not the first; other roles

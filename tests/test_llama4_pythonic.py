@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 import toolwire
-from pythonic_support import (check_golden_turn_reads_back, golden_turns, HISTORY, RT_TOOLS, check_against_reference, check_round_trip, conversations,
-                              reference_turn_output)
+from pythonic_support import (HISTORY, RT_TOOLS, check_against_reference, check_golden_turn_reads_back,
+                              check_round_trip, conversations, golden_turns, reference_turn_output)
 from qwen_xml_cases import calls, plain_texts
 from support import REAL, assert_nothing_lost, check_chunking, golden, golden_tests, require_shared
 from toolwire.errors import UnrepresentableValue, UnsupportedByFormat
