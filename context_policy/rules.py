@@ -137,6 +137,12 @@ def laguna(ctx: Context, i: int) -> tuple[Action, str]:
     return thinking_off(ctx, i)
 
 
+def lfm25(ctx: Context, i: int) -> tuple[Action, str]:
+    if ctx.extra.get("preserve_thinking"):
+        return "keep", "preserve_thinking=True keeps every earlier reasoning"
+    return _after_last(ctx, i, ("user",), "user message (LFM2.5 keeps the reasoning of the current turn only)")
+
+
 def hy3(ctx: Context, i: int) -> tuple[Action, str]:
     preserved = ctx.extra.get("preserved_thinking")
     if preserved or (preserved is None and ctx.has_tools):
@@ -181,6 +187,12 @@ def gemma4(ctx: Context, i: int) -> tuple[Action, str]:
     if ctx.extra.get("preserve_thinking") and ctx.messages[i].tool_calls:
         return "keep", "preserve_thinking=True keeps a tool-call message's reasoning"
     return glm_drop_before_last_user(ctx, i)
+
+
+def lfm25(ctx: Context, i: int) -> tuple[Action, str]:
+    if ctx.extra.get("preserve_thinking"):
+        return "keep", "preserve_thinking=True keeps every earlier reasoning"
+    return _after_last(ctx, i, ("user",), "user message (LFM2.5 keeps the reasoning of the current turn only)")
 
 
 @thinking_only

@@ -21,6 +21,7 @@ GROUP_OF_MODULE = {  # parser module -> family group (the three fixing helpers' 
     "llama4": "JSON", "ministral": "JSON",
     "nemotron": "XML", "step35": "XML", "laguna": "XML", "hy3": "XML",
     "gemma": "XML", "minimax_m3": "XML", "kimi_k3": "XML",
+    "lfm25": "pythonic", "llama4_pythonic": "pythonic",
 }
 
 JSON_SYNTAX = ['{', '}', '[', ']', '"', ':', ',', '\\', '\\"', '\\n', '\\u00e9', '\\ud83d\\ude00', '\\x', 'null',
@@ -30,6 +31,13 @@ JSON_SYNTAX = ['{', '}', '[', ']', '"', ':', ',', '\\', '\\"', '\\n', '\\u00e9',
 XML_SYNTAX = ['<', '>', '</', '=', '"', '">', '/>', '&lt;', '&amp;', '<![CDATA[', ']]>', 'name="', '<function=',
               '<parameter=', '</function>', '</parameter>', '<invoke name="', '<parameter name="', '</invoke>',
               '<arg_key>', '</arg_key>', '<arg_value>', '</arg_value>']
+# Python call syntax (the pythonic engine) and its adversarial pieces: names and expressions that must never be
+# evaluated, unterminated strings, huge numbers, deep nesting, escapes.
+PYTHONIC_SYNTAX = ['[', ']', '(', ')', '=', ',', "'", '"', '{', '}', ':', '\\', "\\'", '\\n', '\\x41', '\\u00e9',
+                   '\\N{BULLET}', 'True', 'False', 'None', 'true', 'null', '1.5e-07', '-0.5', '1e400', '0x1F', '1_000',
+                   '007', '12345678901234567890', 'get_weather(', 'search_papers(', 'city=', 'days=', 'query=',
+                   "city='", '"Paris"', "'Paris'", "__import__('os')", 'os.system', '1 + 2', '(1,)', '[[[[', ']]]]',
+                   "{'a': 1}", '{"a": [1, 2]}', "'), ", "')]", ", days=", ')]', '), ', 'lambda: 0', '*args']
 FAMILY_SYNTAX = {
     "hermes_json": JSON_SYNTAX,
     "kimi": JSON_SYNTAX + ["functions.", ":0", ":1", ":", "get_weather:0", "functions.get_weather:0", "invalid.0"],
@@ -58,6 +66,8 @@ FAMILY_SYNTAX = {
     "minimax_m3": XML_SYNTAX + ["\n", "]<]minimax[>[", "<tool_call>", "</tool_call>"],
     "kimi_k3": XML_SYNTAX + ["\n", "<|open|>", "<|sep|>", "<|close|>", "think", "response", "tools", "call",
                              "argument", "message", "tool=", "index=", "key=", "type=", "name="],
+    "lfm25": PYTHONIC_SYNTAX,
+    "llama4_pythonic": PYTHONIC_SYNTAX,
     "harmony": ["assistant", "analysis", "commentary", "final", " to=functions.", "to=functions.", "to=", " json",
                 "json", "functions.", "<|constrain|>json", " <|constrain|>json", "user", "tool", "system",
                 "developer", " ", "<|channel|>final<|message|>", "<|channel|>analysis<|message|>",

@@ -56,7 +56,7 @@ class Violation(AssertionError):
 
 # Families whose calls can be written without any control token (bare JSON, a wrapper-less <function=...>):
 # with ordinary-token ids they may still build calls.
-MARKERLESS_CALL_MODULES = {"hermes_json", "llama", "qwen_xml", "seed_oss"}
+MARKERLESS_CALL_MODULES = {"hermes_json", "llama", "qwen_xml", "seed_oss", "llama4_pythonic"}
 # A call accepted from text alone although its wrapper marker is missing: as ids, the same ordinary tokens may
 # stay content ("no call from ordinary tokens"), so such outputs are exempt from ``ids_equal_text``.
 TEXT_ONLY_VARIANT = "missing_call_wrapper"

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-GROUPS = ["JSON", "XML", "DSML+harmony"]
+GROUPS = ["JSON", "XML", "DSML+harmony", "pythonic"]
 SEED = int(os.environ.get("TOOLWIRE_FUZZ_SEED", "1"))
 """libFuzzer's seed: fixed, so a CI run explores the same inputs first (set TOOLWIRE_FUZZ_SEED=0 for a random
 one, as for the long runs in docs/fuzzing.md)."""

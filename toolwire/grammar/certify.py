@@ -161,9 +161,10 @@ BYTE_WALKS_INEXACT = frozenset({"gpt_oss"})
 the text parser reads wherever they are spelled, and these targets cannot keep them out of JSON strings (xgrammar
 can). On real o200k token ids llguidance is certified (tests/test_grammar_token_ids_llguidance.py)."""
 
-JSON_CUT_BY_MARKER = frozenset({"implicit_parameter_close", "invalid_json_value"})
+JSON_CUT_BY_MARKER = frozenset({"implicit_parameter_close", "invalid_json_value", "marker_in_value"})
 """Diagnostics of a JSON-typed value a marker spelled inside one of its strings ended early (the grammar writes
-valid JSON, so only that makes it invalid): targets without string excludes in JSON cannot prevent it."""
+valid JSON, so only that makes it invalid): targets without string excludes in JSON cannot prevent it
+(``marker_in_value``: LFM2.5's block end inside a string of a ``tojson`` dict)."""
 
 
 def check_walks(fmt, tools: list[dict], target: str, *, samples: int, seed: int = 0, tool_choice: Any = "required",

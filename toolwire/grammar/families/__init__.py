@@ -16,7 +16,7 @@ from ..ir import CallWire
 from ..request import GrammarRequest
 
 MODULES = ("json_calls", "xml_params", "marker_json", "arg_pairs", "invoke_blocks", "gemma", "llama", "harmony",
-           "kimi_k3", "minimax_m3")
+           "kimi_k3", "minimax_m3", "pythonic")
 """The family-group modules of this package (imported on first use)."""
 
 Describer = Callable[..., CallWire]

@@ -1,0 +1,181 @@
+"""LFM2.5 (Liquid AI) stream parser: ``<think>…</think>`` reasoning, content, and pythonic calls in a block,
+``<|tool_call_start|>[get_weather(city='Paris', days=3)]<|tool_call_end|>``.
+
+The family's facts are its declaration's (:mod:`toolwire.families.lfm25`); how its calls write values is
+:data:`DIALECT`, which the renderer (:mod:`toolwire.templates.lfm25`) and the grammar read too. The calls are read by the pythonic engine
+(:mod:`toolwire.parsers.pythonic`): an argument's string is raw between quotes (the template escapes nothing),
+a list is Python's ``str`` of it (Python escapes), a dict is JSON (``tojson``).
+
+Output grammar: the template never opens ``<think>`` in the prompt; the model writes ``<think>…</think>`` itself
+as the first thing (blanks before it are framing), then content, and any number of call blocks with content
+around them. With ``thinking=True`` (the prompt opened the block) the output starts inside the reasoning and a
+repeated ``<think>`` at its very start is dropped (``duplicate_reasoning_open``). A ``</think>`` in content is
+dropped with ``reasoning_close_in_content``; anywhere else ``<think>`` is text. Blanks between the block's
+markers and the call list are framing.
+
+``<|tool_call_end|>`` ends the block wherever it appears, inside a string too (the renderer refuses a value
+that holds it): a call it cuts short is ``rejected`` (``unclosed_call``, ``unterminated_string``). A block in
+the reasoning also ends at ``</think>``, and its calls come from the reasoning (``call_in_reasoning``).
+Accepted variants (docs/variants.md): calls without the list's brackets (``<|tool_call_start|>f(x=1)<|tool_call_end|>``,
+``missing_call_list_brackets``, ``repaired``), double-quoted strings (raw as well), JSON's ``true`` / ``null`` in
+Python values (``json_literal``). Text in the block that is no call list is kept in ``text_in_tool_call_block``;
+a block the output never closes is noted (``tool_call_block_not_closed``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from toolwire.families.lfm25 import LFM25, MARKERS
+
+from .lexer import MarkerScanner
+from .pythonic import JSON, CallListReader, PythonicDialect, is_name_start
+from .steps import StepParser
+from .stop_tokens import TrailingStopToken
+
+
+DIALECT = PythonicDialect("lfm25", raw_quotes="'\"", dict_mode=JSON)
+"""How LFM2.5's calls write values: strings raw between quotes, dicts as JSON."""
+
+THINK_OPEN, THINK_CLOSE = MARKERS.THINK_OPEN, MARKERS.THINK_CLOSE
+CALL_OPEN, CALL_CLOSE = MARKERS.CALL_OPEN, MARKERS.CALL_CLOSE
+_CONTENT = MarkerScanner((CALL_OPEN, THINK_CLOSE))
+_REASONING = MarkerScanner((THINK_CLOSE, CALL_OPEN))
+_JUNK = {False: MarkerScanner((CALL_CLOSE,)), True: MarkerScanner((CALL_CLOSE, THINK_CLOSE))}
+
+_START, _TEXT, _BLOCK, _CALLS, _BLOCK_END, _BLOCK_JUNK = range(6)
+
+
+class Lfm25Parser(TrailingStopToken, StepParser):
+    """LFM2.5 output (see the module docstring)."""
+
+    family = LFM25
+    dialect = DIALECT
+
+    def __init__(self, tools: Sequence[Any] | None = None, *, thinking: bool = False, **options: Any):
+        super().__init__(tools, thinking=thinking, **options)
+        self._mode = "reasoning" if thinking else "content"
+        self._state = _START
+        self._reader = CallListReader(self, DIALECT)
+        self._junk: list[str] = []
+
+    def _advance(self, final: bool) -> None:
+        held = self._hold_stop_token(final)
+        StepParser._advance(self, final)
+        self._buf += held
+
+    # ---- text
+    def _start(self, buf: str, pos: int, final: bool) -> int | None:
+        """The very start: ``<think>`` (after blanks, which are framing) opens the reasoning."""
+        i = self._skip_blanks(buf, pos)
+        if self._marker_at(buf, i, THINK_OPEN):
+            if self._mode == "reasoning":
+                self._diag("duplicate_reasoning_open", "the prompt already opened the reasoning; the model wrote "
+                           f"{THINK_OPEN} again at its start (dropped)", raw=THINK_OPEN)
+            self._mode, self._state = "reasoning", _TEXT
+            return i + len(THINK_OPEN)
+        if not final and self._may_still_be(buf, i, THINK_OPEN):
+            return None
+        self._state = _TEXT
+        return pos
+
+    def _text(self, buf: str, pos: int, final: bool) -> int | None:
+        reasoning = self._mode == "reasoning"
+        hit = (_REASONING if reasoning else _CONTENT).scan(buf, pos, final=final, literal=self._tokens)
+        (self._emit_reasoning if reasoning else self._emit_content)(buf[pos:hit.start])
+        marker = hit.marker
+        if marker is None:
+            return None if hit.start == pos else hit.start
+        if marker == CALL_OPEN:
+            self._state = _BLOCK
+        elif reasoning:
+            self._mode = "content"
+        else:
+            self._diag("reasoning_close_in_content", f"{THINK_CLOSE} came with no reasoning open (dropped)",
+                       raw=THINK_CLOSE)
+        return hit.end
+
+    # ---- the call block
+    def _region(self) -> tuple[str, ...]:
+        return (CALL_CLOSE, THINK_CLOSE) if self._mode == "reasoning" else (CALL_CLOSE,)
+
+    def _block(self, buf: str, pos: int, final: bool) -> int | None:
+        """After ``<|tool_call_start|>``: blanks (framing), then the call list's ``[`` (or a bare call)."""
+        i = self._skip_blanks(buf, pos)
+        if i == len(buf):
+            if final:
+                self._diag("tool_call_block_not_closed", f"the output ended inside {CALL_OPEN}", severity="info")
+                self._state = _TEXT
+            return None if i == pos else i
+        reader = self._reader
+        ch = buf[i]
+        if ch == "[":
+            reader.start(source=self._mode, bracketed=True, region_end=self._region())
+            self._state = _CALLS
+            return i + 1
+        if is_name_start(ch):
+            reader.start(source=self._mode, bracketed=False, region_end=self._region())
+            reader.variant = ("missing_call_list_brackets", "the calls were written without the list's [ ]")
+            self._state = _CALLS
+            return i
+        self._state = _BLOCK_END
+        return i
+
+    def _calls(self, buf: str, pos: int, final: bool) -> int | None:
+        reader = self._reader
+        nxt = reader.read(buf, pos, final)
+        if reader.done:
+            self._state = _BLOCK_END
+            return pos if nxt is None else nxt
+        return nxt
+
+    def _block_end(self, buf: str, pos: int, final: bool) -> int | None:
+        """After the call list: blanks (framing), then ``<|tool_call_end|>``."""
+        i = self._skip_blanks(buf, pos)
+        for marker in self._region():
+            if self._marker_at(buf, i, marker):
+                if marker == THINK_CLOSE:  # the reasoning ended inside the block
+                    self._diag("tool_call_block_not_closed", f"{THINK_CLOSE} came before {CALL_CLOSE}",
+                               severity="info")
+                    self._mode = "content"
+                self._state = _TEXT
+                return i + len(marker)
+        if i == len(buf):
+            if final:
+                self._diag("tool_call_block_not_closed", f"the output ended before {CALL_CLOSE}", severity="info")
+                self._state = _TEXT
+            return None if i == pos else i
+        if not final and any(self._may_still_be(buf, i, m) for m in self._region()):
+            return None if i == pos else i
+        self._state = _BLOCK_JUNK
+        return i
+
+    def _block_junk(self, buf: str, pos: int, final: bool) -> int | None:
+        """Text in the block that is no call list, up to the block's end: kept in a diagnostic."""
+        hit = _JUNK[self._mode == "reasoning"].scan(buf, pos, final=final, literal=self._tokens)
+        self._junk.append(buf[pos:hit.start])
+        if hit.marker is None:
+            if final:
+                self._flush_junk()
+                self._diag("tool_call_block_not_closed", f"the output ended before {CALL_CLOSE}", severity="info")
+                self._state = _TEXT
+            return None if hit.start == pos else hit.start
+        self._flush_junk()
+        self._state = _BLOCK_END
+        return hit.start
+
+    def _flush_junk(self) -> None:
+        text = "".join(self._junk)
+        self._junk = []
+        if text:
+            self._diag("text_in_tool_call_block", f"text in {CALL_OPEN}…{CALL_CLOSE} that is no call list; kept "
+                       "here", raw=text)
+
+    def _at_end(self) -> None:
+        pass
+
+    _STEPS = (_start, _text, _block, _calls, _block_end, _block_junk)
+    """The step of each state (_START, _TEXT, _BLOCK, _CALLS, _BLOCK_END, _BLOCK_JUNK)."""
+
+
+__all__ = ["DIALECT", "MARKERS", "Lfm25Parser"]
