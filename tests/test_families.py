@@ -235,6 +235,7 @@ TEMPLATE_FILES = {
     "nemotron3": "extra/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "minimax_m3": "extra/MiniMax-M3",
     "kimi_k3": "extra/Kimi-K3", "laguna": "extra/poolside-Laguna-S-2.1", "step35": "extra/StepFun3.5-Flash",
     "hy3": "extra/tencent-Hy3", "glm53": "extra/GLM-5.3", "gigachat35": "extra/GigaChat3.5",
+    "lfm25": "extra/LFM2.5-8B-A1B", "llama4_pythonic": "extra/Llama-4-pythonic-vllm",
 }
 """The model's own template of each family whose reference is one (llama31's prints a fixed date instead of
 today's and is checked by its golden vectors)."""
