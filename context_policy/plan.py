@@ -14,6 +14,7 @@ from toolwire.models import Message, normalize_messages
 from .boundaries import Boundaries, find_boundaries
 from .families import POLICIES, family_policy, never_rendered
 from .policies import OVERRIDES, Context, Decision, FamilyPolicy, Rule
+from . import result_warnings as RW
 from . import warnings as W
 from .warnings import PlanWarning
 
@@ -50,7 +51,8 @@ _DECISIONS = TypeAdapter(list[Decision])
 
 def plan(messages: Sequence[Any], format: Any, *, thinking: bool = False, policy: str | None = None,
          drop_thinking: bool = True, tools: Sequence[Any] | None = None, check: bool = True,
-         add_generation_prompt: bool = True, **extra: Any) -> ContextPlan:
+         add_generation_prompt: bool = True, limits: Any = None, results_in_call_order: bool = False,
+         escape_result_markup: bool = False, **extra: Any) -> ContextPlan:
     """Plan which earlier reasoning ``format`` re-renders, with reasons and pre-flight warnings.
 
     ``format`` is a format name or a :class:`~toolwire.Format`. ``policy`` is ``None`` (the family's
@@ -60,6 +62,13 @@ def plan(messages: Sequence[Any], format: Any, *, thinking: bool = False, policy
     :class:`~toolwire.errors.UnknownFormat`; a :class:`~toolwire.Format` of your own without a built-in
     rule keeps the current tool loop. Warnings about reasoning that must be passed back follow the
     provider's rule (``PassbackRule`` in ``context_policy/families.py``).
+
+    Tool results (:mod:`.result_warnings`): unanswered, orphaned, duplicated and out-of-order results, reused call
+    ids, a call repeated after an unknown outcome (side effects are read from ``tools`` when they are ToolSpecs, a
+    ToolSet or MCP definitions; a tool they say nothing about counts as irreversible), large results (unless
+    ``limits`` bounds them), results that spell the family's markup (the framing warning is left out with
+    ``escape_result_markup``), empty results and content parts printed as a repr. ``results_in_call_order``,
+    ``escape_result_markup`` and ``limits`` are the render options of the same names.
     """
     name = format if isinstance(format, str) else format.name
     if isinstance(format, str) and name not in POLICIES:
@@ -103,7 +112,11 @@ def plan(messages: Sequence[Any], format: Any, *, thinking: bool = False, policy
             warnings += W.reasoning_missing(msgs, sorted(required), name, fam.passback)
         warnings += W.history_duplicated(msgs)
         warnings += W.reasoning_in_content(msgs, fam.think_in_content_note)
-        warnings += W.tool_result_pairing(msgs, b)
+        warnings += RW.pairing(msgs, b, add_generation_prompt=add_generation_prompt)
+        facts = _result_facts(format)
+        warnings += RW.out_of_order(msgs, facts, in_call_order=results_in_call_order)
+        warnings += RW.retry_after_unknown(msgs, tools)
+        warnings += RW.content_checks(msgs, facts, limits=limits, escape_result_markup=escape_result_markup)
 
     rendered = msgs
     if dropped:
@@ -131,6 +144,34 @@ def kept_reasoning(messages: list[Message], format_name: str, *, thinking: bool,
 
 
 _NOTHING_KEPT: frozenset[int] = frozenset()
+
+
+def render_warnings(fmt: Any, messages: list[Message], tools: Any, options: tuple) -> list[PlanWarning]:
+    """The warnings of a rendered prompt (``RenderedPrompt.warnings``, computed when first read): :func:`plan`'s for
+    the request as rendered, then the notes of what the render options changed (``(code, message, index)``)."""
+    (thinking, policy, drop_thinking, add_generation_prompt, extra, limits, in_call_order, escape,
+     notes) = options
+    found = list(plan(messages, fmt, thinking=thinking, policy=policy, drop_thinking=drop_thinking, tools=tools,
+                      add_generation_prompt=add_generation_prompt, limits=limits,
+                      results_in_call_order=in_call_order, escape_result_markup=escape, **extra).warnings)
+    found += [PlanWarning(code=code, message=message, message_index=index) for code, message, index in notes or ()]
+    return found
+
+
+def _result_facts(format: Any) -> Any:
+    """The tool-result facts of ``format`` (a registered name or Format), or None for a format the registry does not
+    know (a Format of one's own)."""
+    from toolwire._delegation import delegate
+    from toolwire.result_facts import result_facts
+
+    name = format if isinstance(format, str) else format.name
+    try:
+        registered = delegate("get_format")(name)  # (the registry, without an import edge back to Format)
+    except UnknownFormat:
+        return None
+    if not isinstance(format, str) and type(format) is not type(registered):
+        return None
+    return result_facts(registered)
 
 
 def _check_policy(policy: str | None) -> None:

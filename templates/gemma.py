@@ -221,6 +221,8 @@ def _check_call(name: str, args: dict, index: int, ci: int) -> None:
 
 class Gemma4Format(Format):
     """Gemma 4 (E2B/E4B/26B/31B-it), the current template revision."""
+    tool_result_media = frozenset({"image", "image_url", "audio", "input_audio", "video"})  # after <tool_response|>
+    user_media = tool_result_media
     stop_tokens = ("<turn|>",)  # what generation stops on (generation_config eos)
     reasoning_markers = ("<|channel>thought", "<channel|>")  # how a prompt opens / closes the reasoning block
 

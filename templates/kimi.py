@@ -67,6 +67,7 @@ def _call(out: PromptBuilder, index: int, id_parts: list[tuple[str, str]], argum
 
 class KimiK2Format(Format):
     """Kimi-K2-Instruct: no reasoning; call ids numbered per message by the template."""
+    user_media = frozenset({"image", "image_url"})  # a tool result's parts are printed as text only
 
     name = "kimi_k2"
     stop_tokens = ("<|im_end|>",)  # what generation stops on (generation_config eos)
@@ -113,6 +114,7 @@ class KimiK2Format(Format):
 
 class KimiK2ThinkingFormat(Format):
     """Kimi-K2-Thinking: ``<think>`` on every assistant turn; reasoning kept for the current tool loop."""
+    tool_result_media = user_media = frozenset({"image", "image_url"})
 
     name = "kimi_k2_thinking"
     stop_tokens = ("<|im_end|>",)  # what generation stops on (generation_config eos)

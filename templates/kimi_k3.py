@@ -85,6 +85,7 @@ def xtml_value(value: Any) -> str:
 
 class KimiK3Format(Format):
     """Kimi K3 (XTML)."""
+    tool_result_media = user_media = frozenset({"image", "image_url"})
     stop_tokens = ("<|end_of_msg|>",)  # what generation stops on (generation_config eos)
     reasoning_markers = ("<|open|>think<|sep|>", "<|close|>think<|sep|>")  # how a prompt opens / closes the reasoning block
 

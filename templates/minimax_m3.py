@@ -84,6 +84,7 @@ def _check_tag(name: str, index: int, field: str, what: str) -> None:
 
 class MiniMaxM3Format(Format):
     """MiniMax-M3 with its XML-expanded tool calls."""
+    tool_result_media = user_media = frozenset({"image", "video"})
     stop_tokens = ("[e~[",)  # what generation stops on (generation_config eos)
 
     name = "minimax_m3"

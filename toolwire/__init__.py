@@ -32,6 +32,7 @@ _LAZY: dict[str, str] = {  # public name -> the module that defines it, imported
     **dict.fromkeys(("ArgumentsDelta", "CallError", "ContentDelta", "Diagnostic", "Event", "ParsedOutput",
                      "ReasoningDelta", "ToolCallCandidate", "ToolCallFinished", "ToolCallStarted"), "toolwire.output"),
     **dict.fromkeys(("DEFAULT_LIMITS", "Limits"), "toolwire.limits"),
+    **dict.fromkeys(("ToolResult", "ResultError", "ResultMeta", "Media"), "toolwire.results"),
     **dict.fromkeys(("canonical_json", "canonical_value", "fingerprint"), "toolwire.dispatch.canonical"),
     **dict.fromkeys(("ToolSpec", "tool_specs"), "toolwire.dispatch.specs"),
     "ToolSet": "toolwire.dispatch.validation",
@@ -61,11 +62,13 @@ def __dir__() -> list[str]:
 def _bind_delegates() -> None:
     """ParsedOutput / ToolCallCandidate convenience methods delegate to these (core does not import them)."""
     from .dispatch.canonical import fingerprint
-    from .dispatch.validation import validate_candidate, validate_output
+    from .dispatch.result_schema import check_output_schema
+    from .dispatch.validation import parser_errors, validate_candidate, validate_output
     from .integrations.openai import error_result, finish_reason, to_openai_message
 
     _delegation.bind(validate_candidate=validate_candidate, validate_output=validate_output, fingerprint=fingerprint,
-                     error_result=error_result, to_openai_message=to_openai_message, finish_reason=finish_reason)
+                     error_result=error_result, to_openai_message=to_openai_message, finish_reason=finish_reason,
+                     parser_errors=parser_errors, check_output_schema=check_output_schema, get_format=get_format)
 
 
 _delegation.set_binder(_bind_delegates)
@@ -78,5 +81,5 @@ __all__ = [
     "ToolCallStarted", "ArgumentsDelta", "ToolCallFinished", "ToolwireError", "UnknownFormat", "InvalidRequest",
     "CallError", "Limits", "DEFAULT_LIMITS", "ToolSpec", "tool_specs", "canonical_json", "canonical_value",
     "fingerprint", "MissingExtra", "ToolSet", "ChatCompletionsStream", "accumulate_deltas", "error_result",
-    "to_openai_message",
+    "to_openai_message", "ToolResult", "ResultError", "ResultMeta", "Media",
 ]

@@ -1,6 +1,7 @@
 """Where the convenience methods of :mod:`toolwire.output` (``ToolCallCandidate.validate``, ``fingerprint``,
-``to_error_result``; ``ParsedOutput.validate``, ``to_openai_message``, ``finish_reason``) find the functions they
-delegate to in ``toolwire.dispatch`` and ``toolwire.integrations.openai``.
+``to_error_result``; ``ParsedOutput.validate``, ``to_openai_message``, ``finish_reason``; ``toolwire.ToolResult``'s
+schema check and candidate errors) find the functions they delegate to in ``toolwire.dispatch`` and
+``toolwire.integrations.openai``.
 
 Core never imports those packages (they import core): ``toolwire/__init__.py`` registers a binder here with
 :func:`set_binder`, and the first delegated call runs it, so ``import toolwire`` imports neither package (nor

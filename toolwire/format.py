@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Sequence
 
 from ._frozen import frozen_instance
@@ -75,6 +75,16 @@ class Format:
     """The reasoning block's opener and closer where the marker table does not name them ``think_open`` /
     ``think_close`` (Gemma 4's ``<|channel>thought``): how an engine reads whether its prompt left it open."""
     parser_class: ClassVar[type] = None  # type: ignore[assignment]
+    tool_result_media: ClassVar[frozenset[str]] = frozenset()
+    """The content-part types (``image``, ``image_url``, ``audio``, ``input_audio``, ``video``) the family's template
+    has a media slot for in a tool result; any other media part in a tool result is refused by name
+    (:class:`UnsupportedByFormat`), or moved into a following user turn with ``media_fallback="user_turn"``."""
+    user_media: ClassVar[frozenset[str]] = frozenset()
+    """The content-part types the template has a media slot for in a user message (where
+    ``media_fallback="user_turn"`` may move a tool result's media)."""
+    tool_result_json: ClassVar[bool] = False
+    """Whether the template writes a tool result given as a JSON object (structured content) as its JSON text; in
+    other families such a result is refused by name (send its JSON text, as ``ToolResult.to_tool_message`` does)."""
 
     def __repr__(self) -> str:
         return f"<toolwire.Format {self.name}>"
@@ -83,7 +93,8 @@ class Format:
     def render(self, messages: Sequence[Any], tools: Sequence[Any] | None = None, *, thinking: bool = False,
                reasoning_effort: Any = None, drop_thinking: bool = True, add_generation_prompt: bool = True,
                current_date: str | None = None, policy: str | None = None, join_content_parts: bool = False,
-               **extra: Any) -> RenderedPrompt:
+               limits: Any = None, results_in_call_order: bool = False, escape_result_markup: bool = False,
+               media_fallback: str | None = None, **extra: Any) -> RenderedPrompt:
         """Render an OpenAI-style request into this family's exact prompt.
 
         ``messages`` and ``tools`` are plain dicts or toolwire models; ``tools`` may also be a
@@ -95,6 +106,16 @@ class Format:
         ``policy`` (``keep_all``, ``drop_all``, ``keep_tool_loop``) to override it. List content (text
         parts) in a format whose template refuses or drops it raises :class:`UnsupportedByFormat`;
         ``join_content_parts=True`` joins the text parts with a blank line instead.
+
+        Tool results (docs/tool-results.md): a message may be a :class:`toolwire.ToolResult` (its tool message).
+        A result's image or audio goes in the family's media slot, or is refused by name; a JSON object is written
+        as JSON where the template does so. Departures from the template, each on request:
+        ``limits=Limits(max_result_chars=N)`` bounds each result's text (head, tail and a ``[truncated: ...]``
+        line), ``results_in_call_order=True`` puts parallel results in the order of their calls,
+        ``escape_result_markup=True`` escapes a result's spelling of the family's plain-text result framing,
+        ``media_fallback="user_turn"`` moves media the family has no tool-result slot for into a user message after
+        the results. The prompt's ``warnings`` are the context plan's pre-flight warnings (computed when first read)
+        and what these options changed.
         """
         if extra:
             thinking = _hf_aliases(extra, thinking)
@@ -112,8 +133,15 @@ class Format:
             raise InvalidOption(f"reasoning_effort must be a string or an integer, got {reasoning_effort!r}",
                                 field="reasoning_effort")
         steps = _RENDER_STEPS or _render_steps()
-        msgs = steps.normalize_messages(messages)
-        steps.check_message_text(msgs)
+        request = msgs = steps.normalize_messages(messages)
+        structured = steps.check_message_text(msgs)
+        prepared = None
+        if structured or limits is not None or results_in_call_order or escape_result_markup \
+                or media_fallback is not None:
+            prepared = steps.prepare_results(self, msgs, structured=structured, limits=limits,
+                                             results_in_call_order=results_in_call_order,
+                                             escape_result_markup=escape_result_markup, media_fallback=media_fallback)
+            msgs = prepared.messages
         if self.content_parts == "refuse" and not join_content_parts:
             _refuse_content_parts(msgs, self.name, self.content_parts_roles)
         tool_models = steps.normalize_tools(_tool_list(tools))
@@ -126,7 +154,12 @@ class Format:
             "kept_reasoning": kept, "policy": policy})
         builder = PromptBuilder()
         opens_reasoning = self._render(msgs, tool_models, options, builder)
-        return builder.build(opens_reasoning=bool(opens_reasoning), format=self.name)
+        if prepared is not None and prepared.index is not None:  # messages moved: provenance names request messages
+            builder._pieces[:] = steps.remap_pieces(builder._pieces, prepared.index)
+        plan_options = (thinking, policy, drop_thinking, add_generation_prompt, extra, limits, results_in_call_order,
+                        escape_result_markup, prepared.notes if prepared is not None else None)
+        return builder.build(opens_reasoning=bool(opens_reasoning), format=self.name,
+                             warnings=partial(steps.render_warnings, self, request, tool_models, plan_options))
 
     def _template_switches(self, thinking: bool, reasoning_effort: Any,
                            extra: dict[str, Any]) -> tuple[bool, Any, dict[str, Any]]:
@@ -278,6 +311,9 @@ class _RenderSteps(NamedTuple):
     check_message_text: Any
     normalize_tools: Any
     kept_reasoning: Any
+    prepare_results: Any
+    remap_pieces: Any
+    render_warnings: Any
 
 
 _RENDER_STEPS: _RenderSteps | None = None
@@ -287,11 +323,13 @@ def _render_steps() -> _RenderSteps:
     """The request validation and context plan :meth:`Format.render` runs, imported on the first render rather
     than with toolwire (they bring pydantic)."""
     global _RENDER_STEPS
-    from toolwire.context_policy.plan import kept_reasoning
+    from toolwire.context_policy.plan import kept_reasoning, render_warnings
 
     from .models import check_message_text, normalize_messages, normalize_tools
+    from .result_render import prepare, remap
 
-    _RENDER_STEPS = _RenderSteps(normalize_messages, check_message_text, normalize_tools, kept_reasoning)
+    _RENDER_STEPS = _RenderSteps(normalize_messages, check_message_text, normalize_tools, kept_reasoning, prepare,
+                                 remap, render_warnings)
     return _RENDER_STEPS
 
 
@@ -304,7 +342,8 @@ def _refuse_content_parts(messages: list[Message], format_name: str, roles: froz
 
 
 RENDER_ONLY_OPTIONS = frozenset({"reasoning_effort", "drop_thinking", "add_generation_prompt", "current_date",
-                                 "policy", "join_content_parts"})
+                                 "policy", "join_content_parts", "results_in_call_order", "escape_result_markup",
+                                 "media_fallback"})
 """Render options that :meth:`Format.stream` / :meth:`Format.parse` ignore (one options dict serves both)."""
 
 HF_OPTION_ALIASES = {"enable_thinking": "thinking"}
