@@ -98,19 +98,20 @@ def out_of_order(messages: Sequence[Message], facts: Any, *, in_call_order: bool
         names = [c.function.name for c in calls]
         if facts.carries_name and len(set(names)) == len(names):
             continue  # each result shows a tool name that only one call has
-        last, j = -1, a + 1
+        last, j, seen = -1, a + 1, set()
         while j < len(messages) and messages[j].role == "tool":
             at = position.get(messages[j].tool_call_id or "")
-            if at is not None:
+            if at is not None and at not in seen:  # (a second result for a call is duplicate_tool_result's)
+                seen.add(at)
                 if at < last:
-                    shown = ("neither the call id nor the tool name" if not facts.carries_name else
-                             "no call id, and the tool name does not tell these calls apart")
+                    shown = ("shows neither the call id nor the tool name with a result" if not facts.carries_name
+                             else "shows no call id with a result, and the tool name it shows does not tell these "
+                                  "calls apart")
                     out.append(PlanWarning(
                         code="tool_results_out_of_order", message_index=j,
                         message=f"the results of message {a} come in another order than its calls; the "
-                                f"{facts.format} template shows {shown} with a result, so the model matches results "
-                                "to calls by position. Send them in call order, or render with "
-                                "results_in_call_order=True"))
+                                f"{facts.format} template {shown}, so the model matches results to calls by "
+                                "position. Send them in call order, or render with results_in_call_order=True"))
                     break
                 last = at
             j += 1

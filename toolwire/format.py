@@ -12,7 +12,7 @@ from functools import lru_cache, partial
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Sequence
 
 from ._frozen import frozen_instance
-from .errors import InvalidOption, UnsupportedByFormat
+from .errors import InvalidOption, InvalidRequest, UnsupportedByFormat
 from .prompt import PromptBuilder, RenderedPrompt
 
 if TYPE_CHECKING:
@@ -153,13 +153,18 @@ class Format:
             "add_generation_prompt": add_generation_prompt, "current_date": current_date, "extra": extra,
             "kept_reasoning": kept, "policy": policy})
         builder = PromptBuilder()
-        opens_reasoning = self._render(msgs, tool_models, options, builder)
-        if prepared is not None and prepared.index is not None:  # messages moved: provenance names request messages
+        if prepared is None or prepared.index is None:
+            opens_reasoning = self._render(msgs, tool_models, options, builder)
+        else:  # messages moved or added: provenance (and any refusal) names the request's messages
+            try:
+                opens_reasoning = self._render(msgs, tool_models, options, builder)
+            except InvalidRequest as exc:
+                raise steps.remap_error(exc, prepared) from None
             builder._pieces[:] = steps.remap_pieces(builder._pieces, prepared.index)
         plan_options = (thinking, policy, drop_thinking, add_generation_prompt, extra, limits, results_in_call_order,
                         escape_result_markup, prepared.notes if prepared is not None else None)
         return builder.build(opens_reasoning=bool(opens_reasoning), format=self.name,
-                             warnings=partial(steps.render_warnings, self, request, tool_models, plan_options))
+                             warnings=partial(steps.render_warnings, self, request, tools, plan_options))
 
     def _template_switches(self, thinking: bool, reasoning_effort: Any,
                            extra: dict[str, Any]) -> tuple[bool, Any, dict[str, Any]]:
@@ -313,6 +318,7 @@ class _RenderSteps(NamedTuple):
     kept_reasoning: Any
     prepare_results: Any
     remap_pieces: Any
+    remap_error: Any
     render_warnings: Any
 
 
@@ -326,10 +332,10 @@ def _render_steps() -> _RenderSteps:
     from toolwire.context_policy.plan import kept_reasoning, render_warnings
 
     from .models import check_message_text, normalize_messages, normalize_tools
-    from .result_render import prepare, remap
+    from .result_render import prepare, remap, remap_error
 
     _RENDER_STEPS = _RenderSteps(normalize_messages, check_message_text, normalize_tools, kept_reasoning, prepare,
-                                 remap, render_warnings)
+                                 remap, remap_error, render_warnings)
     return _RENDER_STEPS
 
 

@@ -49,6 +49,7 @@ class Prepared:
     messages: list[Message]
     index: list[int] | None = None
     notes: list[tuple[str, str, int | None]] = field(default_factory=list)
+    added: set[int] = field(default_factory=set)  # positions of the user messages media_fallback added
 
 
 def prepare(fmt: Any, messages: list[Message], *, structured: bool, limits: Any, results_in_call_order: bool,
@@ -82,6 +83,18 @@ def prepare(fmt: Any, messages: list[Message], *, structured: bool, limits: Any,
 def remap(pieces: list, index: list[int]) -> list:
     """``pieces`` with each rendered message position replaced by its request index."""
     return [(kind, text, index[i] if i is not None else None) for kind, text, i in pieces]
+
+
+def remap_error(exc: Any, prepared: Prepared) -> Any:
+    """A refusal raised on the messages as rendered, naming the request's message instead (and saying so when the
+    message is a user turn ``media_fallback`` added)."""
+    index = exc.message_index
+    if index is None or prepared.index is None or not 0 <= index < len(prepared.index):
+        return exc
+    detail = exc.detail
+    if prepared.messages[index].role == "user" and index in prepared.added:
+        detail += " (in the user message media_fallback='user_turn' adds after this tool result)"
+    return type(exc)(detail, message_index=prepared.index[index], field=exc.field)
 
 
 # ---- parts
@@ -246,6 +259,7 @@ def _insert_user_turns(out: Prepared, moved: dict[int, list[dict[str, Any]]], re
                 parts.append({"type": "text", "text": f"Media returned by {names.get(call_id, 'the tool')} "
                                                       f"(call {call_id}):"})
                 parts.extend(media)
+            out.added.add(len(new_msgs))
             new_msgs.append(Message(role="user", content=parts))
             new_index.append(pending[0][0])
             out.notes.append(("tool_result_media_moved", f"the media of tool message(s) "
@@ -255,4 +269,4 @@ def _insert_user_turns(out: Prepared, moved: dict[int, list[dict[str, Any]]], re
     out.messages, out.index = new_msgs, new_index
 
 
-__all__ = ["Prepared", "prepare", "remap", "bound_result", "MEDIA_PARTS"]
+__all__ = ["Prepared", "prepare", "remap", "remap_error", "bound_result", "MEDIA_PARTS"]
