@@ -151,4 +151,26 @@ def _parts(fmt: Any) -> str:
     return "joined"
 
 
-__all__ = ["ResultFacts", "result_facts"]
+
+
+def markdown_table(formats: Any) -> str:
+    """The per-family table of docs/tool-results.md for ``formats`` (Format objects, e.g. ``[toolwire.get_format(n)
+    for n in toolwire.formats()]``), one row each: media slots, plain-text framing, what a result shows, parallel
+    results, ``None`` content, text parts."""
+
+    def listed(values: Any) -> str:
+        return ", ".join(f"`{v}`" for v in sorted(values)) or "none"
+
+    lines = ["| format | media in a tool result | media in a user message | plain-text result framing | a result "
+             "shows | parallel results | `None` content | text parts |", "|---|---|---|---|---|---|---|---|"]
+    for fmt in formats:
+        f = result_facts(fmt)
+        shows = "the call id" if f.carries_id else "the tool name" if f.carries_name else "neither"
+        parallel = "one call per message" if not f.parallel else "in call order" if f.call_order else "as given"
+        framing = ", ".join(f"`{t}`" for t in f.framing) or "none"
+        lines.append(f"| {fmt.name} | {listed(f.media)} | {listed(f.user_media)} | {framing} | {shows} | {parallel} | "
+                     f"{f.none_content} | {f.parts} |")
+    return "\n".join(lines)
+
+
+__all__ = ["ResultFacts", "result_facts", "markdown_table"]

@@ -104,9 +104,9 @@ class ToolResult(BaseModel):
 
     ``data`` (any JSON value), ``text`` (unstructured text, as an MCP result's text blocks), ``note`` (why the
     data is empty, or what to do), ``error``, ``meta``, ``evidence`` (any JSON the model may cite: sources,
-    record ids), ``side_effect`` (``none``, ``reversible``, ``irreversible``), ``reconcile_with`` (the tools
-    that check an unknown outcome), ``media`` (images and audio) reach the model; ``artifact`` (anything: the
-    raw response, a file, a secret) never does."""
+    record ids), ``side_effect`` (``none``, ``reversible``, ``irreversible``: given explicitly, or, for an unknown
+    outcome, taken from ``tool``), ``reconcile_with`` (the tools that check an unknown outcome), ``media`` (images
+    and audio) reach the model; ``artifact`` (anything: the raw response, a file, a secret) never does."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -203,7 +203,7 @@ class ToolResult(BaseModel):
             _check_schema(data, schema, "data")
         return cls._build("success", info, data=data, note=_text(note, "note"), text=_text(text, "text"),
                           evidence=_json_value(evidence, "evidence"), artifact=artifact,
-                          side_effect=_side_effect(side_effect, tool), duration_ms=duration_ms, reference=reference)
+                          side_effect=_side_effect(side_effect, None), duration_ms=duration_ms, reference=reference)
 
     @classmethod
     def failure(cls, call: Any, error_type: str, message: str, *, retryable: bool = False, details: Any = None,
@@ -223,7 +223,7 @@ class ToolResult(BaseModel):
                             details=_json_value(details, "error.details"))
         return cls._build("error" if retryable else "failure", info, error=error,
                           evidence=_json_value(evidence, "evidence"), artifact=artifact,
-                          side_effect=_side_effect(side_effect, tool), duration_ms=duration_ms, reference=reference)
+                          side_effect=_side_effect(side_effect, None), duration_ms=duration_ms, reference=reference)
 
     @classmethod
     def unknown(cls, call: Any, *, reason: str, reconcile_with: Any = None, side_effect: str | None = None,
@@ -304,20 +304,19 @@ class ToolResult(BaseModel):
         lines, media = _mcp_blocks(blocks, structured)
         text = "\n".join(lines) if lines else None
         info = _call_info(call, tool, version)
-        side_effect = _side_effect(None, tool)
         if is_error:
             error = ResultError(type="tool_error", message=text or "the tool reported an error", retryable=retryable,
                                 details=structured)
             return cls._build("error" if retryable else "failure", info, error=error, media=media,
-                              side_effect=side_effect, duration_ms=duration_ms, reference=reference, artifact=artifact)
+                              duration_ms=duration_ms, reference=reference, artifact=artifact)
         schema = output_schema if output_schema is not None else _tool_field(tool, "output_schema", "outputSchema")
         if schema is not None:
             if structured is None:
                 raise InvalidToolResult("is missing, but the tool declares an outputSchema (MCP: a server MUST then "
                                         "return structured content that conforms to it)", field="structuredContent")
             _check_schema(structured, schema, "structuredContent")
-        return cls._build("success", info, data=structured, text=text, media=media, side_effect=side_effect,
-                          duration_ms=duration_ms, reference=reference, artifact=artifact)
+        return cls._build("success", info, data=structured, text=text, media=media, duration_ms=duration_ms,
+                          reference=reference, artifact=artifact)
 
     @classmethod
     def _build(cls, status: str, info: tuple, *, duration_ms: Any = None, reference: Any = None,
