@@ -691,3 +691,12 @@ def test_strict_survives_the_tool_spec_round_trip():
     with pytest.raises(toolwire.errors.InvalidToolDefinition) as bad:
         ToolSpec.from_openai({"type": "function", "function": {**WEATHER["function"], "strict": "yes"}})
     assert bad.value.field == "function.strict"
+
+
+def test_the_per_family_table_in_the_docs_is_what_the_renderers_do():
+    from pathlib import Path
+
+    from toolwire.result_facts import markdown_table
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "tool-results.md").read_text("utf-8")
+    assert markdown_table([toolwire.get_format(name) for name in FORMATS]) in doc
