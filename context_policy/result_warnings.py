@@ -123,17 +123,24 @@ def retry_after_unknown(messages: Sequence[Message], tools: Any) -> list[PlanWar
     unknown, for a tool whose side effect is not ``none``, with no reconcile call in a step between: the side
     effect may happen twice. A reconcile call is a call to a tool the unknown result names in ``reconcile_with``
     (or, when it names none, to any other tool), made in an earlier step than the repeat."""
+    unknown_at = [i for i, m in enumerate(messages) if m.role == "tool" and _unknown_envelope(m) is not None]
+    if not unknown_at:
+        return []  # (no fingerprints to compute: the common case costs one look at each tool message)
     side_effects = _side_effects(tools)
-    calls: dict[str, tuple[str, str]] = {}  # call id -> (tool, key)
-    pending: dict[str, dict[str, Any]] = {}  # key -> the unknown outcome
+    calls: dict[str, Any] = {}  # call id -> the call
+    pending: dict[str, dict[str, Any]] = {}  # fingerprint -> the unknown outcome
     out: list[PlanWarning] = []
     for i, m in enumerate(messages):
+        if i < unknown_at[0]:
+            if m.role == "assistant":
+                calls.update((c.id, c) for c in m.tool_calls or () if c.id)
+            continue
         if m.role == "assistant" and m.tool_calls:
-            made = [(c, _call_key(c)) for c in m.tool_calls]
-            for c, key in made:
+            tools_pending = {u["tool"] for u in pending.values()}
+            for c in m.tool_calls:
                 if c.id:
-                    calls[c.id] = (c.function.name, key)
-                unknown = pending.get(key)
+                    calls[c.id] = c
+                unknown = pending.get(_call_key(c)) if c.function.name in tools_pending else None
                 if unknown is not None:
                     effect = unknown["side_effect"] or side_effects.get(c.function.name) or "irreversible"
                     if effect != "none":
@@ -143,20 +150,21 @@ def retry_after_unknown(messages: Sequence[Message], tools: Any) -> list[PlanWar
                                     f"its outcome came back unknown (message {unknown['at']}), with no "
                                     f"{_reconcile_words(unknown)} in between: its side effect ({effect}) may "
                                     "happen twice. Reconcile first (check whether the first call took effect)"))
-            for c, _ in made:  # calls of this step reconcile the unknown outcomes for later steps
+            for c in m.tool_calls:  # calls of this step reconcile the unknown outcomes for later steps
                 for key, unknown in list(pending.items()):
                     if (c.function.name in unknown["reconcile"] if unknown["reconcile"]
                             else c.function.name != unknown["tool"]):
                         del pending[key]
         elif m.role == "tool":
             envelope = _unknown_envelope(m)
-            if envelope is not None and (m.tool_call_id or "") in calls:
-                tool, key = calls[m.tool_call_id]
+            made = calls.get(m.tool_call_id or "")
+            if envelope is not None and made is not None:
                 reconcile = envelope.get("reconcile_with")
                 effect = envelope.get("side_effect")
-                pending[key] = {"at": i, "tool": tool, "side_effect": effect if isinstance(effect, str) else None,
-                                "reconcile": frozenset(r for r in reconcile if isinstance(r, str))
-                                if isinstance(reconcile, list) else frozenset()}
+                pending[_call_key(made)] = {
+                    "at": i, "tool": made.function.name, "side_effect": effect if isinstance(effect, str) else None,
+                    "reconcile": frozenset(r for r in reconcile if isinstance(r, str))
+                    if isinstance(reconcile, list) else frozenset()}
     return out
 
 
