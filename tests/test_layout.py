@@ -33,7 +33,8 @@ import toolwire
 from toolwire._aliases import MOVED
 
 ROOTS = ("toolwire", "toolwire.templates", "toolwire.parsers", "toolwire.context_policy")
-CORE = {f"toolwire.{m}" for m in ("models", "output", "errors", "prompt", "format", "registry", "limits", "tokenize")}
+CORE = {f"toolwire.{m}" for m in ("models", "output", "errors", "prompt", "format", "registry", "limits", "tokenize",
+                                   "results", "result_facts", "result_render")}
 UPPER = ("toolwire.dispatch", "toolwire.batch", "toolwire.eval", "toolwire.integrations", "toolwire.workbench")
 ALIASES = MOVED  # the deprecated old paths -> their new homes
 
