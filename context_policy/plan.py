@@ -13,6 +13,7 @@ from toolwire.models import Message, normalize_messages
 
 from .boundaries import Boundaries, find_boundaries
 from .policies import OVERRIDES, Context, Decision, FamilyPolicy, Rule
+from . import result_warnings as RW
 from .rules import never_rendered
 from . import warnings as W
 from .warnings import PlanWarning
@@ -49,7 +50,7 @@ _DECISIONS = TypeAdapter(list[Decision])
 
 
 def plan(messages: Sequence[Any], format: Any, *, tools: Sequence[Any] | None = None, check: bool = True,
-         **options: Any) -> ContextPlan:
+         limits: Any = None, **options: Any) -> ContextPlan:
     """Plan which earlier reasoning ``format`` re-renders, with reasons and pre-flight warnings.
 
     ``format`` is a format name or a :class:`~toolwire.Format`. ``options`` are :meth:`~toolwire.Format.render`'s,
@@ -59,12 +60,20 @@ def plan(messages: Sequence[Any], format: Any, *, tools: Sequence[Any] | None = 
     (``preserve_thinking``, ``clear_thinking`` ...). An unknown format name raises
     :class:`~toolwire.errors.UnknownFormat`, an unknown option :class:`~toolwire.errors.InvalidOption`. Warnings
     about reasoning that must be passed back follow the provider's rule (the family's ``policy.passback``).
+
+    Tool results (:mod:`.result_warnings`): unanswered, orphaned, duplicated and out-of-order results, reused call
+    ids, a call repeated after an unknown outcome (side effects are read from ``tools`` when they are ToolSpecs, a
+    ToolSet or MCP definitions; a tool they say nothing about counts as irreversible), large results (unless
+    ``limits`` bounds them), results that spell the family's markup (the framing warning is left out with
+    ``escape_result_markup``), empty results and content parts printed as a repr. ``results_in_call_order``,
+    ``escape_result_markup`` and ``limits`` are the render options of the same names.
     """
     family = _family_of(format)
     name = family.name
     values = family.options.resolve(options, name)
     thinking, policy = values["thinking"], values.get("policy")
     drop_thinking, add_generation_prompt = values["drop_thinking"], values["add_generation_prompt"]
+    results_in_call_order, escape_result_markup = values["results_in_call_order"], values["escape_result_markup"]
     extra = {k: v for k, v in values.items() if k not in family.options.COMMON}
     fam = family.policy
     _check_policy(policy)
@@ -105,7 +114,11 @@ def plan(messages: Sequence[Any], format: Any, *, tools: Sequence[Any] | None = 
             warnings += W.reasoning_missing(msgs, sorted(required), name, fam.passback)
         warnings += W.history_duplicated(msgs)
         warnings += W.reasoning_in_content(msgs, fam.think_in_content_note)
-        warnings += W.tool_result_pairing(msgs, b)
+        warnings += RW.pairing(msgs, b, add_generation_prompt=add_generation_prompt)
+        facts = _result_facts(format)
+        warnings += RW.out_of_order(msgs, facts, in_call_order=results_in_call_order)
+        warnings += RW.retry_after_unknown(msgs, tools)
+        warnings += RW.content_checks(msgs, facts, limits=limits, escape_result_markup=escape_result_markup)
 
     rendered = msgs
     if dropped:
@@ -150,6 +163,25 @@ def _family_of(format: Any):
 def family_policy(format: Any) -> FamilyPolicy:
     """The built-in policy of a format (a name or a :class:`~toolwire.Format`): its family's declared policy."""
     return _family_of(format).policy
+
+
+def render_warnings(fmt: Any, messages: list[Message], tools: Any, options: tuple) -> list[PlanWarning]:
+    """The warnings of a rendered prompt (``RenderedPrompt.warnings``, computed when first read): :func:`plan`'s for
+    the request as rendered, then the notes of what the render options changed (``(code, message, index)``)."""
+    (thinking, policy, drop_thinking, add_generation_prompt, extra, limits, in_call_order, escape,
+     notes) = options
+    found = list(plan(messages, fmt, thinking=thinking, policy=policy, drop_thinking=drop_thinking, tools=tools,
+                      add_generation_prompt=add_generation_prompt, limits=limits,
+                      results_in_call_order=in_call_order, escape_result_markup=escape, **extra).warnings)
+    found += [PlanWarning(code=code, message=message, message_index=index) for code, message, index in notes or ()]
+    return found
+
+
+def _result_facts(format: Any) -> Any:
+    """The tool-result facts of ``format`` (a family name or its Format)."""
+    from toolwire.result_facts import result_facts
+
+    return result_facts(_family_of(format).format() if isinstance(format, str) else format)
 
 
 def _check_policy(policy: str | None) -> None:

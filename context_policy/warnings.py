@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict
 
 from toolwire.models import Message
 
-from .boundaries import Boundaries, is_wrapped_tool_result
+from .boundaries import is_wrapped_tool_result
 from .policies import PassbackRule
 
 CODES = (
@@ -24,7 +24,16 @@ CODES = (
     "missing_tool_result",
     "reasoning_dropped",
     "policy_override",
+    "duplicate_tool_result",
+    "reused_call_id",
+    "tool_results_out_of_order",
+    "retry_after_unknown",
+    "tool_result_large",
+    "tool_result_spells_markup",
+    "tool_result_empty",
+    "tool_result_repr",
 )
+"""Every warning code ``plan()`` gives (the tool-result ones are in :mod:`.result_warnings`)."""
 
 
 class PlanWarning(BaseModel):
@@ -98,30 +107,3 @@ def reasoning_in_content(messages: Sequence[Message], family_note: str) -> list[
         for i, m in enumerate(messages)
         if m.role == "assistant" and "</think>" in m.text()
     ]
-
-
-def tool_result_pairing(messages: Sequence[Message], b: Boundaries) -> list[PlanWarning]:
-    """Tool messages whose id matches no call, and calls left without a result before the next turn."""
-    out: list[PlanWarning] = []
-    pending: dict[str, int] = {}
-    seen_ids: set[str] = set()
-    turn_starts = set(b.turns)
-    for i, m in enumerate(messages):
-        if i in turn_starts:
-            for call_id, at in pending.items():
-                out.append(PlanWarning(code="missing_tool_result", message_index=at,
-                                       message=f"call {call_id!r} of message {at} has no tool result before "
-                                               f"the next user turn (message {i})"))
-            pending = {}
-        if m.role == "assistant":
-            for c in m.tool_calls or ():
-                if c.id:
-                    pending[c.id] = i
-                    seen_ids.add(c.id)
-        elif m.role == "tool":
-            if m.tool_call_id and m.tool_call_id not in seen_ids:
-                out.append(PlanWarning(code="orphan_tool_result", message_index=i,
-                                       message=f"tool message {i} answers id {m.tool_call_id!r}, which no earlier "
-                                               "call has"))
-            pending.pop(m.tool_call_id or "", None)
-    return out

@@ -20,7 +20,7 @@ Quirks kept, as the template has them:
 * consecutive assistant messages continue one model turn; after tool results the generation prompt opens
   nothing (the model continues its turn), or ``<|channel>thought\\n`` in thinking mode;
 * earlier reasoning is rendered after the last user message (thinking on or off), and on tool-call
-  messages with ``preserve_thinking=True`` (the plan, ``context_policy/families.py``);
+  messages with ``preserve_thinking=True`` (the plan: the family's declared rule);
 * the model's own content is rendered without any ``<|channel>…<channel|>`` block it holds, trimmed.
 
 Refused where the template fails or silently loses data: a tool message that follows no assistant tool
@@ -221,6 +221,8 @@ def _check_call(name: str, args: dict, index: int, ci: int) -> None:
 
 class Gemma4Format(Format):
     """Gemma 4 (E2B/E4B/26B/31B-it), the current template revision."""
+    tool_result_media = frozenset({"image", "image_url", "audio", "input_audio", "video"})  # after <tool_response|>
+    user_media = tool_result_media
 
     parser_class = GemmaParser
 

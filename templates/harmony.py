@@ -139,6 +139,7 @@ class _Msg:
 class HarmonyFormat(Format):
     """gpt-oss harmony: system and developer headers, analysis / commentary / final channels, calls to
     ``functions.NAME`` ending in ``<|call|>``, results from ``functions.NAME to=assistant``."""
+    tool_result_json = True  # the template writes a result with tojson
 
     content_parts = "refuse"  # the template refuses or drops list content
     parser_class = GptOssParser
@@ -223,9 +224,9 @@ class HarmonyFormat(Format):
                 if name is None:
                     raise UnsupportedByFormat("Message has tool role, but there was no previous assistant message "
                                               "with a tool call!", message_index=i, field="role")
-                body = m.text()
+                body = m.content if m.content.__class__ is dict else m.text()  # a JSON object: tojson writes it as is
                 out.append(_Msg(i, f"functions.{name}", "commentary",
-                                tojson(body) if opts.quote_tool_results else body,
+                                tojson(body) if opts.quote_tool_results else m.text(),
                                 MARKERS["end"], recipient="assistant", kind="tool"))
             elif m.role == "user":
                 out.append(_Msg(i, "user", None, m.text(), MARKERS["end"]))

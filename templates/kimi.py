@@ -67,6 +67,7 @@ def _call(out: PromptBuilder, index: int, id_parts: list[tuple[str, str]], argum
 
 class KimiK2Format(Format):
     """Kimi-K2-Instruct: no reasoning; call ids numbered per message by the template."""
+    user_media = frozenset({"image", "image_url"})  # a tool result's parts are printed as text only
 
     parser_class = KimiParser
     default_system = "You are a helpful assistant"
@@ -109,6 +110,7 @@ class KimiK2Format(Format):
 
 class KimiK2ThinkingFormat(Format):
     """Kimi-K2-Thinking: ``<think>`` on every assistant turn; reasoning kept for the current tool loop."""
+    tool_result_media = user_media = frozenset({"image", "image_url"})
 
     parser_class = KimiThinkingParser
     default_system = "You are Kimi, an AI assistant created by Moonshot AI."

@@ -85,6 +85,7 @@ def xtml_value(value: Any) -> str:
 
 class KimiK3Format(Format):
     """Kimi K3 (XTML)."""
+    tool_result_media = user_media = frozenset({"image", "image_url"})
 
     parser_class = KimiK3Parser
 

@@ -95,6 +95,7 @@ def _builtin_call(out: PromptBuilder, index: int, name: str, args: dict, call_in
 
 class Llama31Format(Format):
     """Llama 3.1 / 3.3 Instruct with JSON custom tools and optional built-in (``<|python_tag|>``) tools."""
+    tool_result_json = True  # the template writes a result with tojson
 
     content_parts = "refuse"  # the template prints list content as a Python list ...
     content_parts_roles = frozenset({"system", "user", "assistant"})  # ... tool results it writes as JSON
@@ -140,7 +141,7 @@ class Llama31Format(Format):
             if role in ("tool", "ipython"):
                 _header(out, "ipython", index)
                 content = msg.content
-                payload = content if isinstance(content, str) or content is None else [
+                payload = content if content.__class__ is not list else [  # a JSON object as itself (tojson)
                     p.model_dump(exclude_none=True) for p in content]
                 out.content(json_dumps(payload if payload is not None else ""), index).special(M["eot"], index)
             elif msg.tool_calls:

@@ -83,6 +83,8 @@ def _trimmed(message: Message, index: int, what: str) -> str:
 
 class Llama4Format(Format):
     """Llama 4 Instruct with JSON custom tools."""
+    user_media = frozenset({"image"})
+    tool_result_json = True  # the template writes a result with tojson
 
     parser_class = Llama4Parser
 
@@ -131,7 +133,7 @@ class Llama4Format(Format):
         if content is None:
             raise UnsupportedByFormat("the template prints a tool result's content as JSON and fails without it",
                                       message_index=index, field="content")
-        payload: Any = content if isinstance(content, str) else [p.model_dump(exclude_none=True) for p in content]
+        payload: Any = content if content.__class__ is not list else [p.model_dump(exclude_none=True) for p in content]
         _header(out, "ipython", index)
         out.content(json_dumps(payload), index).special(M["eot"], index)
 

@@ -84,6 +84,7 @@ def _check_tag(name: str, index: int, field: str, what: str) -> None:
 
 class MiniMaxM3Format(Format):
     """MiniMax-M3 with its XML-expanded tool calls."""
+    tool_result_media = user_media = frozenset({"image", "video"})
 
     parser_class = MiniMaxM3Parser
     omits_none_arguments: ClassVar[bool] = True

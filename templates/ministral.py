@@ -61,6 +61,7 @@ def _chunks(out: PromptBuilder, parts: list[ContentPart], index: int, what: str)
 
 class Ministral3Format(Format):
     """Ministral 3 Reasoning: always thinks; the model opens ``[THINK]`` itself."""
+    user_media = frozenset({"image", "image_url"})
 
     parser_class = MinistralParser
 

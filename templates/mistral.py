@@ -85,6 +85,7 @@ def _first_text(msg: Message) -> str:
 
 class MistralSmall32Format(Format):
     """Mistral-Small-3.2-24B-Instruct-2506."""
+    user_media = frozenset({"image", "image_url"})
 
     parser_class = MistralParser
 

@@ -226,13 +226,18 @@ def _flat(message: Message) -> str:
     return message.text("")
 
 
-def _tool_turn(out: PromptBuilder, messages: list[Message], pos: int, index: int, body: str, *,
+def _tool_turn(out: PromptBuilder, messages: list[Message], pos: int, index: int, body: Any, *,
                header: str, open_: str, close: str) -> None:
-    """A tool result; consecutive results share one user turn (Qwen templates' ``previtem``/``nextitem``)."""
+    """A tool result; consecutive results share one user turn (Qwen templates' ``previtem``/``nextitem``). ``body``
+    is the result's text, or (Qwen3.5) its ``(kind, text)`` pieces, trimmed as one text, so that media markers in a
+    result stay control tokens."""
     if pos > 0 and messages[pos - 1].role != "tool":
         out.special(M["im_start"], index).template(header, index)
     out.template(open_[0], index).special(M["tool_response_open"], index).template(open_[1], index)
-    out.content(body, index)
+    if body.__class__ is str:
+        out.content(body, index)
+    else:
+        _write_trimmed(out, body, index)
     out.template(close[0], index).special(M["tool_response_close"], index).template(close[1], index)
     last = pos == len(messages) - 1
     if last or messages[pos + 1].role != "tool":
@@ -372,6 +377,7 @@ def _split_think(content: str) -> tuple[str, str]:
 
 class Qwen35(Format):
     """Qwen3.5 (``Qwen3.5-4B.jinja``): JSON tool list, reasoning kept after the last user query."""
+    tool_result_media = user_media = frozenset({"image", "image_url", "video"})
 
     parser_class = Qwen35Parser
     value_text: Callable[[Any], str] = staticmethod(coder_value)
@@ -398,8 +404,7 @@ class Qwen35(Format):
             elif role == "assistant":
                 self._assistant(out, message, index, pieces, options, tools)
             elif role == "tool":
-                _tool_turn(out, messages, index, index, "".join(t for _, t in pieces).strip(), header="user",
-                           open_=("\n", "\n"), close=("\n", ""))
+                _tool_turn(out, messages, index, index, pieces, header="user", open_=("\n", "\n"), close=("\n", ""))
             else:
                 raise UnsupportedByFormat("Unexpected message role.", message_index=index, field="role")
         if options.add_generation_prompt:

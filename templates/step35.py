@@ -71,6 +71,7 @@ def content_pieces(message: Message, index: int) -> list[tuple[str, str]]:
 
 class Step35(Format):
     """Step 3.5 Flash (``StepFun3.5-Flash.jinja``)."""
+    tool_result_media = user_media = frozenset({"image"})
 
     parser_class = Step35Parser
 

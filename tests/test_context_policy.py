@@ -224,7 +224,7 @@ def test_planned_messages_render_like_the_reference():
     assert not failures, f"{len(failures)}/{len(rows)} vectors differ: {failures[:10]}"
 
 
-# ---- provider pass-back rules (context_policy/families.py: PassbackRule), each in and after the tool loop
+# ---- provider pass-back rules (context_policy/rules.py: PassbackRule), each in and after the tool loop
 
 def _missing(p):
     return [w.message_index for w in p.warnings if w.code == "reasoning_missing_for_tool_turn"]

@@ -5,7 +5,9 @@ See docs/fuzzing.md."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -69,3 +71,67 @@ def test_marker_text_is_allowed_to_go_but_not_the_text_around_it():
     invariants.check_nothing_lost("qwen3", text, out)
     with pytest.raises(invariants.Violation, match="'j'"):
         invariants.check_nothing_lost("qwen3", text + "j", out)
+
+
+# ---- tool results: the malformed-request step's result cases, and MCP results from random blocks
+
+from toolwire import ToolResult  # noqa: E402
+from toolwire.errors import InvalidRequest, InvalidToolResult, ToolwireError, UnsupportedByFormat  # noqa: E402
+from fuzz import results as result_cases  # noqa: E402
+
+RESULT_CASES = result_cases.malformed_result_cases()
+REPR = re.compile(r"\{'[A-Za-z_]+': |'type': '")
+
+
+@pytest.mark.parametrize("case", sorted(RESULT_CASES))
+@pytest.mark.parametrize("name", sorted(toolwire.formats()))
+def test_malformed_result_requests_render_or_raise_a_located_toolwire_error(name, case):
+    """The harness's contract on result cases: render, or a ToolwireError; one about a message names it."""
+    messages, tools, options, where = RESULT_CASES[case]
+    fmt = toolwire.get_format(name)
+    try:
+        prompt = fmt.render(messages, tools, **options)
+    except ToolwireError as exc:
+        assert case != "control_tool_result", f"a well-formed result is refused: {exc}"
+        if where is not None and isinstance(exc, InvalidRequest):
+            assert exc.message_index == where, str(exc)
+        return
+    codes = [w.code for w in prompt.warnings]  # the warnings of any renderable request can be computed
+    assert not REPR.search(prompt.text) or "tool_result_repr" in codes  # a template's own repr is never silent
+    if case.startswith("content_huge_bounded"):
+        assert len(prompt.text) < 30_000
+
+
+@settings(max_examples=300, derandomize=not RANDOM, database=None, deadline=None,
+          suppress_health_check=list(HealthCheck))
+@given(result_cases.mcp_results())
+def test_mcp_results_from_random_blocks_convert_or_name_the_field(result):
+    try:
+        converted = ToolResult.from_mcp(result, result_cases.CALL)
+    except InvalidToolResult as exc:
+        assert exc.field and exc.field.split(".")[0].split("[")[0] in ("content", "structuredContent", "isError")
+        return
+    assert result_cases.envelope_round_trips(converted)
+    text = converted.envelope_text()
+    for block_text in result_cases.texts_of(result):
+        assert json.dumps(block_text, ensure_ascii=False)[1:-1] in text or (
+            converted.data is not None and json.loads(block_text or "null") == converted.data)
+    for name in ("qwen35", "deepseek_v4", "gemma4", "glm47"):
+        try:
+            prompt = toolwire.get_format(name).render(result_cases._conv(converted), [result_cases.TOOL])
+        except UnsupportedByFormat as exc:
+            assert converted.media and exc.message_index == 2 and exc.field.startswith("content[")
+            continue
+        assert not REPR.search(prompt.text)
+
+
+@settings(max_examples=300, derandomize=not RANDOM, database=None, deadline=None,
+          suppress_health_check=list(HealthCheck))
+@given(result_cases.result_data())
+def test_result_data_is_json_or_refused_naming_the_field(data):
+    try:
+        result = ToolResult.success(result_cases.CALL, data)
+    except InvalidToolResult as exc:
+        assert exc.field.startswith("data")
+        return
+    assert result_cases.envelope_round_trips(result)

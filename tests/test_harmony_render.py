@@ -89,7 +89,7 @@ def test_default_profile_equals_openai_harmony_where_the_references_agree():
 def test_profiles_cover_every_difference_option():
     documented = set(PROFILES["hf_template"])
     assert documented == set(PROFILES["openai_harmony"])
-    assert documented <= FMT.extra_options
+    assert documented <= FMT.family.options.extra_names()
     doc = (FMT_DOC := __import__("pathlib").Path(__file__).resolve().parents[1] / "docs" / "harmony.md").read_text()
     for name in documented | {"profile", "escape_markers_in_arguments", "model_identity"}:
         assert f"`{name}`" in doc, f"{name} is not documented in {FMT_DOC}"

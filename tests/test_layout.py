@@ -32,12 +32,18 @@ import pytest
 import toolwire
 
 ROOTS = ("toolwire", "toolwire.templates", "toolwire.parsers", "toolwire.context_policy")
-CORE = {f"toolwire.{m}" for m in ("models", "output", "errors", "prompt", "format", "registry", "limits", "tokenize")}
+CORE = {f"toolwire.{m}" for m in ("models", "output", "errors", "prompt", "format", "registry", "limits", "tokenize",
+                                   "results", "result_facts", "result_render", "markers", "family")}
 UPPER = ("toolwire.dispatch", "toolwire.batch", "toolwire.eval", "toolwire.history", "toolwire.integrations",
          "toolwire.workbench")
-DELEGATIONS = {"toolwire.output": {"toolwire.dispatch.validation", "toolwire.dispatch.canonical",
-                                   "toolwire.integrations.openai"}}
-"""Function-level imports a core module may make: its convenience methods' implementations."""
+DELEGATIONS = {
+    "toolwire.output": {"toolwire.dispatch.validation", "toolwire.dispatch.canonical", "toolwire.integrations.openai"},
+    "toolwire.results": {"toolwire.dispatch.validation", "toolwire.dispatch.result_schema"},
+    "toolwire.context_policy.result_warnings": {"toolwire.dispatch.canonical"},
+}
+"""Function-level imports a lower module may make of an upper one: the implementations of the convenience methods
+of the public data types (``ToolCallCandidate.validate`` ...), a result's schema check, and the call fingerprint a
+retry warning compares."""
 
 
 def all_modules() -> dict[str, Path]:

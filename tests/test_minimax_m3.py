@@ -75,7 +75,7 @@ def _call(args):
 @pytest.mark.parametrize("messages,index,field,error", [
     ([{"role": "user", "content": "q"}, {"role": "tool", "content": "r"}], 1, "role", UnsupportedByFormat),
     (_call({}) + [{"role": "tool", "content": None}], 2, "content", UnsupportedByFormat),
-    (_call({}) + [{"role": "tool", "content": [{"type": "input_audio"}]}], 2, "content", UnsupportedByFormat),
+    (_call({}) + [{"role": "tool", "content": [{"type": "input_audio"}]}], 2, "content[0]", UnsupportedByFormat),
     ([{"role": "user", "content": "q"}, {"role": "system", "content": "late"}], 1, "role", UnsupportedByFormat),
     (_call({"q": f"a{NS}b"}), 1, "tool_calls[0].function.arguments", UnrepresentableValue),
     (_call({"a<b": 1}), 1, "tool_calls[0].function.arguments", UnrepresentableValue),

@@ -131,7 +131,7 @@ def test_accumulated_deltas_are_the_message():
 def test_error_envelope():
     call = cand(3, args={"town": "Paris"}).validate(TOOLS)
     result = call.to_error_result()
-    assert result == {"ok": False, "meta": {"tool": "get_weather", "call_id": "call_3"}, "error": {
+    assert result == {"ok": False, "status": "error", "meta": {"tool": "get_weather", "call_id": "call_3"}, "error": {
         "type": "missing_required", "retryable": True, "details": [
             {"code": "missing_required", "pointer": "/city", "expected": "string", "got": None, "retryable": True,
              "message": "Add the required field 'city' (string)."}]}}

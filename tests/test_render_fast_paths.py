@@ -43,18 +43,18 @@ def same_dataclass(built, constructed) -> bool:
 def test_render_options_equal_the_constructed_ones():
     seen = []
 
-    class Capture(Format):
-        name = "capture"
-        extra_options = frozenset({"flag"})
+    from toolwire.templates.qwen_xml import Qwen36
 
+    class Capture(Qwen36):
         def _render(self, messages, tools, options, out):
             seen.append(options)
             out.template("x")
             return False
 
     Capture().render([{"role": "user", "content": "u"}], thinking=True, reasoning_effort="high",
-                     current_date="2025-01-02", flag=1, policy="keep_all")
-    expected = RenderOptions(True, "high", True, True, "2025-01-02", {"flag": 1}, seen[0].kept_reasoning, "keep_all")
+                     current_date="2025-01-02", preserve_thinking=True, policy="keep_all")
+    expected = RenderOptions(True, "high", True, True, "2025-01-02", {"preserve_thinking": True},
+                             seen[0].kept_reasoning, "keep_all")
     assert same_dataclass(seen[0], expected)
     assert seen[0].keeps_reasoning(5) is False
 

@@ -19,7 +19,7 @@ SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "require
 def test_from_openai_chat_completions_shape():
     spec = ToolSpec.from_openai({"type": "function", "function": {
         "name": "get_weather", "description": "Weather now.", "parameters": SCHEMA, "strict": True}})
-    assert spec == ToolSpec(name="get_weather", description="Weather now.", input_schema=SCHEMA)
+    assert spec == ToolSpec(name="get_weather", description="Weather now.", input_schema=SCHEMA, strict=True)
     assert spec.side_effect == "irreversible" and spec.version is None and spec.timeout_ms is None
 
 

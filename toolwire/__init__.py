@@ -30,6 +30,7 @@ _LAZY: dict[str, str] = {  # public name -> the module that defines it, imported
     **dict.fromkeys(("ArgumentsDelta", "CallError", "ContentDelta", "Diagnostic", "Event", "ParsedOutput",
                      "ReasoningDelta", "ToolCallCandidate", "ToolCallFinished", "ToolCallStarted"), "toolwire.output"),
     **dict.fromkeys(("DEFAULT_LIMITS", "Limits"), "toolwire.limits"),
+    **dict.fromkeys(("ToolResult", "ResultError", "ResultMeta", "Media"), "toolwire.results"),
     **dict.fromkeys(("canonical_json", "canonical_value", "fingerprint"), "toolwire.dispatch.canonical"),
     **dict.fromkeys(("ToolSpec", "tool_specs"), "toolwire.dispatch.specs"),
     "ToolSet": "toolwire.dispatch.validation",
@@ -63,5 +64,5 @@ __all__ = [
     "ToolCallStarted", "ArgumentsDelta", "ToolCallFinished", "ToolwireError", "UnknownFormat", "InvalidRequest",
     "CallError", "Limits", "DEFAULT_LIMITS", "ToolSpec", "tool_specs", "canonical_json", "canonical_value",
     "fingerprint", "MissingExtra", "ToolSet", "ChatCompletionsStream", "accumulate_deltas", "error_result",
-    "to_openai_message",
+    "to_openai_message", "ToolResult", "ResultError", "ResultMeta", "Media",
 ]

@@ -76,6 +76,14 @@ class InvalidOption(InvalidRequest):
     code = "invalid_option"
 
 
+class InvalidToolResult(InvalidRequest):
+    """A tool result cannot be built or sent to the model: data that is not JSON, an MCP content block of an
+    unknown type, structured content its tool's output schema refuses, a result whose call id no call has.
+    ``field`` names the offending field (``data.items[3]``, ``content[2].type``, ``call``)."""
+
+    code = "invalid_tool_result"
+
+
 class InvalidToolDefinition(ToolwireError, ValueError):
     """A tool definition is malformed. Names the tool and the field."""
 

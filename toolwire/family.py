@@ -133,6 +133,10 @@ class Options:
     current_date = Option(str, check=_date, doc="today's date, 'YYYY-MM-DD', for templates that print it")
     policy = Option(str, doc="a context-policy override: keep_all, drop_all, keep_tool_loop (toolwire's own)")
     join_content_parts = Option(bool, False, doc="join list content's text parts where the template refuses them")
+    results_in_call_order = Option(bool, False, doc="put parallel tool results in the order of their calls")
+    escape_result_markup = Option(bool, False, doc="escape a tool result's spelling of the plain-text result framing")
+    media_fallback = Option(str, choices=("user_turn",),
+                            doc="user_turn: move tool-result media the family has no slot for into a user message")
 
     fields: ClassVar[dict[str, Option]] = {}
     """Every option of the family, by toolwire name (filled per class)."""
@@ -140,7 +144,8 @@ class Options:
     """Every accepted spelling (name, template keyword, alias) -> the option's toolwire name."""
     COMMON: ClassVar[frozenset[str]] = frozenset({"thinking", "reasoning_effort", "drop_thinking",
                                                   "add_generation_prompt", "current_date", "policy",
-                                                  "join_content_parts"})
+                                                  "join_content_parts", "results_in_call_order",
+                                                  "escape_result_markup", "media_fallback"})
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -300,6 +305,13 @@ class Family:
     def stop_tokens(self) -> tuple[str, ...]:
         """The stop tokens as text (what generation stops on)."""
         return tuple(self.markers[role] for role in self.stop)
+
+    def format(self) -> Any:
+        """The family's :class:`toolwire.Format`: its renderer module's ``FORMATS`` entry (what
+        :func:`toolwire.get_format` returns; imported on first use)."""
+        import importlib
+
+        return importlib.import_module(f"toolwire.templates.{self.module}").FORMATS[self.name]
 
     def __repr__(self) -> str:
         return f"<toolwire.Family {self.name}>"

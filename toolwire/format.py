@@ -7,11 +7,11 @@ and names its stream parser class; ``parse`` is always ``stream().feed(text)`` +
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Sequence
 
 from ._frozen import frozen_instance
-from .errors import InvalidOption, ToolwireError, UnsupportedByFormat
+from .errors import InvalidOption, InvalidRequest, ToolwireError, UnsupportedByFormat
 from .family import Family
 from .markers import MarkerTable
 from .prompt import PromptBuilder, RenderedPrompt
@@ -62,6 +62,16 @@ class Format:
     content_parts: ClassVar[str] = "join"
     content_parts_roles: ClassVar[frozenset[str] | None] = None
     parser_class: ClassVar[type] = None  # type: ignore[assignment]
+    tool_result_media: ClassVar[frozenset[str]] = frozenset()
+    """The content-part types (``image``, ``image_url``, ``audio``, ``input_audio``, ``video``) the family's template
+    has a media slot for in a tool result; any other media part in a tool result is refused by name
+    (:class:`UnsupportedByFormat`), or moved into a following user turn with ``media_fallback="user_turn"``."""
+    user_media: ClassVar[frozenset[str]] = frozenset()
+    """The content-part types the template has a media slot for in a user message (where
+    ``media_fallback="user_turn"`` may move a tool result's media)."""
+    tool_result_json: ClassVar[bool] = False
+    """Whether the template writes a tool result given as a JSON object (structured content) as its JSON text; in
+    other families such a result is refused by name (send its JSON text, as ``ToolResult.to_tool_message`` does)."""
 
     @property
     def family(self) -> Family:
@@ -98,7 +108,8 @@ class Format:
         return f"<toolwire.Format {self.name}>"
 
     # ---- rendering
-    def render(self, messages: Sequence[Any], tools: Sequence[Any] | None = None, **options: Any) -> RenderedPrompt:
+    def render(self, messages: Sequence[Any], tools: Sequence[Any] | None = None, *, limits: Any = None,
+               **options: Any) -> RenderedPrompt:
         """Render an OpenAI-style request into this family's exact prompt.
 
         ``messages`` and ``tools`` are plain dicts or toolwire models; ``tools`` may also be a
@@ -115,12 +126,31 @@ class Format:
         ``drop_all``, ``keep_tool_loop``) to override it. List content (text parts) in a format whose template
         refuses or drops it raises :class:`UnsupportedByFormat`; ``join_content_parts=True`` joins the text parts
         with a blank line instead.
+
+        Tool results (docs/tool-results.md): a message may be a :class:`toolwire.ToolResult` (its tool message).
+        A result's image or audio goes in the family's media slot, or is refused by name; a JSON object is written
+        as JSON where the template does so. Departures from the template, each on request:
+        ``limits=Limits(max_result_chars=N)`` bounds each result's text (head, tail and a ``[truncated: ...]``
+        line), ``results_in_call_order=True`` puts parallel results in the order of their calls,
+        ``escape_result_markup=True`` escapes a result's spelling of the family's plain-text result framing,
+        ``media_fallback="user_turn"`` moves media the family has no tool-result slot for into a user message after
+        the results. The prompt's ``warnings`` are the context plan's pre-flight warnings (computed when first read)
+        and what these options changed.
         """
         family = self.parser_class.family
         values = family.options.resolve(options, family.name)
         steps = _RENDER_STEPS or _render_steps()
-        msgs = steps.normalize_messages(messages)
-        steps.check_message_text(msgs)
+        request = msgs = steps.normalize_messages(messages)
+        structured = steps.check_message_text(msgs)
+        results_in_call_order = values["results_in_call_order"]
+        escape_result_markup, media_fallback = values["escape_result_markup"], values.get("media_fallback")
+        prepared = None
+        if structured or limits is not None or results_in_call_order or escape_result_markup \
+                or media_fallback is not None:
+            prepared = steps.prepare_results(self, msgs, structured=structured, limits=limits,
+                                             results_in_call_order=results_in_call_order,
+                                             escape_result_markup=escape_result_markup, media_fallback=media_fallback)
+            msgs = prepared.messages
         if self.content_parts == "refuse" and not values["join_content_parts"]:
             _refuse_content_parts(msgs, family.name, self.content_parts_roles)
         tool_models = steps.normalize_tools(_tool_list(tools))
@@ -136,8 +166,18 @@ class Format:
             "add_generation_prompt": add_generation_prompt, "current_date": values.get("current_date"),
             "extra": extra, "kept_reasoning": kept, "policy": policy})
         builder = PromptBuilder()
-        opens_reasoning = self._render(msgs, tool_models, options, builder)
-        return builder.build(opens_reasoning=bool(opens_reasoning), format=family.name)
+        if prepared is None or prepared.index is None:
+            opens_reasoning = self._render(msgs, tool_models, options, builder)
+        else:  # messages moved or added: provenance (and any refusal) names the request's messages
+            try:
+                opens_reasoning = self._render(msgs, tool_models, options, builder)
+            except InvalidRequest as exc:
+                raise steps.remap_error(exc, prepared) from None
+            builder._pieces[:] = steps.remap_pieces(builder._pieces, prepared.index)
+        plan_options = (thinking, policy, drop_thinking, add_generation_prompt, extra, limits, results_in_call_order,
+                        escape_result_markup, prepared.notes if prepared is not None else None)
+        return builder.build(opens_reasoning=bool(opens_reasoning), format=family.name,
+                             warnings=partial(steps.render_warnings, self, request, tools, plan_options))
 
     def template_variables(self, **options: Any) -> dict[str, Any]:
         """``options`` (render keyword arguments) as the variables the family's chat template reads, for running
@@ -282,6 +322,10 @@ class _RenderSteps(NamedTuple):
     check_message_text: Any
     normalize_tools: Any
     kept_reasoning: Any
+    prepare_results: Any
+    remap_pieces: Any
+    remap_error: Any
+    render_warnings: Any
 
 
 _RENDER_STEPS: _RenderSteps | None = None
@@ -291,11 +335,13 @@ def _render_steps() -> _RenderSteps:
     """The request validation and context plan :meth:`Format.render` runs, imported on the first render rather
     than with toolwire (they bring pydantic)."""
     global _RENDER_STEPS
-    from toolwire.context_policy.plan import kept_reasoning
+    from toolwire.context_policy.plan import kept_reasoning, render_warnings
 
     from .models import check_message_text, normalize_messages, normalize_tools
+    from .result_render import prepare, remap, remap_error
 
-    _RENDER_STEPS = _RenderSteps(normalize_messages, check_message_text, normalize_tools, kept_reasoning)
+    _RENDER_STEPS = _RenderSteps(normalize_messages, check_message_text, normalize_tools, kept_reasoning, prepare,
+                                 remap, remap_error, render_warnings)
     return _RENDER_STEPS
 
 

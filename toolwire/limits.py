@@ -9,6 +9,11 @@ limit                  default      what it bounds
 ``max_calls``          128          tool calls accepted from one output; later calls are rejected
 ``max_argument_bytes`` 1 MiB        UTF-8 size of one call's arguments (as JSON, or as raw text)
 ``max_depth``          64           nesting of objects and arrays inside one call's arguments
+``max_result_chars``   None (off)   characters of one tool result's text in a prompt (``render``,
+                                    ``ToolResult.to_tool_message``): past it the head and the tail are
+                                    kept around a ``[truncated: N characters omitted ...]`` line
+``large_result_chars`` 100,000      past this, with no ``max_result_chars``, ``plan()`` and ``render``
+                                    warn ``tool_result_large``
 =====================  ===========  ==========================================================
 
 The checks here are linear and iterative, so a 50 MB output or a value nested 100k deep costs one pass.
@@ -30,10 +35,14 @@ class Limits:
     max_calls: int = 128
     max_argument_bytes: int = 1 << 20
     max_depth: int = MAX_DEPTH
+    max_result_chars: int | None = None
+    large_result_chars: int = 100_000
 
     def __post_init__(self) -> None:
-        for name in ("max_calls", "max_argument_bytes", "max_depth"):
+        for name in ("max_calls", "max_argument_bytes", "max_depth", "max_result_chars", "large_result_chars"):
             value = getattr(self, name)
+            if value is None and name == "max_result_chars":
+                continue
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"Limits.{name} must be a positive int, got {value!r}")
 

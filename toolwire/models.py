@@ -7,12 +7,13 @@ naming the message index and field.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr, TypeAdapter, ValidationError, model_validator
 from pydantic_core import SchemaValidator, core_schema
 
-from .errors import InvalidRequest
+from .errors import InvalidRequest, InvalidToolResult
 from .request_values import (MAX_REQUEST_DEPTH, call_arguments, check_json_value, check_message_text, check_text,
                              check_tool_text, lone_surrogate)
 
@@ -59,10 +60,13 @@ class ToolCall(_Model):
 
 
 class Message(_Model):
-    """One chat message. Unknown extra fields (``task``, ``wo_eos`` ...) are kept for formats that use them."""
+    """One chat message. Unknown extra fields (``task``, ``wo_eos`` ...) are kept for formats that use them.
+
+    ``content`` is a string, a list of content parts, None, or (a tool result's structured content) a JSON
+    object, which only tool messages may carry (``Format.render`` refuses it elsewhere)."""
 
     role: str
-    content: Union[str, list[ContentPart], None] = None
+    content: Union[str, list[ContentPart], dict[str, Any], None] = None
     reasoning_content: str | None = None
     tool_calls: list[ToolCall] | None = None
     tool_call_id: str | None = None
@@ -76,12 +80,15 @@ class Message(_Model):
         return alias_reasoning(data)
 
     def text(self, joiner: str = "\n\n") -> str:
-        """The content as one string: ``None`` is empty, text parts are joined by ``joiner``."""
+        """The content as one string: ``None`` is empty, text parts are joined by ``joiner``, a JSON object is its
+        JSON text."""
         content = self.content
         if isinstance(content, str):
             return content
         if content is None:
             return ""
+        if content.__class__ is dict:
+            return json.dumps(content, ensure_ascii=False)
         return joiner.join(p.text or "" for p in content if p.type == "text")
 
 
@@ -238,6 +245,8 @@ def normalize_messages(messages: Any) -> list[Message]:
         if isinstance(raw, Message):
             out.append(raw)
             continue
+        if not isinstance(raw, dict) and callable(getattr(raw, "to_tool_message", None)):
+            raw = _tool_result_message(raw, out, index)  # a toolwire.ToolResult
         if not isinstance(raw, dict):
             raise InvalidRequest(f"expected an object, got {type(raw).__name__}", message_index=index)
         try:
@@ -246,6 +255,18 @@ def normalize_messages(messages: Any) -> list[Message]:
             err = exc.errors()[0]
             raise InvalidRequest(err["msg"], message_index=index, field=_field_path(err["loc"]) or None) from None
     return out
+
+
+def _tool_result_message(result: Any, earlier: list[Message], index: int) -> dict[str, Any]:
+    """A :class:`toolwire.ToolResult` in a request: its tool message, once its call id is found among the calls of the
+    messages before it (:class:`~toolwire.errors.InvalidToolResult` naming ``tool_call_id`` otherwise)."""
+    message = result.to_tool_message()
+    call_id = message.get("tool_call_id")
+    for m in reversed(earlier):
+        if m.tool_calls and any(c.id == call_id for c in m.tool_calls):
+            return message
+    raise InvalidToolResult(f"this result answers call {call_id!r}, which no earlier assistant message makes",
+                            message_index=index, field="tool_call_id")
 
 
 def normalize_tools(tools: Any) -> list[Tool]:

@@ -111,8 +111,9 @@ class ToolCallCandidate(BaseModel):
         return fingerprint(self.name, self.canonical_arguments, version=self.tool_version, scope=scope)
 
     def to_error_result(self) -> dict[str, Any]:
-        """The uniform error envelope ``{"ok": false, "error": {"type", "retryable", "details"}, "meta":
-        {"tool", "call_id"}}`` to send back to the model as this call's tool message."""
+        """The uniform error envelope ``{"ok": false, "status", "meta": {"tool", "call_id"}, "error": {"type",
+        "retryable", "details"}}`` to send back to the model as this call's tool message: the envelope of
+        :meth:`toolwire.ToolResult.from_candidate` (``.to_tool_message()`` of that gives the message itself)."""
         from toolwire.integrations.openai import error_result
 
         return error_result(self)

@@ -46,6 +46,17 @@ class RenderedPrompt:
     pieces: tuple[tuple[SegmentKind, str, int | None], ...] = field(repr=False)
     opens_reasoning: bool = False
     format: str = ""
+    warnings_source: Callable[[], list] | None = field(default=None, repr=False, compare=False)
+    """What computes :attr:`warnings` on first read (``Format.render`` sets it: the context plan's checks)."""
+
+    @cached_property
+    def warnings(self) -> list:
+        """The context plan's pre-flight warnings for this request (``toolwire.context_policy.PlanWarning``:
+        unanswered or duplicated tool results, a retry after an unknown outcome, markup spelled in a result ...) and
+        what the render options changed (results truncated, reordered, escaped, media moved). Computed when first
+        read, so a render that never asks costs nothing more; empty for a prompt built by hand."""
+        source = self.warnings_source
+        return list(source()) if source is not None else []
 
     @cached_property
     def segments(self) -> tuple[Segment, ...]:
@@ -169,6 +180,8 @@ class PromptBuilder:
                 break
         return tail.endswith(suffix)
 
-    def build(self, *, opens_reasoning: bool = False, format: str = "") -> RenderedPrompt:
+    def build(self, *, opens_reasoning: bool = False, format: str = "",
+              warnings: Callable[[], list] | None = None) -> RenderedPrompt:
         return frozen_instance(RenderedPrompt, {"text": self.text, "pieces": tuple(self._pieces),
-                                                "opens_reasoning": opens_reasoning, "format": format})
+                                                "opens_reasoning": opens_reasoning, "format": format,
+                                                "warnings_source": warnings})

@@ -7,8 +7,6 @@ its :class:`Format` in ``FORMATS``. No other table maps names to modules.
 
 from __future__ import annotations
 
-import importlib
-
 from .errors import UnknownFormat
 from .family import Family
 from .format import Format
@@ -32,25 +30,24 @@ def family(name: str) -> Family:
     return found
 
 
-def _module_formats(module: str) -> dict[str, Format]:
-    """The ``FORMATS`` of ``toolwire.templates.<module>`` ({} when it fails to import, recorded in IMPORT_ERRORS)."""
-    path = f"toolwire.templates.{module}"
+def _format(family: Family) -> Format | None:
+    """The family's Format, or None when its renderer module fails to import (recorded in IMPORT_ERRORS)."""
     try:
-        return importlib.import_module(path).FORMATS
+        return family.format()
     except ImportError as exc:
-        IMPORT_ERRORS[path] = f"{type(exc).__name__}: {exc}"
-        return {}
+        IMPORT_ERRORS[f"toolwire.templates.{family.module}"] = f"{type(exc).__name__}: {exc}"
+        return None
 
 
 def formats() -> list[str]:
     """The names of every available format, sorted."""
-    return sorted(name for name, fam in families().items() if name in _module_formats(fam.module))
+    return sorted(name for name, fam in families().items() if _format(fam) is not None)
 
 
 def get_format(name: str) -> Format:
     """The :class:`Format` of family ``name``; raises :class:`UnknownFormat` naming close matches."""
     fam = families().get(name)
-    found = _module_formats(fam.module).get(name) if fam is not None else None
+    found = _format(fam) if fam is not None else None
     if found is None:
         raise UnknownFormat(name, formats())
     return found

@@ -198,22 +198,30 @@ def check_tool_text(tool: Tool, index: int) -> None:
         check_json_value(parameters, field=f"tools[{index}].function.parameters")
 
 
-def check_message_text(messages: list[Message]) -> None:
-    """Refuse message text no tokenizer can encode (a lone surrogate), naming the message and field. Call
-    arguments are checked where they are decoded (:func:`call_arguments`)."""
+def check_message_text(messages: list[Message]) -> bool:
+    """Refuse message text no tokenizer can encode (a lone surrogate), naming the message and field, and a JSON
+    object as the content of a message that is not a tool result. Call arguments are checked where they are
+    decoded (:func:`call_arguments`). Returns whether some message's content is not a string (a list of parts,
+    a JSON object): what ``Format.render`` then looks into (tool results' parts and media)."""
     # A model's fields are read from its __dict__: one attribute read per model (a pydantic model's attribute reads
     # are slow: BaseModel has a __getattr__), then dict reads.
+    structured = False
     for index, m in enumerate(messages):  # most messages need no closer look: ASCII text holds no lone surrogate
         fields = m.__dict__
         content, reasoning, name, call_id, calls = (fields["content"], fields["reasoning_content"], fields["name"],
                                                     fields["tool_call_id"], fields["tool_calls"])
-        if (not content or content.__class__ is str and (content.isascii() or _encodes(content))) \
+        if content.__class__ is not str and content is not None:
+            structured = True
+            _check_message(index, m)
+            continue
+        if (not content or content.isascii() or _encodes(content)) \
                 and (not reasoning or reasoning.isascii() or _encodes(reasoning)) \
                 and (not name or name.isascii() or _encodes(name)) \
                 and (not call_id or call_id.isascii() or _encodes(call_id)) \
                 and (not calls or _clean_calls(calls)):
             continue
-        _check_message(index, m)  # list content (not looked into above), or a field to refuse
+        _check_message(index, m)  # a field to refuse
+    return structured
 
 
 def _clean_calls(calls: list[ToolCall]) -> bool:
@@ -234,6 +242,11 @@ def _check_message(index: int, m: Message) -> None:
     content = m.content
     if isinstance(content, str):
         check_text(content, message_index=index, field="content")
+    elif content.__class__ is dict:
+        if m.role != "tool":
+            raise InvalidRequest("must be a string or a list of content parts (only a tool result's content may be "
+                                 "a JSON object)", message_index=index, field="content")
+        check_json_value(content, message_index=index, field="content")
     elif content:
         for n, part in enumerate(content):
             if part.text:

@@ -38,13 +38,16 @@ class ToolSpec(BaseModel):
     output_schema: Optional[dict[str, Any]] = None
     side_effect: SideEffect = "irreversible"
     timeout_ms: Optional[int] = None
+    strict: bool = False
+    """OpenAI's ``strict: true``: every object in the arguments is closed (no field its schema does not list) unless
+    the schema says otherwise (an explicit ``additionalProperties``); validation then refuses extra fields."""
     _validator: Any = PrivateAttr(default=None)  # compiled by toolwire.dispatch.validation, cached here
 
     # ---- constructors
     @classmethod
     def create(cls, name: Any, *, input_schema: Any = None, description: Any = None, version: Any = None,
                output_schema: Any = None, side_effect: Any = "irreversible", timeout_ms: Any = None,
-               field_names: dict[str, str] | None = None) -> "ToolSpec":
+               strict: Any = False, field_names: dict[str, str] | None = None) -> "ToolSpec":
         """Check every field and build the spec. ``field_names`` maps a spec field to the name the original
         definition gives it (``{"input_schema": "function.parameters"}``), so errors name the field as written."""
         names = field_names or {}
@@ -65,6 +68,8 @@ class ToolSpec(BaseModel):
         if timeout_ms is not None and (not isinstance(timeout_ms, int) or isinstance(timeout_ms, bool)
                                        or timeout_ms <= 0):
             raise fail("timeout_ms", f"must be a positive integer (milliseconds), got {timeout_ms!r}")
+        if not isinstance(strict, bool):
+            raise fail("strict", f"must be true or false, got {strict!r}")
         schema = _check_object_schema(EMPTY_OBJECT_SCHEMA if input_schema is None else input_schema, fail)
         if output_schema is not None and not isinstance(output_schema, dict):
             raise fail("output_schema", f"must be a JSON Schema object, got {type(output_schema).__name__}")
@@ -72,13 +77,14 @@ class ToolSpec(BaseModel):
         if output_schema is not None:
             _check_meta_schema(output_schema, fail, "output_schema")
         return cls(name=name, version=version, description=description or "", input_schema=schema,
-                   output_schema=output_schema, side_effect=side_effect, timeout_ms=timeout_ms)
+                   output_schema=output_schema, side_effect=side_effect, timeout_ms=timeout_ms, strict=strict)
 
     @classmethod
     def from_openai(cls, definition: Any, **overrides: Any) -> "ToolSpec":
         """From ``{"type": "function", "function": {name, description, parameters}}`` (Chat Completions), the
         flat Responses shape ``{"type": "function", "name": ..., "parameters": ...}``, a bare function dict
-        or a :class:`toolwire.Tool`. ``overrides`` set version, side_effect, timeout_ms, output_schema."""
+        or a :class:`toolwire.Tool`. ``overrides`` set version, side_effect, timeout_ms, output_schema, strict. The
+        definition's ``strict: true`` closes every object of the arguments (see :attr:`strict`)."""
         data = _as_dict(definition)
         field_names = {"input_schema": "parameters"}
         if "function" in data:
@@ -88,12 +94,14 @@ class ToolSpec(BaseModel):
                                             tool=_name_of(data.get("function")), field="type")
             data = data["function"]
             field_names = {"name": "function.name", "description": "function.description",
-                           "input_schema": "function.parameters"}
+                           "input_schema": "function.parameters", "strict": "function.strict"}
             if not isinstance(data, dict):
                 raise InvalidToolDefinition("must be an object", field="function")
         elif data.get("type", "function") != "function":
             raise InvalidToolDefinition(f"only function tools are supported, got {data.get('type')!r}",
                                         tool=_name_of(data), field="type")
+        if "strict" not in overrides and data.get("strict") is not None:
+            overrides = {**overrides, "strict": data["strict"]}
         return cls.create(data.get("name"), input_schema=data.get("parameters"),
                           description=data.get("description"), field_names=field_names, **overrides)
 
@@ -209,8 +217,10 @@ class ToolSpec(BaseModel):
     # ---- back to wire vocabularies
     def to_openai(self) -> dict[str, Any]:
         """The Chat Completions tool definition (what ``Format.render`` takes as ``tools``)."""
-        return {"type": "function", "function": {"name": self.name, "description": self.description,
-                                                 "parameters": self.input_schema}}
+        function = {"name": self.name, "description": self.description, "parameters": self.input_schema}
+        if self.strict:
+            function["strict"] = True
+        return {"type": "function", "function": function}
 
     def to_anthropic(self) -> dict[str, Any]:
         """The Anthropic Messages API tool definition."""

@@ -62,17 +62,20 @@ def _compile(schema_text: str, formats: bool):
     return cls(boolean_properties_as_schemas(schema), format_checker=checker if formats else None)
 
 
-def compiled_validator(spec: ToolSpec, *, formats: bool = False):
+def compiled_validator(spec: ToolSpec, *, formats: bool = False, closed_objects: bool = False):
     """The ``jsonschema`` validator of the tool's input schema, compiled once and cached on the spec
-    (and across specs with the same schema)."""
+    (and across specs with the same schema). With ``closed_objects`` (or a ``strict`` spec) every object of the
+    schema that does not say otherwise is closed (:func:`closed_schema`)."""
     cache = spec._validator
     if cache is None:
         cache = spec._validator = {}
-    validator = cache.get(formats)
+    closed = closed_objects or spec.strict
+    validator = cache.get((formats, closed))
     if validator is None:
-        text = json.dumps(spec.input_schema, sort_keys=True, ensure_ascii=False)
+        schema = closed_schema(spec.input_schema) if closed else spec.input_schema
+        text = json.dumps(schema, sort_keys=True, ensure_ascii=False)
         try:
-            validator = cache[formats] = _compile(text, formats)
+            validator = cache[(formats, closed)] = _compile(text, formats)
         except _jsonschema().exceptions.SchemaError as exc:
             raise InvalidToolDefinition(f"is not a valid JSON Schema: {exc.message}", tool=spec.name,
                                         field="input_schema") from None
@@ -102,9 +105,9 @@ class ToolSet:
     def __len__(self) -> int:
         return len(self.specs)
 
-    def validator(self, name: str):
-        """The compiled validator of tool ``name``."""
-        return compiled_validator(self.specs[name], formats=self.formats)
+    def validator(self, name: str, *, closed_objects: bool = False):
+        """The compiled validator of tool ``name`` (objects closed with ``closed_objects``, or when it is strict)."""
+        return compiled_validator(self.specs[name], formats=self.formats, closed_objects=closed_objects)
 
     def validate(self, target: "ParsedOutput | ToolCallCandidate", **options: Any):
         """Validate a ParsedOutput (all its calls, ``tool_choice``) or one candidate. Returns a new object."""
@@ -136,6 +139,54 @@ def as_tool_set(tools: Any, *, formats: bool = False) -> ToolSet:
             return ToolSet(tools, formats=formats)
         return _tool_set_from_json(text, formats)
     return ToolSet(tools, formats=formats)
+
+
+# ---- closed objects (OpenAI strict mode)
+
+_OPEN_KEYS = ("additionalProperties", "unevaluatedProperties")
+_SIBLING_SOURCES = ("allOf", "$ref", "$dynamicRef", "if", "dependentSchemas")  # where an object's fields may also come from
+
+
+def closed_schema(schema: Any) -> Any:
+    """``schema`` with every object closed that does not say otherwise: an object schema (``type`` object, or
+    ``properties`` / ``required`` / ``patternProperties``) without ``additionalProperties`` or
+    ``unevaluatedProperties`` gets ``additionalProperties: false``. Alternatives (``anyOf``, ``oneOf``), items,
+    properties and definitions are closed the same way. An object whose fields may also come from elsewhere
+    (``allOf``, ``$ref``, ``if``, ``dependentSchemas`` beside it) is left open, and so are the branches of ``allOf``
+    (closing each would refuse the fields of the others). A copy; iterative."""
+    if not isinstance(schema, dict):
+        return schema
+    root = dict(schema)
+    stack: list[dict] = [root]
+    while stack:
+        node = stack.pop()
+        kind = node.get("type")
+        is_object = kind == "object" or (isinstance(kind, list) and "object" in kind) or (
+            kind is None and any(k in node for k in ("properties", "required", "patternProperties")))
+        if is_object and not any(k in node for k in _OPEN_KEYS) and not any(k in node for k in _SIBLING_SOURCES):
+            node["additionalProperties"] = False
+        for key in ("properties", "patternProperties", "$defs", "definitions"):
+            children = node.get(key)
+            if isinstance(children, dict):
+                node[key] = {name: _copied(child, stack) for name, child in children.items()}
+        for key in ("items", "additionalProperties", "not", "contains", "then", "else", "unevaluatedItems"):
+            child = node.get(key)
+            if isinstance(child, dict):
+                node[key] = _copied(child, stack)
+            elif key == "items" and isinstance(child, list):
+                node[key] = [_copied(c, stack) for c in child]
+        for key in ("anyOf", "oneOf", "prefixItems"):
+            children = node.get(key)
+            if isinstance(children, list):
+                node[key] = [_copied(c, stack) for c in children]
+    return root
+
+
+def _copied(child: Any, stack: list) -> Any:
+    if isinstance(child, dict):
+        child = dict(child)
+        stack.append(child)
+    return child
 
 
 # ---- tool_choice
@@ -176,11 +227,15 @@ _ORDER = {code: i for i, code in enumerate((
 
 def validate_candidate(candidate: "ToolCallCandidate", tools: Any, *, tool_choice: Any = "auto",
                        limits: Limits = DEFAULT_LIMITS, fill_defaults: bool = False,
-                       promote_reasoning_calls: bool = False, formats: bool = False) -> "ToolCallCandidate":
-    """Validate one candidate against ``tools``; returns a new candidate, ``validated`` or ``rejected``."""
+                       promote_reasoning_calls: bool = False, formats: bool = False,
+                       closed_objects: bool = False) -> "ToolCallCandidate":
+    """Validate one candidate against ``tools``; returns a new candidate, ``validated`` or ``rejected``.
+    ``closed_objects=True`` reads a missing ``additionalProperties`` as false throughout the schema (as a tool
+    declared with OpenAI's ``strict: true`` is always read): a field the schema does not list is
+    ``unexpected_field``."""
     tool_set = as_tool_set(tools, formats=formats)
     mode, chosen = tool_choice_mode(tool_choice, tool_set)
-    errors, canonical = _check(candidate, tool_set, mode, chosen, limits, promote_reasoning_calls)
+    errors, canonical = _check(candidate, tool_set, mode, chosen, limits, promote_reasoning_calls, closed_objects)
     diagnostics = list(candidate.diagnostics)
     spec = tool_set.specs.get(candidate.name)
     if errors:
@@ -232,7 +287,7 @@ def parser_errors(cand: "ToolCallCandidate", *, promote_reasoning_calls: bool = 
 
 
 def _check(cand: "ToolCallCandidate", tools: ToolSet, mode: str, chosen: str | None, limits: Limits,
-           promote: bool) -> tuple[list[CallError], Any]:
+           promote: bool, closed_objects: bool = False) -> tuple[list[CallError], Any]:
     # 1. what the parser saw
     errors = parser_errors(cand, promote_reasoning_calls=promote, check_names=False)
     if errors and errors[0].code == "truncated":
@@ -269,7 +324,7 @@ def _check(cand: "ToolCallCandidate", tools: ToolSet, mode: str, chosen: str | N
         return [_err("invalid_json", f"The arguments are not valid JSON at {exc.pointer or 'the top'}: "
                                      f"{exc.detail}.", pointer=exc.pointer)], None
     # 5. schema
-    validator = tools.validator(cand.name)
+    validator = tools.validator(cand.name, closed_objects=closed_objects)
     errors = _schema_errors(validator, canonical, tools.specs[cand.name])
     return errors, canonical
 
@@ -531,14 +586,16 @@ def _fill_defaults(value: Any, schema: Any, max_depth: int) -> list[str]:
 
 def validate_output(output: "ParsedOutput", tools: Any, *, tool_choice: Any = "auto",
                     limits: Limits = DEFAULT_LIMITS, fill_defaults: bool = False,
-                    promote_reasoning_calls: bool = False, formats: bool = False) -> "ParsedOutput":
+                    promote_reasoning_calls: bool = False, formats: bool = False,
+                    closed_objects: bool = False) -> "ParsedOutput":
     """Validate every call of ``output`` and apply ``tool_choice`` to the output as a whole; returns a new
     ParsedOutput. ``required`` (or a named tool) with no call at all adds a ``tool_choice_violation``
     diagnostic to the output."""
     tool_set = as_tool_set(tools, formats=formats)
     mode, chosen = tool_choice_mode(tool_choice, tool_set)
     calls = [validate_candidate(c, tool_set, tool_choice=tool_choice, limits=limits, fill_defaults=fill_defaults,
-                                promote_reasoning_calls=promote_reasoning_calls) for c in output.tool_calls]
+                                promote_reasoning_calls=promote_reasoning_calls, closed_objects=closed_objects)
+             for c in output.tool_calls]
     diagnostics = list(output.diagnostics)
     made = [c for c in calls if c.source == "content" or promote_reasoning_calls]
     problem = None
@@ -555,4 +612,4 @@ def validate_output(output: "ParsedOutput", tools: Any, *, tool_choice: Any = "a
 
 
 __all__ = ["ToolSet", "MissingExtra", "as_tool_set", "compiled_validator", "validate_candidate", "parser_errors",
-           "validate_output", "tool_choice_mode", "json_type", "preview"]
+           "validate_output", "tool_choice_mode", "json_type", "preview", "closed_schema"]

@@ -16,7 +16,11 @@ Every miss gets one **attribution**:
 * ``parser``: the item expected calls, none were recovered, and the parser's diagnostics hold unplaced call
   text (a diagnostic with a ``raw`` span): the text holds a call the parser could not read;
 * ``model``: the output is well formed and simply wrong (``wrong_tool``, ``wrong_arguments``,
-  ``missing_call``, ``extra_call``, ``called_when_no_tool_fits``, ``no_call``).
+  ``missing_call``, ``extra_call``, ``called_when_no_tool_fits``, ``no_call``, ``called_forbidden``).
+
+A negative expectation (``Item.must_not_call``) makes an item wrong whenever the model makes a forbidden call
+(the miss is ``called_forbidden``, whatever else the output got right); an item expecting ``"any"`` is right
+unless it does.
 """
 
 from __future__ import annotations
@@ -112,6 +116,8 @@ class ItemScore:
     calls_name_matched: int = 0
     calls_args_ok: int = 0
     called: bool = False
+    forbidden: int = 0
+    negative: bool = False
     expects_call: bool | None = None
     attribution: str | None = None
     miss: str | None = None
@@ -128,7 +134,9 @@ def score_output(item: Item, output: ParsedOutput) -> ItemScore:
     score.codes = sorted({d.code for c in malformed for d in c.diagnostics} | (
         {"truncated"} if output.truncated and not malformed else set()))
 
-    if item.expected == "no_call":
+    if item.expected == "any":
+        score.correct = True
+    elif item.expected == "no_call":
         score.expects_call = False
         score.correct = not calls
         if not score.correct:
@@ -169,9 +177,26 @@ def score_output(item: Item, output: ParsedOutput) -> ItemScore:
                               if len(calls) > len(expected) else "wrong_tool")
             else:
                 score.miss = "wrong_arguments"
+    score.negative = bool(item.must_not_call)
+    score.forbidden = sum(1 for call in calls if any(_forbids(rule, call) for rule in item.must_not_call))
+    if score.forbidden:
+        score.correct, score.miss = False, "called_forbidden"
     if not score.correct:
         score.attribution = _attribution(item, output, calls, malformed)
     return score
+
+
+def _forbids(rule: dict, call: tuple[str, dict]) -> bool:
+    """Whether a ``must_not_call`` rule covers a call: the same tool and, for each argument the rule lists, a
+    matching value (arguments the rule does not list are free)."""
+    name, arguments = call
+    if name != rule["name"]:
+        return False
+    for key, options in (rule.get("arguments") or {}).items():
+        options = options if isinstance(options, list) else [options]
+        if key not in arguments or not any(value_matches(arguments[key], o) for o in options if o != ""):
+            return False
+    return True
 
 
 def _made(call: Any) -> bool:
@@ -203,6 +228,7 @@ class Metrics:
     call_argument_accuracy: float | None
     false_call_rate: float | None
     miss_rate: float | None
+    forbidden_call_rate: float | None
     attributions: dict[str, int]
     misses: dict[str, int]
     codes: dict[str, int]
@@ -215,7 +241,8 @@ def _ratio(num: float, den: float) -> float | None:
 def aggregate(scores: list[ItemScore]) -> Metrics:
     """Metrics over ``scores``: accuracy; call precision/recall and name/argument accuracy over the items
     with expected call lists; the false-call rate over ``no_call`` items and the miss rate (no call at all)
-    over items that expect one; counts of attributions, miss kinds and malformed-output codes."""
+    over items that expect one; the forbidden-call rate over items with a negative expectation
+    (``must_not_call``); counts of attributions, miss kinds and malformed-output codes."""
     listed = [s for s in scores if s.expected]
     no_call = [s for s in scores if s.expects_call is False]
     want = [s for s in scores if s.expects_call]
@@ -238,4 +265,6 @@ def aggregate(scores: list[ItemScore]) -> Metrics:
         call_argument_accuracy=_ratio(sum(s.calls_args_ok for s in listed), sum(s.calls_name_matched for s in listed)),
         false_call_rate=_ratio(sum(s.called for s in no_call), len(no_call)),
         miss_rate=_ratio(sum(not s.called for s in want), len(want)),
+        forbidden_call_rate=_ratio(sum(bool(s.forbidden) for s in scores if s.negative),
+                                   sum(1 for s in scores if s.negative)),
         attributions=attributions, misses=misses, codes=codes)

@@ -18,6 +18,7 @@ from typing import Any, Iterable
 from toolwire.dispatch.canonical import MAX_CANONICAL_DEPTH
 from toolwire.errors import InvalidOption, ToolwireError
 from toolwire.limits import value_depth
+from toolwire.results import ToolResult
 from toolwire.output import (
     ArgumentsDelta, ContentDelta, Event, ParsedOutput, ReasoningDelta, ToolCallCandidate, ToolCallStarted,
 )
@@ -189,22 +190,14 @@ def accumulate_deltas(deltas: Iterable[dict[str, Any]]) -> dict[str, Any]:
 # ---- the error envelope
 
 def error_result(call: ToolCallCandidate) -> dict[str, Any]:
-    """``{"ok": false, "error": {"type", "retryable", "details"}, "meta": {"tool", "call_id"}}``.
+    """``{"ok": false, "status", "meta": {"tool", "call_id"}, "error": {"type", "retryable", "details"}}``: the
+    envelope of :meth:`toolwire.ToolResult.from_candidate` (status ``error`` when every error is retryable, else
+    ``failure``).
 
     ``type`` is the first (most fundamental) error code, ``retryable`` is true when every error is, and
     ``details`` lists every error (``code``, ``pointer``, ``expected``, ``got``, ``message``, ``retryable``).
     A candidate that was not validated is described from what the parser saw."""
-    errors = call.errors
-    if not errors:
-        from toolwire.dispatch.validation import parser_errors
-
-        errors = parser_errors(call) if call.status in ("rejected", "truncated") else []
-    if not errors:
-        raise ToolwireError(f"call {call.index} ({call.name!r}) is {call.status} and has no error to report")
-    return {"ok": False,
-            "error": {"type": errors[0].code, "retryable": all(e.retryable for e in errors),
-                      "details": [e.model_dump(mode="json") for e in errors]},
-            "meta": {"tool": call.name, "call_id": call.id}}
+    return ToolResult.from_candidate(call).envelope()
 
 
 def error_tool_message(call: ToolCallCandidate) -> dict[str, Any]:

@@ -110,8 +110,9 @@ def configure_eval(parser: argparse.ArgumentParser) -> None:
                        ("score", "parse and score raw model outputs against the suite")):
         p = sub.add_parser(name, help=text, description=text)
         p.add_argument("--format", required=True, help="the toolwire format name (see 'toolwire formats')")
-        p.add_argument("--suite", required=True, help="'bfcl' (BFCL v4, from the bfcl-eval package) or a JSON-lines "
-                                                      "suite file")
+        p.add_argument("--suite", required=True, help="'bfcl' (BFCL v4, from the bfcl-eval package), "
+                                                      "'return_path' (histories ending in a tool result) or a "
+                                                      "JSON-lines suite file")
         p.add_argument("--categories", help="comma-separated categories (default: all)")
         p.add_argument("--limit", type=int, help="at most this many items per category")
         p.add_argument("--thinking", action="store_true", help="render with thinking mode on")
