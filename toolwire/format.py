@@ -265,7 +265,7 @@ class Format:
 
     # ---- constrained decoding (toolwire.grammar)
     def grammar(self, tools: Sequence[Any] | None = None, *, tool_choice: Any = "auto", target: str = "xgrammar",
-                thinking: bool = False, prompt: RenderedPrompt | None = None, special_tokens: Any = None):
+                thinking: bool | None = None, prompt: RenderedPrompt | None = None, special_tokens: Any = None):
         """The constraint for this format's tool calls with ``tools``: a :class:`toolwire.grammar.Grammar`.
 
         ``target``: ``"xgrammar"`` (a structural tag, as vLLM and SGLang take it), ``"llguidance"`` (a Lark
@@ -280,6 +280,8 @@ class Format:
         tokenizer, written as token references (docs/grammar.md, "Targets")."""
         from toolwire.grammar import build
 
+        if thinking is None:
+            thinking = self.default_opens_reasoning
         return build(self, _tool_list(tools), tool_choice=tool_choice, target=target, thinking=thinking,
                      prompt=prompt, special_tokens=special_tokens)
 

@@ -72,8 +72,8 @@ def _cmd_formats(args: argparse.Namespace) -> int:
 
 def _render_options(args: argparse.Namespace, options: dict) -> dict:
     opts = dict(options)
-    if args.thinking:
-        opts["thinking"] = True
+    if args.thinking is not None:  # not given: the template's default (docs/options.md)
+        opts["thinking"] = args.thinking
     if args.reasoning_effort is not None:
         effort = args.reasoning_effort
         opts["reasoning_effort"] = int(effort) if effort.isdigit() else effort
@@ -131,7 +131,7 @@ def _cmd_parse(args: argparse.Namespace) -> int:
         require("jsonschema", "--validate")
     limits = limits_value(args)
     extra = {"limits": limits} if limits is not None else {}
-    out = fmt.parse(read_text(args.output, "model output"), tools, thinking=args.thinking, **extra)
+    out = fmt.parse(read_text(args.output, "model output"), tools, thinking=args.thinking, **extra)  # None: default
     if args.validate:
         try:
             out = out.validate(tools, **extra)
@@ -214,7 +214,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--format", required=True, help="the toolwire format name (see 'toolwire formats')")
     r.add_argument("request", nargs="?", help="JSON file: {messages, tools, options} or a message list ('-' reads "
                                               "stdin)")
-    r.add_argument("--thinking", action="store_true", help="thinking mode on (enable_thinking in HF templates)")
+    r.add_argument("--thinking", action=argparse.BooleanOptionalAction,
+                   help="thinking mode on or off (enable_thinking in HF templates; default: the template's own)")
     r.add_argument("--reasoning-effort", help="reasoning effort (low, medium, high, max, or a number for V4.1)")
     r.add_argument("--current-date", help="today's date for formats that print it (YYYY-MM-DD)")
     r.add_argument("--no-generation-prompt", action="store_true",
@@ -232,7 +233,9 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Parse a complete model output and print the ParsedOutput as JSON.")
     q.add_argument("--format", required=True, help="the toolwire format name (see 'toolwire formats')")
     q.add_argument("--tools", help="JSON file with the tool definitions (a list, or {tools: [...]})")
-    q.add_argument("--thinking", action="store_true", help="the prompt opened a reasoning block")
+    q.add_argument("--thinking", action=argparse.BooleanOptionalAction,
+                   help="the prompt opened a reasoning block, or not (default: where the family's default prompt "
+                        "leaves the output)")
     q.add_argument("--validate", action="store_true",
                    help="check the calls against the --tools schemas (needs toolwire[schema])")
     q.add_argument("output", nargs="?", help="text file with the raw model output ('-' reads stdin)")
@@ -283,7 +286,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--target", default="xgrammar", choices=("xgrammar", "llguidance", "gbnf"),
                    help="the grammar target (default xgrammar)")
     g.add_argument("--tool-choice", help="auto (default), required, none, a tool name, or a JSON tool_choice object")
-    g.add_argument("--thinking", action="store_true", help="the prompt opened a reasoning block")
+    g.add_argument("--thinking", action=argparse.BooleanOptionalAction,
+                   help="the prompt opened a reasoning block, or not (default: where the family's default prompt "
+                        "leaves the output)")
     g.add_argument("--json", action="store_true", help="print the target's JSON request form")
     g.set_defaults(func=_cmd_grammar)
 

@@ -115,7 +115,8 @@ def configure_eval(parser: argparse.ArgumentParser) -> None:
                                                       "JSON-lines suite file")
         p.add_argument("--categories", help="comma-separated categories (default: all)")
         p.add_argument("--limit", type=int, help="at most this many items per category")
-        p.add_argument("--thinking", action="store_true", help="render with thinking mode on")
+        p.add_argument("--thinking", action=argparse.BooleanOptionalAction,
+                       help="render with thinking mode on or off (default: the template's own)")
         if name == "prompts":
             p.add_argument("--out", required=True, help="where the prompts go (JSON lines; '-' is stdout)")
             p.add_argument("--tokenizer", help="also write token ids (a tokenizer folder or mistral:vN)")
@@ -141,7 +142,7 @@ def run_eval(args: argparse.Namespace, load_tokenizer: Any) -> int:
     if getattr(args, "html", None):
         require("matplotlib", "--html")  # before scoring, not after it
     items = _items(args)
-    options = {"thinking": True} if args.thinking else {}
+    options = {} if args.thinking is None else {"thinking": args.thinking}
     if args.eval_command == "prompts":
         tok = load_tokenizer(args.tokenizer) if args.tokenizer else None
         stream = sys.stdout if args.out == "-" else open(args.out, "w", encoding="utf-8")
