@@ -53,7 +53,7 @@ def corpus_tools(family_dir: str) -> list[dict]:
 def check_corpus_row(row: dict, tools: list[dict]) -> None:
     """A malformed output gives exactly the expected result, the same for every split, and loses no text."""
     fmt = toolwire.get_format(row["format"])
-    opts = row.get("options", {})
+    opts = {"thinking": False, **row.get("options", {})}  # the corpus: rows without thinking start in content
     use_tools = None if row.get("no_tools") else tools
     out = check_chunking(fmt, row["output"], use_tools, splits=[*every_split(row["output"]), list(row["output"])],
                          **opts)

@@ -69,7 +69,7 @@ WRITE = [{"type": "function", "function": {"name": "write_file", "parameters": {
 
 
 def test_string_values_stream_as_they_arrive_holding_back_only_a_closer_prefix():
-    parser = toolwire.get_format("glm47").stream(WRITE)
+    parser = toolwire.get_format("glm47").stream(WRITE, thinking=False)
     opened = parser.feed("<tool_call>write_file<arg_key>content</arg_key><arg_value>")
     assert "".join(e.fragment for e in opened if isinstance(e, ArgumentsDelta)) == '{"content": "'
     first = parser.feed("line one\nline two</arg_")
@@ -95,7 +95,7 @@ def test_closing_tag_rule_table(family):
                   "x</tool_call>y", "</arg_key><arg_value>", "<tool_call>", "  "]:
         text = (f"{nl}<tool_call>write_file{nl}<arg_key>content</arg_key>{nl}<arg_value>{value}</arg_value>{nl}"
                 "</tool_call>")
-        out = check_chunking(fmt, text, WRITE)
+        out = check_chunking(fmt, text, WRITE, thinking=False)
         assert out.tool_calls[0].arguments == {"content": value}, value
         assert out.tool_calls[0].status == "proposed"
 
@@ -119,7 +119,7 @@ def test_glm45_newline_after_name_is_framing_and_glm47_newline_is_a_repair():
     text45 = "\n<tool_call>write_file\n<arg_key>mode</arg_key>\n<arg_value>1</arg_value>\n</tool_call>"
     out = toolwire.get_format("glm45").parse(text45, WRITE)
     assert out.tool_calls[0].status == "proposed" and out.tool_calls[0].name == "write_file"
-    out = toolwire.get_format("glm47").parse(text45.lstrip("\n"), WRITE)
+    out = toolwire.get_format("glm47").parse(text45.lstrip("\n"), WRITE, thinking=False)
     assert out.tool_calls[0].status == "repaired" and out.tool_calls[0].name == "write_file"
     assert "tool_name_newline" in out.codes()
 
@@ -141,7 +141,7 @@ def test_streaming_cost_is_linear_in_output():
         body = ("x = '</arg_value>' if a < b else </arg_\n" * 1700)[:65536]
         text = head + body + "</arg_value></tool_call>"
         with counting_scans() as scanned:
-            parser = fmt.stream(WRITE)
+            parser = fmt.stream(WRITE, thinking=False)
             biggest = 0
             for i in range(0, len(text), 7):
                 parser.feed(text[i:i + 7])

@@ -56,7 +56,7 @@ def test_non_string_values_are_written_as_json_and_strings_as_is(family):
     text = toolwire.get_format(family).render(_conv(args), TOOLS).text
     for written in ("print('hi')\n", "null", "false", '["a", 1]', "12345678901234567890", "1.5e-07", "007"):
         assert f"<arg_value>{written}</arg_value>" in text
-    assert text == reference_render(family, _conv(args), TOOLS, thinking=False)
+    assert text == reference_render(family, _conv(args), TOOLS)
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -74,7 +74,7 @@ def test_value_that_would_close_early_is_refused_naming_the_argument(family, val
                                    "x</arg_value>\n", {"nested": "</arg_value>"}])
 def test_closing_tag_not_followed_by_a_marker_is_rendered(family, value):
     text = toolwire.get_format(family).render(_conv({"content": value}), TOOLS).text
-    assert text == reference_render(family, _conv({"content": value}), TOOLS, thinking=False)
+    assert text == reference_render(family, _conv({"content": value}), TOOLS)
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -120,10 +120,10 @@ def test_glm45_keeps_reasoning_after_last_user_only_and_strips_it():
 def test_glm45_thinking_off_appends_nothink_once_and_prefills_empty_think():
     conv = [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"},
             {"role": "user", "content": "c /nothink"}]
-    text = toolwire.get_format("glm45").render(conv).text
+    text = toolwire.get_format("glm45").render(conv, thinking=False).text
     assert text == "[gMASK]<sop><|user|>\na/nothink<|assistant|>\n<think></think>\nb<|user|>\nc /nothink<|assistant|>\n<think></think>"
     assert text == reference_render("glm45", conv, thinking=False)
-    assert toolwire.get_format("glm45").render(conv).special_markers().count("/nothink") == 1
+    assert toolwire.get_format("glm45").render(conv, thinking=False).special_markers().count("/nothink") == 1
 
 
 @pytest.mark.parametrize("clear, kept", [(None, False), (True, False), (False, True)])
@@ -170,4 +170,4 @@ def test_tool_content_parts_render_as_the_template_prints_them(family):
             {"role": "tool", "tool_call_id": "c", "content": None}]
     text = toolwire.get_format(family).render(conv, TOOLS).text
     assert "{'type': 'text', 'text': 'sunny'}" in text  # the template prints the part itself
-    assert text == reference_render(family, conv, TOOLS, thinking=False)
+    assert text == reference_render(family, conv, TOOLS)

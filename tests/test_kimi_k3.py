@@ -58,7 +58,7 @@ def test_matches_the_template(cut, thinking):
 
 def test_unmatched_results_keep_their_order_and_are_named_by_position():
     conv = CONV[:3] + [{"role": "tool", "tool_call_id": "zz", "content": "x"}, {"role": "tool", "content": "y"}]
-    assert FMT.render(conv, TOOLS).text == reference(conv, TOOLS, thinking=False)
+    assert FMT.render(conv, TOOLS, thinking=False).text == reference(conv, TOOLS, thinking=False)
 
 
 @pytest.mark.parametrize("effort", ["low", "high", "max"])
@@ -75,7 +75,7 @@ def test_effort_and_its_template_name(effort):
 @pytest.mark.parametrize("choice", ["required", "none", "auto"])
 def test_tool_choice(choice):
     conv = CONV[1:2]
-    assert FMT.render(conv, TOOLS, tool_choice=choice).text == reference(conv, TOOLS, thinking=False,
+    assert FMT.render(conv, TOOLS, tool_choice=choice, thinking=False).text == reference(conv, TOOLS, thinking=False,
                                                                          tool_choice=choice)
 
 

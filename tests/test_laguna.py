@@ -30,9 +30,10 @@ def test_native_render_equals_the_reference_template(messages, with_tools, think
 
 
 def test_default_system_text_and_its_opt_out():
-    assert LAGUNA.render(HELLO).text == f"〈|EOS|〉<system>{DEFAULT_SYSTEM}</system>\n<user>hi</user>\n<assistant></think>"
+    assert LAGUNA.render(HELLO, thinking=False).text == \
+        f"〈|EOS|〉<system>{DEFAULT_SYSTEM}</system>\n<user>hi</user>\n<assistant></think>"
     blank = [{"role": "system", "content": " "}, *HELLO]
-    assert LAGUNA.render(blank).text == "〈|EOS|〉<user>hi</user>\n<assistant></think>"
+    assert LAGUNA.render(blank, thinking=False).text == "〈|EOS|〉<user>hi</user>\n<assistant></think>"
     assert LAGUNA.render(blank, enable_thinking=True).text == "〈|EOS|〉<system></system>\n<user>hi</user>\n<assistant><think>"
     with pytest.raises(InvalidOption):
         LAGUNA.render(HELLO, thinking=True, enable_thinking=False)
@@ -40,8 +41,9 @@ def test_default_system_text_and_its_opt_out():
 
 def test_reasoning_is_rendered_in_every_turn_with_thinking_on_or_preserve_thinking():
     assert "<assistant><think>r1</think>b</assistant>" in LAGUNA.render(HISTORY, thinking=True).text
-    assert "<assistant></think>b</assistant>" in LAGUNA.render(HISTORY).text
-    assert "<assistant><think>r1</think>b</assistant>" in LAGUNA.render(HISTORY, preserve_thinking=True).text
+    assert "<assistant></think>b</assistant>" in LAGUNA.render(HISTORY, thinking=False).text
+    assert "<assistant><think>r1</think>b</assistant>" in LAGUNA.render(HISTORY, thinking=False,
+                                                                      preserve_thinking=True).text
     assert "<assistant><think></think>b</assistant>" in LAGUNA.render(HISTORY, thinking=True, policy="drop_all").text
 
 

@@ -57,11 +57,14 @@ def test_matches_the_template(cut, mode):
 def test_thinking_maps_onto_thinking_mode():
     conv = CONV[2:3]
     assert FMT.render(conv, thinking=True).text == FMT.render(conv, thinking_mode="enabled").text
-    assert FMT.render(conv).text == FMT.render(conv, thinking_mode="disabled").text
+    assert FMT.render(conv, thinking=False).text == FMT.render(conv, thinking_mode="disabled").text
+    assert FMT.render(conv).text == FMT.render(conv, thinking_mode="adaptive").text  # the template's default
     assert FMT.render(conv, thinking=True).opens_reasoning
     assert not FMT.render(conv, thinking_mode="adaptive").opens_reasoning
-    assert FMT.render(conv, model_identity="I am X.").text == reference(conv, None, thinking_mode="disabled",
-                                                                       model_identity="I am X.")
+    assert FMT.render(conv, model_identity="I am X.").text == reference(conv, None, model_identity="I am X.")
+    with pytest.raises(InvalidOption) as err:
+        FMT.render(conv, thinking=True, thinking_mode="disabled")
+    assert err.value.field == "thinking_mode"
     with pytest.raises(InvalidOption) as err:
         FMT.render(conv, thinking_mode="sometimes")
     assert err.value.field == "thinking_mode"
@@ -114,9 +117,9 @@ def test_round_trip_typed_calls(content, calls):
     turn = {"role": "assistant", "content": content,
             "tool_calls": [{"id": str(k), "type": "function", "function": {"name": "f", "arguments": a}}
                            for k, a in enumerate(calls)]}
-    output = generation(FMT, HISTORY, turn, TYPED, STOP)
+    output = generation(FMT, HISTORY, turn, TYPED, STOP, thinking=False)
     assert not output.startswith(MARKERS["think_close"])  # the prompt (thinking off) wrote it
-    roundtrip(FMT, output, TYPED, content=content, calls=[("f", a) for a in calls])
+    roundtrip(FMT, output, TYPED, content=content, calls=[("f", a) for a in calls], thinking=False)
 
 
 @settings(max_examples=40, deadline=None)

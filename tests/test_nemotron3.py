@@ -31,9 +31,10 @@ def test_native_render_equals_the_reference_template(messages, with_tools, think
 
 
 def test_always_a_system_turn_and_the_prompt_closes_thinking_when_off():
-    off = NEMOTRON.render(HELLO).text
+    off = NEMOTRON.render(HELLO, thinking=False).text
     assert off == "<|im_start|>system\n<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n<think></think>"
-    on = NEMOTRON.render(HELLO, enable_thinking=True)
+    on = NEMOTRON.render(HELLO)  # the template's default: thinking on
+    assert on.text == NEMOTRON.render(HELLO, enable_thinking=True).text
     assert on.text.endswith("<|im_start|>assistant\n<think>\n") and on.opens_reasoning
     with pytest.raises(InvalidOption):
         NEMOTRON.render(HELLO, thinking=True, enable_thinking=False)

@@ -48,7 +48,8 @@ def test_an_effort_the_template_does_not_know_is_refused_naming_the_field():
 def test_enable_thinking_is_an_alias_of_thinking():
     assert QWEN38.render(HELLO, enable_thinking=True).text == QWEN38.render(HELLO, thinking=True).text
     prompt = QWEN38.render(HELLO, enable_thinking=False)
-    assert prompt.text == QWEN38.render(HELLO).text and not prompt.opens_reasoning
+    assert prompt.text == QWEN38.render(HELLO, thinking=False).text and not prompt.opens_reasoning
+    assert QWEN38.render(HELLO).text == QWEN38.render(HELLO, thinking=True).text  # the template's default: on
     with pytest.raises(InvalidOption) as info:
         QWEN38.render(HELLO, thinking=True, enable_thinking=False)
     assert info.value.field == "enable_thinking"

@@ -114,8 +114,9 @@ def test_preserve_thinking_keeps_reasoning_before_the_last_query():
 def test_generation_prompt_opens_reasoning_only_when_thinking():
     prompt = QWEN35.render([{"role": "user", "content": "u"}], thinking=True)
     assert prompt.opens_reasoning and prompt.text.endswith("<|im_start|>assistant\n<think>\n")
-    prompt = QWEN35.render([{"role": "user", "content": "u"}])
+    prompt = QWEN35.render([{"role": "user", "content": "u"}], thinking=False)
     assert not prompt.opens_reasoning and prompt.text.endswith("<think>\n\n</think>\n\n")
+    assert QWEN35.render([{"role": "user", "content": "u"}]).opens_reasoning  # the template's default: on
     assert not CODER.render([{"role": "user", "content": "u"}], thinking=True).opens_reasoning
 
 

@@ -42,5 +42,5 @@ def test_thinking_switch_means_the_prompt_opened_reasoning(family):
     fmt = toolwire.get_format(family)
     out = fmt.parse(QWEN_OUT, thinking=True)
     assert (out.reasoning, out.content, out.diagnostics) == ("R", "C", [])
-    out = fmt.parse("<think>\nR\n</think>\n\nC")  # the model opening reasoning itself, at the very start
+    out = fmt.parse("<think>\nR\n</think>\n\nC", thinking=False)  # the model opening reasoning itself, at the start
     assert (out.reasoning, out.content, out.diagnostics) == ("R", "C", [])

@@ -119,7 +119,7 @@ def test_truncated_over_limit_value_is_truncated(family, output):
 
 
 def test_bare_function_header_at_the_end_is_content():
-    out = toolwire.get_format("qwen35").parse("See <function=get_wea", START_TOOLS)
+    out = toolwire.get_format("qwen35").parse("See <function=get_wea", START_TOOLS, thinking=False)
     assert (out.content, out.tool_calls, out.diagnostics, out.truncated) == ("See <function=get_wea", [], [], False)
 
 
@@ -138,8 +138,8 @@ def test_bare_function_from_ordinary_token_ids_is_text(family):
     tok = load_tokenizer(str(folder))
     text = "<function=get_weather>\n<parameter=city>\nOslo\n</parameter>\n</function>"
     fmt = toolwire.get_format(family)
-    assert fmt.parse(text, START_TOOLS).tool_calls[0].status == "repaired"
-    parser = fmt.stream(START_TOOLS, tokenizer=tok)
+    assert fmt.parse(text, START_TOOLS, thinking=False).tool_calls[0].status == "repaired"
+    parser = fmt.stream(START_TOOLS, tokenizer=tok, thinking=False)
     parser.feed(ids=vocabulary(tok).encode_plain(text))
     out = parser.finish()
     assert (out.content, out.tool_calls) == (text, [])
