@@ -412,6 +412,9 @@ class StreamParser:
     family: ClassVar[Family | None] = None
     """The family this parser reads (its declaration, :class:`toolwire.Family`): set by each family's parser class;
     None on the shared engine classes."""
+    render_options: ClassVar[frozenset[str]] = frozenset()
+    """Render options of the family that this parser reads too (Llama 3.1's ``builtin_tools``: their calls count as
+    declared): :meth:`toolwire.Format.stream` passes them on."""
     _past_limit: list[str] | None = None  # text of the calls past Limits.max_calls (set on the first one)
 
     # Few instance attributes here: CPython keeps attribute access fast only up to 30 per instance, and the

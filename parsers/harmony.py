@@ -192,23 +192,28 @@ class HarmonyStreamParser(TrailingStopToken, StreamParser):
         if ids is not None and self._stage == _IDS and not delta:
             text = self._tokens.decoder.plain_text(ids)
             if text is not None:
+                if self._held_eot:  # a held <|endoftext|> that more output follows: text, as text input reads it
+                    text, self._held_eot = self._held_eot + text, ""
                 self._on_text(text)
                 return self._drain()
         return super().feed(delta, ids)
 
     # ---- the base's hooks: token pieces, or text
     def _take_pieces(self, pieces: list, final: bool) -> None:
-        eot = self._held_eot
+        eot = self._held_eot  # a held <|endoftext|> that more output follows is text, as text input reads it
         for text, special in pieces:
-            if eot:  # a held <|endoftext|> that more output follows: its text, as text input reads it
-                self._on_text(eot)
-                eot = ""
             if special and text in _MARKER_SET:
+                if eot:
+                    self._on_text(eot)
+                    eot = ""
                 self._on_marker(text)
             elif special and text in self.stop_tokens:
+                if eot:
+                    self._on_text(eot)
                 eot = text  # held: stripped if the output ends here
             else:  # ordinary text, or another control token: its text, as text input reads it
-                self._on_text(text)
+                self._on_text(eot + text)
+                eot = ""
         self._held_eot = eot
         if final and eot:
             self._held_eot = ""

@@ -76,6 +76,8 @@ class LlamaParser(TrailingStopToken, StreamParser):
     array of call objects naming declared tools (``repaired``, ``json_array_calls``; any other array is
     content), and a stop token left at the end (stripped, ``stop_token_in_output``)."""
 
+    render_options = frozenset({"builtin_tools"})
+
     def __init__(self, tools: Sequence[Any] | None = None, *, thinking: bool = False,
                  builtin_tools: Sequence[str] | None = None, **options: Any):
         super().__init__(tools, thinking=thinking, **options)

@@ -123,6 +123,8 @@ class GlmFormat(Format):
     def __init__(self, style: GlmStyle, parser_class: type):
         self.style = style
         self.parser_class = parser_class
+        if style.results == "ordered":  # 5.3 lists the tools a result's tool_reference parts name
+            self.tool_result_parts = frozenset({"tool_reference"})
 
     def _render(self, messages: list[Message], tools: list[Tool], options: RenderOptions,
                 out: PromptBuilder) -> bool:

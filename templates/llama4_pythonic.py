@@ -105,6 +105,7 @@ class Llama4PythonicFormat(Format):
     parser_class = Llama4PythonicParser
     special_tokens = SPECIAL_TOKENS
     """Markers that are single control tokens in the model's vocabulary."""
+    user_media = frozenset({"image"})  # (a tool result's parts are printed as JSON text: no media slot there)
 
     def _render(self, messages: list[Message], tools: list[Tool], options: RenderOptions,
                 out: PromptBuilder) -> bool:

@@ -84,9 +84,13 @@ def test_eval_prompts_then_score(tmp_path, capsys):
         {"id": "a", "messages": [{"role": "user", "content": "Weather in Paris?"}], "tools": TOOLS,
          "expected": [{"name": "get_weather", "arguments": {"city": ["Paris"]}}]},
         {"id": "b", "messages": [{"role": "user", "content": "Hi"}], "tools": TOOLS, "expected": "no_call"}])
-    assert main(["eval", "prompts", "--format", "qwen3", "--suite", suite, "--out", str(tmp_path / "p.jsonl")]) == 0
+    assert main(["eval", "prompts", "--format", "qwen3", "--suite", suite, "--out", str(tmp_path / "p.jsonl"),
+                 "--no-thinking"]) == 0
     prompts = [json.loads(line) for line in (tmp_path / "p.jsonl").read_text().splitlines()]
     assert [p["id"] for p in prompts] == ["a", "b"] and prompts[0]["prompt"].endswith("<|im_start|>assistant\n<think>\n\n</think>\n\n")
+    assert main(["eval", "prompts", "--format", "qwen3", "--suite", suite, "--out", str(tmp_path / "d.jsonl")]) == 0
+    default = json.loads((tmp_path / "d.jsonl").read_text().splitlines()[0])["prompt"]
+    assert default.endswith("<|im_start|>assistant\n")  # the template's default: thinking on
     outputs = write_jsonl(tmp_path / "o.jsonl", [{"id": "a", "output": CALL}, {"id": "b", "output": CALL}])
     assert main(["eval", "score", "--format", "qwen3", "--suite", suite, "--outputs", outputs,
                  "--html", str(tmp_path / "r.html"), "--json", str(tmp_path / "r.json")]) == 0

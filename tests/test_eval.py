@@ -81,9 +81,9 @@ def answer_message(item, calls=None):
 
 def model_output(fmt, item, message):
     """The turn as the model writes it: the render with the turn minus the render up to the generation prompt,
-    minus the end-of-turn text that follows the model's last token."""
-    prompt = fmt.render(item.messages, item.tools).text
-    full = fmt.render(item.messages + [message], item.tools, add_generation_prompt=False).text
+    minus the end-of-turn text that follows the model's last token (thinking off: the answers carry no reasoning)."""
+    prompt = fmt.render(item.messages, item.tools, thinking=False).text
+    full = fmt.render(item.messages + [message], item.tools, add_generation_prompt=False, thinking=False).text
     assert full.startswith(prompt)
     out = full[len(prompt):]
     for stop in ("<|im_end|>\n", "<｜end▁of▁sentence｜>", "<|call|>", "<|observation|>", "<|user|>"):
@@ -141,7 +141,7 @@ def test_the_expected_answers_rendered_by_the_family_score_100_percent(family):
     items = [i for i in ITEMS if _renders(fmt, i)]
     if family == "gpt_oss":  # harmony writes one call per model turn (the template keeps only the first)
         items = [i for i in items if not isinstance(i.expected, list) or len(i.expected) == 1]
-    evaluation = score(fmt, items, perfect_outputs(fmt, items), progress=False)
+    evaluation = score(fmt, items, perfect_outputs(fmt, items), progress=False, thinking=False)
     wrong = [s for s in evaluation.scores if not s.correct]
     assert wrong == [], wrong[:3]
     overall = evaluation.overall

@@ -206,7 +206,7 @@ def test_model_identity_option():
     ({"profile": "vllm"}, "profile"), ({"tool_schema_style": "json"}, "tool_schema_style"),
     ({"constrain_json": "yes"}, "constrain_json"), ({"missing_date": "never"}, "missing_date"),
     ({"reasoning_effort": "extreme"}, "reasoning_effort"), ({"model_identity": 3}, "model_identity"),
-    ({"preserve_thinking": True}, "options"), ({"current_date": "29/11/2026"}, "current_date"),
+    ({"preserve_thinking": True}, "preserve_thinking"), ({"current_date": "29/11/2026"}, "current_date"),
 ])
 def test_invalid_options_are_refused_by_name(options, field):
     with pytest.raises(InvalidOption) as err:

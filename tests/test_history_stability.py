@@ -163,7 +163,7 @@ def test_the_stable_retention_switch_keeps_the_prefix_across_a_new_user_message(
 
 def test_the_retention_switches_are_the_declared_ones():
     assert sorted(retention_switches()) == ["deepseek_v4", "deepseek_v41", "gemma4", "gigachat35", "glm47", "hy3",
-                                            "laguna", "nemotron3", "qwen36", "qwen38"]
+                                            "laguna", "lfm25", "nemotron3", "qwen36", "qwen38"]
 
 
 def test_stable_options_of_families_with_one_retention_are_empty():

@@ -54,11 +54,14 @@ SHAPES = [
 @pytest.mark.parametrize("messages", SHAPES)
 def test_shapes_the_vectors_do_not_cover(messages):
     typed_calls = any(m.get("tool_calls") for m in messages)
+    result_media = any(m["role"] == "tool" and isinstance(m["content"], list)
+                       and any(p["type"] == "image" for p in m["content"]) for m in messages)
     for tools in (RT_TOOLS, None):
         for agp in (True, False):
             status = check_against_reference("llama4_pythonic", messages, tools, add_generation_prompt=agp)
-            # without the schema, the call's integer would come back as text: refused (see the round trips)
-            assert status == ("refused" if typed_calls and tools is None else "match")
+            # without the schema, the call's integer would come back as text: refused (see the round trips); an
+            # image in a tool result has no media slot (the template prints the part as JSON text): refused by name
+            assert status == ("refused" if typed_calls and tools is None or result_media else "match")
 
 
 @pytest.mark.parametrize("messages, index, field", [

@@ -487,11 +487,15 @@ def test_call_order_rendering_puts_results_in_call_order(name):
 
 
 def test_the_counts_of_the_issue():
-    """30 of 35 formats render out-of-order results as given; 25 of those show neither call id nor tool name."""
-    facts = [result_facts(toolwire.get_format(name)) for name in FORMATS]
-    as_given = [f for f in facts if f.parallel and not f.call_order]
-    blind = [f for f in as_given if not f.carries_id and not f.carries_name]
-    assert (len(FORMATS), len(as_given), len(blind)) == (35, 30, 25)
+    """30 of the issue's 35 formats render out-of-order results as given; 25 of those show neither call id nor tool
+    name. Of the 39 formats of this build, 33 and 27 (GigaChat 3.5 names the tool; LFM2.5 and Llama 4 pythonic show
+    neither; GLM-5.3 orders the results itself)."""
+    added = {"glm53", "gigachat35", "lfm25", "llama4_pythonic"}  # the families added after the issue was filed
+    for names, counts in ((sorted(set(FORMATS) - added), (35, 30, 25)), (FORMATS, (39, 33, 27))):
+        facts = [result_facts(toolwire.get_format(name)) for name in names]
+        as_given = [f for f in facts if f.parallel and not f.call_order]
+        blind = [f for f in as_given if not f.carries_id and not f.carries_name]
+        assert (len(names), len(as_given), len(blind)) == counts
 
 
 # ---------------------------------------------------------------- 5. bounds

@@ -69,6 +69,9 @@ class Format:
     user_media: ClassVar[frozenset[str]] = frozenset()
     """The content-part types the template has a media slot for in a user message (where
     ``media_fallback="user_turn"`` may move a tool result's media)."""
+    tool_result_parts: ClassVar[frozenset[str]] = frozenset()
+    """Content-part types other than text and media that the template renders in a tool result (GLM-5.3's
+    ``tool_reference``); any other part type is refused by name."""
     tool_result_json: ClassVar[bool] = False
     """Whether the template writes a tool result given as a JSON object (structured content) as its JSON text; in
     other families such a result is refused by name (send its JSON text, as ``ToolResult.to_tool_message`` does)."""
@@ -209,8 +212,10 @@ class Format:
         ``reasoning_effort``, ``add_generation_prompt``, the family's own ...) are read as :meth:`render` reads them
         and otherwise ignored, so one options dict can serve both. An unknown option is an
         :class:`~toolwire.errors.InvalidOption`."""
-        family = self.parser_class.family
+        parser_class = self.parser_class
+        family = parser_class.family
         values, rest = family.options.split(options)
+        rest.update((name, values[name]) for name in parser_class.render_options if name in values)
         if prompt is not None:
             if not isinstance(prompt, RenderedPrompt):
                 raise InvalidOption("prompt must be the RenderedPrompt the output continues "
@@ -221,8 +226,8 @@ class Format:
         else:
             thinking = self.default_opens_reasoning
         try:
-            return self.parser_class(tools if tools is None or tools.__class__ is list else _tool_list(tools),
-                                     thinking=bool(thinking), **rest)
+            return parser_class(tools if tools is None or tools.__class__ is list else _tool_list(tools),
+                                thinking=bool(thinking), **rest)
         except TypeError as exc:
             if "unexpected keyword argument" not in str(exc):
                 raise

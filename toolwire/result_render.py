@@ -112,7 +112,7 @@ def _check_parts(fmt: Any, m: Message, i: int, fallback: Any, moved: dict) -> Me
     for k, part in enumerate(content):
         kind = MEDIA_PARTS.get(part.type)
         if kind is None:
-            if part.type != "text":
+            if part.type != "text" and part.type not in fmt.tool_result_parts:
                 raise UnsupportedByFormat(f"a {part.type!r} content part has no rendering in a chat template (an MCP "
                                           "content block? convert the MCP result with ToolResult.from_mcp)",
                                           message_index=i, field=f"content[{k}].type")
