@@ -63,7 +63,7 @@ def test_r1_round_trip(content, calls, as_string):
     full = R1.render(history + [_turn(content, calls, as_string)], tools, add_generation_prompt=False).text
     assert full.startswith(prompt) and full.endswith(EOS)
     output = full[len(prompt):-len(EOS)]
-    roundtrip(R1, output, tools, content=content, calls=calls)
+    roundtrip(R1, output, tools, content=content, calls=calls, thinking=False)
     roundtrip(R1, "reasoning\n</think>\n\n" + output, tools, content="\n\n" + content, reasoning="reasoning\n",
               calls=calls, thinking=True)
 
@@ -90,7 +90,7 @@ def test_call_inside_reasoning_is_reported_not_promoted(promote):
 def test_unknown_tool_is_rejected_not_dropped():
     text = ("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>rm_rf\n```json\n{\"path\": \"/\"}\n```"
             "<｜tool▁call▁end｜><｜tool▁calls▁end｜>")
-    out = check_chunking(R1, text, TOOLS)
+    out = check_chunking(R1, text, TOOLS, thinking=False)
     [call] = out.tool_calls
     assert (call.name, call.status, call.arguments, [d.code for d in call.diagnostics]) == (
         "rm_rf", "rejected", {"path": "/"}, ["unknown_tool"])
@@ -100,7 +100,7 @@ def test_r1_fence_is_format_not_repair():
     text = ("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>search\n```json\n{\"q\": 1}\n```"
             "<｜tool▁call▁end｜>\n<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{}\n```"
             "<｜tool▁call▁end｜><｜tool▁calls▁end｜>")
-    out = check_chunking(R1, text, TOOLS)
+    out = check_chunking(R1, text, TOOLS, thinking=False)
     assert [(c.name, c.arguments, c.status, c.diagnostics) for c in out.tool_calls] == [
         ("search", {"q": 1}, "proposed", []), ("get_weather", {}, "proposed", [])]
     assert out.diagnostics == []

@@ -151,7 +151,7 @@ def test_a_call_that_names_no_tool_is_not_started(name, text, head, stray):
     a blank name is none), the text stays in a ``not_a_tool_call`` diagnostic and what followed it in the
     block's stray text; a call after it is read as usual."""
     fmt = toolwire.get_format(name)
-    stream = fmt.stream(families.TOOLS)
+    stream = fmt.stream(families.TOOLS, thinking=False)
     events = stream.feed(text) + stream.flush()
     out = stream.finish()
     assert not [e for e in events if isinstance(e, toolwire.ToolCallStarted)]

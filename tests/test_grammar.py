@@ -230,13 +230,13 @@ R1_CALL = ('<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜t
 def test_deepseek_r1_fenced_calls(target):
     """R1's golden outputs hold no call, so its wire is checked here, from DeepSeek-R1's documented format."""
     fmt = toolwire.get_format("deepseek_r1")
-    parsed = fmt.parse("Checking." + R1_CALL, TOOLS)
+    parsed = fmt.parse("Checking." + R1_CALL, TOOLS, thinking=False)
     assert [(c.name, c.arguments, c.status) for c in parsed.tool_calls] == [("get_weather", {"city": "Oslo"},
                                                                            "proposed")]
-    m = Matcher(fmt.grammar(TOOLS, target=target))
+    m = Matcher(fmt.grammar(TOOLS, target=target, thinking=False))
     assert m.accepts("Checking." + R1_CALL) and m.accepts("No call needed.")
     assert not m.accepts(R1_CALL.replace("```json", "```"))
     two = R1_CALL.replace("<｜tool▁calls▁end｜>", "\n") + R1_CALL.split("<｜tool▁calls▁begin｜>")[1]
-    assert [c.status for c in fmt.parse(two, TOOLS).tool_calls] == ["proposed", "proposed"]
+    assert [c.status for c in fmt.parse(two, TOOLS, thinking=False).tool_calls] == ["proposed", "proposed"]
     assert m.accepts(two)  # two calls in one section, a line break between them as the template writes it
     assert not m.accepts(two.replace("```<｜tool▁call▁end｜>\n", "```<｜tool▁call▁end｜>"))

@@ -56,12 +56,12 @@ def test_r1_wire_is_what_the_template_renders():
 def test_r1_outputs_parse_as_proposed_and_are_accepted(target):
     fmt = toolwire.get_format("deepseek_r1")
     for output in R1_OUTPUTS:
-        parsed = fmt.parse(output, TOOLS)
+        parsed = fmt.parse(output, TOOLS, thinking=False)
         assert parsed.tool_calls and all(c.status == "proposed" for c in parsed.tool_calls)
-        assert Matcher(fmt.grammar(TOOLS, target=target)).accepts(output)
-        assert Matcher(fmt.grammar(TOOLS, target=target, tool_choice="required")).accepts(output) is \
+        assert Matcher(fmt.grammar(TOOLS, target=target, thinking=False)).accepts(output)
+        assert Matcher(fmt.grammar(TOOLS, target=target, tool_choice="required", thinking=False)).accepts(output) is \
             output.startswith("<｜tool▁calls▁begin｜>")  # required: the answer starts with the calls
-    named = Matcher(fmt.grammar(TOOLS, target=target, tool_choice={"name": "now"}))
+    named = Matcher(fmt.grammar(TOOLS, target=target, tool_choice={"name": "now"}, thinking=False))
     assert named.accepts(R1_OUTPUTS[2]) and not named.accepts(R1_OUTPUTS[0])
     # the fence is part of the wire: a bare JSON body is refused
-    assert not Matcher(fmt.grammar(TOOLS, target=target)).accepts(R1_OUTPUTS[0].replace("\n```json\n", ""))
+    assert not Matcher(fmt.grammar(TOOLS, target=target, thinking=False)).accepts(R1_OUTPUTS[0].replace("\n```json\n", ""))

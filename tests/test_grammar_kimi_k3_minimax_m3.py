@@ -47,9 +47,9 @@ FULL = k_call("get_weather", k_arg("city", "string", "Oslo <b> & \"x\"\n"), k_ar
 @pytest.mark.parametrize("target", TARGETS)
 def test_kimi_k3_typed_arguments(target):
     fmt = toolwire.get_format("kimi_k3")
-    m = Matcher(fmt.grammar(TOOLS, target=target, tool_choice="required"))
+    m = Matcher(fmt.grammar(TOOLS, target=target, tool_choice="required", thinking=False))
     assert m.accepts(k_out("Checking.", FULL)) and m.accepts(k_out("", k_call("get_weather", k_arg("city", "string", ""))))
-    parsed = fmt.parse(k_out("Checking.", FULL), TOOLS)
+    parsed = fmt.parse(k_out("Checking.", FULL), TOOLS, thinking=False)
     assert [c.status for c in parsed.tool_calls] == ["proposed"] and not parsed.diagnostics
     assert parsed.tool_calls[0].arguments == {"city": 'Oslo <b> & "x"\n', "unit": "c", "days": 3, "tags": ["a", "b"],
                                               "opts": {"fast": True, "note": None}}
@@ -67,7 +67,7 @@ def test_kimi_k3_typed_arguments(target):
 def test_kimi_k3_tool_choice_and_reasoning(target):
     fmt = toolwire.get_format("kimi_k3")
     call = k_call("get_weather", k_arg("city", "string", "Oslo"))
-    auto, required, none, named = (Matcher(fmt.grammar(TOOLS, target=target, tool_choice=c))
+    auto, required, none, named = (Matcher(fmt.grammar(TOOLS, target=target, tool_choice=c, thinking=False))
                                    for c in ("auto", "required", "none", {"name": "now"}))
     assert auto.accepts(k_out("Hi.")) and auto.accepts(k_out("Sure.", call))
     assert required.accepts(k_out("Sure.", call)) and not required.accepts(k_out("Hi."))
@@ -82,13 +82,13 @@ def test_kimi_k3_refuses_names_the_wire_cannot_carry():
     bad = [{"type": "function", "function": {"name": "f", "parameters": {
         "type": "object", "properties": {"a<|sep|>": {"type": "string"}}}}}]
     with pytest.raises(InvalidToolDefinition) as exc:
-        toolwire.get_format("kimi_k3").grammar(bad, target="llguidance")
+        toolwire.get_format("kimi_k3").grammar(bad, target="llguidance", thinking=False)
     assert exc.value.field == "tools[0].function.parameters.properties.a<|sep|>"
     quoted = [{"type": "function", "function": {"name": 'say "hi" & go', "parameters": {"type": "object"}}}]
     fmt = toolwire.get_format("kimi_k3")
     text = k_out("", f'{O}call tool="say &quot;hi&quot; &amp; go" index="1"{S}{C}call{S}')
-    assert Matcher(fmt.grammar(quoted, target="llguidance", tool_choice="required")).accepts(text)
-    assert fmt.parse(text, quoted).tool_calls[0].name == 'say "hi" & go'
+    assert Matcher(fmt.grammar(quoted, target="llguidance", tool_choice="required", thinking=False)).accepts(text)
+    assert fmt.parse(text, quoted, thinking=False).tool_calls[0].name == 'say "hi" & go'
 
 
 # ---- MiniMax-M3

@@ -55,7 +55,7 @@ def test_numbers_and_escapes_reach_the_message_as_streamed(family):
     fmt = toolwire.get_format(family)
     tools = [{"type": "function", "function": {"name": "search", "parameters": {"type": "object", "properties": {
         "q": {"type": "string"}, "n": {"type": "number"}}}}}]
-    out, events = _stream(fmt, _model_text(family), tools, random.Random(7))
+    out, events = _stream(fmt, _model_text(family), tools, random.Random(7), thinking=False)
     [call] = out.tool_calls
     joined = "".join(e.fragment for e in events if e.type == "arguments")
     assert out.to_openai_message()["tool_calls"][0]["function"]["arguments"] == joined == call.arguments_json()

@@ -88,7 +88,7 @@ def test_a_strict_value_after_blanks_is_kept_once():
 def _peak_ratio(family: str, output: str) -> float:
     fmt = toolwire.get_format(family)
     limits = Limits(max_argument_bytes=1 << 30)
-    out, peak = traced_parse(fmt, output, SEARCH, limits=limits)
+    out, peak = traced_parse(fmt, output, SEARCH, limits=limits, thinking=False)
     assert out.tool_calls[0].status == "proposed"
     return peak / len(output.encode("utf-8"))
 

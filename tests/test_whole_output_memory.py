@@ -48,8 +48,8 @@ def test_one_shot_peak_is_what_the_call_keeps_plus_little(family):
     fmt = toolwire.get_format(family)
     limits = Limits(max_argument_bytes=1 << 30)  # the default 1 MiB would refuse the value (too_large)
     text = OUTPUTS[family]()
-    fmt.parse(text[:200], WRITE, limits=limits)  # imports, compiled patterns: not part of the measure
-    result, peak = traced_parse(fmt, text, WRITE, limits=limits)
+    fmt.parse(text[:200], WRITE, limits=limits, thinking=False)  # imports, compiled patterns: not part of the measure
+    result, peak = traced_parse(fmt, text, WRITE, limits=limits, thinking=False)
     (call,) = result.tool_calls
     assert call.status == "proposed"
     assert call.arguments == {"path": "a.py", "content": VALUE}
