@@ -24,6 +24,7 @@ from typing import Any, Sequence
 
 from .base import CallBuilder, tool_schemas
 from .lexer import MarkerScanner
+from .safe_json import NUMBER as _NUMBER  # the one JSON number grammar
 from .schema_coerce import is_string_schema, parameter_schema
 from .steps import BLANKS, StepParser
 
@@ -60,7 +61,6 @@ _HEADER = MarkerScanner(("{", CALL_CLOSE, CALL_OPEN))
 _BODY = MarkerScanner((Q, CALL_CLOSE, CALL_OPEN))
 _IN_STRING = MarkerScanner((Q, CALL_CLOSE))
 _KEY_AHEAD = re.compile(r"[ \t\r\n]*[A-Za-z_][A-Za-z0-9_]*[ \t\r\n]*:")
-_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 _LITERALS = {"true": True, "false": False, "null": None}
 _PYTHON = {"True": True, "False": False, "None": None}
 STRING = "\udfff"

@@ -221,7 +221,7 @@ class LlamaParser(TrailingStopToken, StreamParser):
         if end < 0:
             return len(buf)
         tail, self._tail = "".join(self._tail), []
-        if tail.strip() != "}":
+        if tail.strip(_BLANK) != "}":  # JSON blanks only: other whitespace (U+3000) is text, kept in the diagnostic
             self._diag("unexpected_text", "text after the call's parameters inside its object; kept here", raw=tail)
         self._state = _AFTER
         return pos + end

@@ -318,13 +318,16 @@ class JsonCallParser(TrailingStopToken, StreamParser):
                 self._array[1].append(head)
             return pos
         if piece:
-            self._header.append(piece)
-            self._header_len += len(piece)
-            if self._header_len > MAX_HEADER_CHARS:
+            over = self._header_len + len(piece) - MAX_HEADER_CHARS
+            if over > 0:  # the header ends with the character that crosses the limit, however the deltas cut it
+                keep = len(piece) - over + 1
+                self._header.append(piece[:keep])
                 self._drop_header("call_header_too_long", f"a call header longer than {MAX_HEADER_CHARS} "
                                   "characters; the text is kept here")
                 self._after_call()
-                return hit.start
+                return pos + keep
+            self._header.append(piece)
+            self._header_len += len(piece)
         if hit.marker is None:
             return ~hit.start
         if hit.marker == g.header_end:

@@ -46,8 +46,11 @@ M = MARKERS
 BLOCK_OPEN, BLOCK_CLOSE, EOS = M["block_open"], M["block_close"], M["eos"]
 THINK_OPEN, THINK_CLOSE = M["think_open"], M["think_close"]
 MAX_TAG_CHARS = 512
-_CONTENT = MarkerScanner((BLOCK_OPEN, THINK_CLOSE, EOS))
-_REASONING = MarkerScanner((THINK_CLOSE, BLOCK_OPEN, EOS))
+# The family's other control tokens are read as units in text, as the tokenizer reads them first: no marker starts
+# inside one ("]<]minimax[>[e~[" is the namespace token, then text; "]~b]]<]minimax[>[<tool_call>" no block).
+_OPAQUE = frozenset((M["bod"], M["role"], NS, M["image"], M["video"]))
+_CONTENT = MarkerScanner((BLOCK_OPEN, THINK_CLOSE, EOS, *_OPAQUE))
+_REASONING = MarkerScanner((THINK_CLOSE, BLOCK_OPEN, EOS, *_OPAQUE))
 _TAG = MarkerScanner((NS,))
 _INVOKE = re.compile(r'<invoke name="(?P<name>[^"]*)">', re.S)
 _M2_PARAMETER = re.compile(r'<parameter name="(?P<name>[^"]*)">', re.S)
@@ -115,6 +118,9 @@ class MiniMaxM3Parser(StepParser):
         marker = hit.marker
         if marker is None:
             return None if hit.start == pos else hit.start
+        if marker in _OPAQUE:  # text, read as one unit
+            emit(marker)
+            return hit.end
         if marker == EOS:
             return self._stop_token(buf, pos, hit, final, emit)
         if marker == BLOCK_OPEN:
@@ -165,20 +171,22 @@ class MiniMaxM3Parser(StepParser):
         """After the prefix: the tag up to ``>``."""
         end = buf.find(">", pos)
         length = sum(map(len, self._tag))
-        if end < 0 or end - pos + length > MAX_TAG_CHARS:
-            if end < 0 and length + len(buf) - pos <= MAX_TAG_CHARS and not final:
+        if length + (end if end >= 0 else len(buf)) - pos > MAX_TAG_CHARS:
+            # no tag: its text ends with the character that crosses the limit, however the deltas cut it
+            keep = MAX_TAG_CHARS + 1 - length
+            self._stray(NS + "".join(self._tag) + buf[pos:pos + keep])
+            self._state = _BLOCK
+            return pos + keep
+        if end < 0:
+            if not final:
                 self._tag.append(buf[pos:])
                 return None if pos == len(buf) else len(buf)
-            text = NS + "".join(self._tag) + buf[pos:end if end >= 0 else len(buf)]
-            if end < 0 and final:
-                code = "truncated_call_header" if text.startswith(NS + "<invoke") else "truncated_tag"
-                self._diag(code, "the output ended inside a tag", raw=text)
-                self._truncated = True
-                self._state = _BLOCK
-                return len(buf) if pos < len(buf) else None
-            self._stray(text)
+            text = NS + "".join(self._tag) + buf[pos:]
+            code = "truncated_call_header" if text.startswith(NS + "<invoke") else "truncated_tag"
+            self._diag(code, "the output ended inside a tag", raw=text)
+            self._truncated = True
             self._state = _BLOCK
-            return end if end >= 0 else len(buf)
+            return len(buf) if pos < len(buf) else None
         tag = "".join(self._tag) + buf[pos:end + 1]
         self._tag = []
         self._state = _BLOCK
