@@ -154,7 +154,8 @@ class LlamaParser(TrailingStopToken, StreamParser):
         self._text.append(piece)
         head = "".join(self._text)
         m = _PREFIX.match(head, partial=True)
-        name = _json_name(m["name"]) if m is not None and not m.partial else None
+        # (a prefix ending past the bound is read whole, as when it arrives a character at a time)
+        name = _json_name(m["name"]) if m is not None and not m.partial and m.end() <= MAX_PREFIX_CHARS else None
         if name is not None:
             self._outer.feed(head[:m.end()])
             self._pending = ""
@@ -167,7 +168,8 @@ class LlamaParser(TrailingStopToken, StreamParser):
             self._text = []
             self._state = _BODY
             return len(buf) - (len(head) - m.end())  # the body starts right after the prefix (in this piece)
-        if m is None or not m.partial or len(head) > MAX_PREFIX_CHARS:  # (not partial: a name JSON cannot read)
+        if m is None or not m.partial or len(head) > MAX_PREFIX_CHARS:  # (not partial: a name JSON cannot read,
+                                                                        # or a prefix past the bound)
             self._state = _WHOLE
             self._text = []
             return self._whole_head(head, buf)

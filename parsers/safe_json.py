@@ -140,12 +140,17 @@ NUMBER_CAN_END = frozenset((NUMBER_ZERO, NUMBER_INT, NUMBER_FRAC, NUMBER_EXP))
 """The states in which the text read so far is a whole number."""
 
 
+NUMBER_FOLLOWERS = frozenset(" \t\n\r,]}")
+"""What may follow a number inside an object or array: JSON whitespace, ``,``, ``]``, ``}``. Anything else glued to
+it (``0x1F``, ``1.5.2``, ``12px``) makes the text no number, rather than a number and junk."""
+
+
 def number_stop(state: int, ch: str) -> str | None:
-    """``ch`` does not continue a number read up to ``state``: None when the number ends there (``ch`` is what
-    follows it), else why the text is no JSON number."""
+    """``ch`` does not continue a number read up to ``state``: None when the number ends there (``ch`` may follow
+    a value in a container), else why the text is no JSON number."""
     if state == NUMBER_ZERO and ch in _DIGITS:
         return "a number cannot have a leading zero"
-    if state not in NUMBER_CAN_END:
+    if state not in NUMBER_CAN_END or ch not in NUMBER_FOLLOWERS:
         return f"unexpected {ch!r} in a number"
     return None
 

@@ -407,6 +407,24 @@ def test_mistral_shipped_tokenizers_keep_marker_text_plain(version):
     assert "".join(p.text for p in token_pieces(ids, tok)).replace(" ", "") == prompt.text.replace(" ", "")
 
 
+@pytest.mark.parametrize("version", ["v1", "v3", "v7"])
+@pytest.mark.parametrize("text", ["a\u2581b", "\u2581", "\u2581\u2581 x \u2581", "<｜tool▁sep｜> and \ue000\u2581"])
+def test_sentencepiece_keeps_u2581_in_request_text(version, text):
+    """Issue 33 N10: SentencePiece reads U+2581 in its input as its own mark for a space, so request text holding
+    it (DeepSeek's ``<｜tool▁sep｜>`` quoted in a message) came back from ``token_ids`` as a space. It is encoded
+    with the vocabulary's byte pieces now: the ids decode to the prompt text, and the text around it keeps the
+    tokenizer's own pieces."""
+    tok = _mistral(version)
+    prompts = [_prompt(("special", "<s>"), ("content", text), ("special", "</s>"))]
+    if version == "v7":
+        prompts.append(toolwire.get_format("mistral_small32").render([{"role": "user", "content": text}]))
+    for prompt in prompts:
+        ids = prompt.token_ids(tok)
+        assert "".join(p.text for p in token_pieces(ids, tok)) == prompt.text
+    plain = _prompt(("content", "hello world"))
+    assert plain.token_ids(tok) == vocabulary(tok).encode_plain("hello world")  # no U+2581: unchanged path
+
+
 # ---------------------------------------------------------------- ids back to pieces (for stream parsers)
 
 ALL_TOKENIZERS = ["qwen3", "deepseek_v4", "deepseek_v4_hf", "llama3_tiktoken", "llama3_hf", "o200k"]
