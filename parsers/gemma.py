@@ -288,13 +288,19 @@ class GemmaParser(StepParser):
         """The very start of reasoning the prompt opened: a repeated ``<|channel>thought`` is dropped."""
         if self._mode == "reasoning":
             i = self._skip_blanks(buf, pos)
+            if not final and self._may_still_be(buf, i, CH_OPEN):
+                keep = i - (buf[i - 1:i] == "\n") if i > pos else i  # (a last newline may start "\n<channel|>")
+                if keep > pos:  # blanks: read once, kept aside (in the idle head list) until what follows decides
+                    self._head.append(buf[pos:keep])
+                    return keep
+                return None
+            lead, self._head = "".join(self._head), []
             if self._marker_at(buf, i, CH_OPEN):
                 self._diag("duplicate_reasoning_open", "the model opened the reasoning the prompt had opened",
                            raw=CH_OPEN)
                 self._state = _OPENER
                 return i + len(CH_OPEN)
-            if not final and self._may_still_be(buf, i, CH_OPEN):
-                return None
+            self._emit_reasoning(lead)
         self._state = _TEXT
         return pos
 

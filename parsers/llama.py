@@ -85,6 +85,8 @@ class LlamaParser(TrailingStopToken, StreamParser):
     content), and a trailing ``<|eot_id|>`` / ``<|eom_id|>`` (stripped, ``stop_token_in_output``)."""
 
     stop_tokens = (MARKERS["eot"], MARKERS["eom"])
+    python_tag: str | None = PYTHON_TAG
+    """The built-in call tag (None: the vocabulary has none, and its spelling is text)."""
 
     def __init__(self, tools: Sequence[Any] | None = None, *, thinking: bool = False,
                  builtin_tools: Sequence[str] | None = None, **options: Any):
@@ -123,6 +125,7 @@ class LlamaParser(TrailingStopToken, StreamParser):
         while i < len(buf) and buf[i] in _BLANK:
             i += 1
         self._pending += buf[pos:i]
+        tag = self.python_tag
         rest = buf[i:i + len(PYTHON_TAG)]
         if not rest:
             return None if i == pos else i
@@ -133,11 +136,11 @@ class LlamaParser(TrailingStopToken, StreamParser):
             self._open_object()
             self._state = _ARRAY
             return i
-        if self._marker_at(buf, i, PYTHON_TAG):
+        if tag is not None and self._marker_at(buf, i, tag):
             self._pending = ""
             self._tagged = True
-            return i + len(PYTHON_TAG)
-        if len(rest) < len(PYTHON_TAG) and PYTHON_TAG.startswith(rest) and not final:
+            return i + len(tag)
+        if tag is not None and len(rest) < len(tag) and tag.startswith(rest) and not final:
             return None if i == pos else i
         if self._tagged:
             self._pending = ""

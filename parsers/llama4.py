@@ -40,6 +40,8 @@ _HEAD, _BLOCK = 100, 101  # states added to LlamaParser's
 class Llama4Parser(LlamaParser):
     """Llama 4 output: content, or a ``<|python_start|>`` content block followed by JSON calls."""
 
+    python_tag = None  # Llama 4's vocabulary has no <|python_tag|>: written, it is text (no built-in calls)
+
     def __init__(self, tools: Sequence[Any] | None = None, *, thinking: bool = False, **options: Any):
         super().__init__(tools, thinking=thinking, **options)
         self._steps = {**self._steps, _HEAD: self._head, _BLOCK: self._block, _AFTER: self._after_call}

@@ -219,7 +219,9 @@ class JsonCallParser(TrailingStopToken, StreamParser):
             i += 1
         rest = buf[i:i + len(opener)]
         if not final and (i == len(buf) or (len(rest) < len(opener) and opener.startswith(rest))):
-            return None
+            # the blanks are reasoning whatever follows them: sent now, so a long run is read once
+            self._emit_reasoning(buf[pos:i])
+            return None if i == pos else i
         self._state = _TEXT
         if rest == opener and self._marker_at(buf, i, opener):
             self._emit_reasoning(buf[pos:i])

@@ -90,6 +90,7 @@ class MiniMaxM3Parser(StepParser):
         self._root: dict | None = None
         self._gap: list[str] = []  # text between tags outside any element
         self._skip = 0             # open elements nested past Limits.max_depth (not built)
+        self._lead: list[str] = []  # blanks at the very start, until a <mm:think> (or anything else) follows them
 
 
     # ---- text
@@ -97,17 +98,23 @@ class MiniMaxM3Parser(StepParser):
         """A ``<mm:think>`` at the very start: the model opens reasoning (content mode), or repeats the
         prompt's opener (reasoning mode: dropped)."""
         i = self._skip_blanks(buf, pos)
+        if not final and self._may_still_be(buf, i, THINK_OPEN):
+            if i > pos:  # blanks: read once and kept aside (not scanned again per delta) until what follows decides
+                self._lead.append(buf[pos:i])
+                return i
+            return None
+        lead, self._lead = "".join(self._lead), []
         if self._marker_at(buf, i, THINK_OPEN):
             if self._mode == "reasoning":
                 self._diag("duplicate_reasoning_open", "the model opened the reasoning the prompt had opened",
                            raw=THINK_OPEN)
             else:
-                self._emit_content(buf[pos:i])
+                self._emit_content(lead + buf[pos:i])
             self._mode, self._state = "reasoning", _TEXT
             return i + len(THINK_OPEN)
-        if not final and self._may_still_be(buf, i, THINK_OPEN):
-            return None
         self._state = _TEXT
+        if lead:
+            (self._emit_reasoning if self._mode == "reasoning" else self._emit_content)(lead)
         return pos
 
     def _text(self, buf: str, pos: int, final: bool) -> int | None:

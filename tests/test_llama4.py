@@ -140,3 +140,13 @@ def test_blanks_after_python_start_are_read_once(after):
     parser.flush()
     assert parser.finish() == FMT.parse(text, declared("search"))
     assert longest <= 64 + len(MARKERS["python_end"])
+
+
+def test_python_tag_is_text_for_llama4():
+    """Found by the issue 33 fuzz generators: Llama 4's vocabulary has no ``<|python_tag|>`` (it is Llama 3.1's),
+    so written in a Llama 4 output it is text, not the built-in call tag that swallowed it into a
+    ``code_interpreter`` call."""
+    text = "<|python_tag|>It is 18 °C in Paris."
+    out = FMT.parse(text, TOOLS)
+    assert (out.content, out.tool_calls) == (text, [])
+    assert [c.name for c in toolwire.get_format("llama31").parse(text, TOOLS).tool_calls] == ["code_interpreter"]
