@@ -327,3 +327,22 @@ def test_request_text_is_content_in_every_field(name):
         assert set(kinds) <= {"content"}, f"{slot}: request text written as {sorted(set(kinds))}"
         checked += found > 0
     assert checked >= 5
+
+
+@pytest.mark.parametrize("thinking", [False, True])
+@pytest.mark.parametrize("name", families.format_names())
+def test_a_long_run_of_blanks_streams_on_in_every_format(name, thinking):
+    """N8's class: llama4 held the blanks after ``<|python_start|>`` in its buffer and scanned them again at
+    every delta (quadratic); the Hermes, marker-JSON, Gemma 4 and MiniMax-M3 parsers did the same with blanks
+    at the start of the output. After any marker too, 5,000 blanks (then text) fed in 64-character deltas never
+    wait in the buffer (``held_back``), and give the one-shot result."""
+    fmt = toolwire.get_format(name)
+    for head in ("",) + families.markers(name):
+        for blank in (" ", "\n"):
+            text = head + blank * 5000 + "Done."
+            invariants.check_held_back(fmt, text, families.TOOLS, thinking)
+            parser = fmt.stream(families.TOOLS, thinking=thinking)
+            for at in range(0, len(text), 64):
+                parser.feed(text[at:at + 64])
+            parser.flush()
+            assert parser.finish() == fmt.parse(text, families.TOOLS, thinking=thinking), (head, blank)
