@@ -166,55 +166,64 @@ def format_parameters(properties: dict, required: Any, filter_keys: bool = False
 
 def parameters_notation(n: Notation, properties: dict, required: Any, filter_keys: bool = False) -> Notation:
     """:func:`format_parameters` written into ``n``."""
-    first = True
+    between = _separator(n)
     for key, value in _dictsort(properties):
         if filter_keys and key in _STANDARD_KEYS:
             continue
-        if not first:
-            n.t(",")
-        first = False
+        between()
         n.c(_s(key)).t(":{")
+        part = _separator(n)  # the parts of one property, joined by ","
         vtype = _upper(_get(value, "type"))
-        parts: list[Callable[[], Any]] = []  # each writes one "name:value" part, joined by ","
         if _get(value, "description"):
-            parts.append(lambda value=value: n.t("description:").q(_s(_get(value, "description"))))
+            part()
+            n.t("description:").q(_s(_get(value, "description")))
         if vtype == "STRING":
             if _get(value, "enum"):
-                parts.append(lambda value=value: argument_notation(n.t("enum:"), _get(value, "enum")))
+                part()
+                argument_notation(n.t("enum:"), _get(value, "enum"))
         elif vtype == "ARRAY":
             items = _get(value, "items")
             if isinstance(items, dict) and items:
-                parts.append(lambda items=items: _items(n.t("items:{"), items).t("}"))
+                part()
+                _items(n.t("items:{"), items).t("}")
         if _get(value, "nullable"):
-            parts.append(lambda: n.t("nullable:true"))
+            part()
+            n.t("nullable:true")
         if vtype == "OBJECT":
             props = _get(value, "properties")
             own_required = _get(value, "required") or []
             if isinstance(props, dict):
-                parts.append(lambda props=props, own=own_required:
-                             parameters_notation(n.t("properties:{"), props, own).t("}"))
+                part()
+                parameters_notation(n.t("properties:{"), props, own_required).t("}")
             elif isinstance(value, dict):
-                parts.append(lambda value=value, own=own_required:
-                             parameters_notation(n.t("properties:{"), value, own, filter_keys=True).t("}"))
+                part()
+                parameters_notation(n.t("properties:{"), value, own_required, filter_keys=True).t("}")
             if _get(value, "required"):
-                parts.append(lambda value=value: _quoted_list(n.t("required:["), _get(value, "required")).t("]"))
-        parts.append(lambda vtype=vtype: n.t("type:").q(vtype))
-        for k, part in enumerate(parts):
-            if k:
-                n.t(",")
-            part()
-        n.t("}")
+                part()
+                _quoted_list(n.t("required:["), _get(value, "required")).t("]")
+        part()
+        n.t("type:").q(vtype).t("}")
     return n
 
 
+def _separator(n: Notation) -> Callable[[], None]:
+    """A function that writes ``,`` into ``n`` each time it is called but the first (before each item of a list)."""
+    first = [True]
+
+    def between() -> None:
+        if first[0]:
+            first[0] = False
+        else:
+            n.t(",")
+    return between
+
+
 def _items(n: Notation, items: dict) -> Notation:
-    first = True
+    between = _separator(n)
     for item_key, item_value in _dictsort(items):
         if item_value is None:
             continue
-        if not first:
-            n.t(",")
-        first = False
+        between()
         if item_key == "properties":
             n.t("properties:{")
             if isinstance(item_value, dict):
