@@ -24,6 +24,7 @@ from typing import Any, Sequence
 
 from .base import CallBuilder, tool_schemas
 from .lexer import MarkerScanner
+from .safe_json import NUMBER as _NUMBER  # the one JSON number grammar
 from .schema_coerce import is_string_schema, parameter_schema
 from .steps import BLANKS, StepParser
 
@@ -42,7 +43,6 @@ _HEADER = MarkerScanner(("{", CALL_CLOSE, CALL_OPEN))
 _BODY = MarkerScanner((Q, CALL_CLOSE, CALL_OPEN))
 _IN_STRING = MarkerScanner((Q, CALL_CLOSE))
 _KEY_AHEAD = re.compile(r"[ \t\r\n]*[A-Za-z_][A-Za-z0-9_]*[ \t\r\n]*:")
-_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 _LITERALS = {"true": True, "false": False, "null": None}
 _PYTHON = {"True": True, "False": False, "None": None}
 STRING = "\udfff"
@@ -271,13 +271,19 @@ class GemmaParser(StepParser):
         """The very start of reasoning the prompt opened: a repeated ``<|channel>thought`` is dropped."""
         if self._mode == "reasoning":
             i = self._skip_blanks(buf, pos)
+            if not final and self._may_still_be(buf, i, CH_OPEN):
+                keep = i - (buf[i - 1:i] == "\n") if i > pos else i  # (a last newline may start "\n<channel|>")
+                if keep > pos:  # blanks: read once, kept aside (in the idle head list) until what follows decides
+                    self._head.append(buf[pos:keep])
+                    return keep
+                return None
+            lead, self._head = "".join(self._head), []
             if self._marker_at(buf, i, CH_OPEN):
                 self._diag("duplicate_reasoning_open", "the model opened the reasoning the prompt had opened",
                            raw=CH_OPEN)
                 self._state = _OPENER
                 return i + len(CH_OPEN)
-            if not final and self._may_still_be(buf, i, CH_OPEN):
-                return None
+            self._emit_reasoning(lead)
         self._state = _TEXT
         return pos
 

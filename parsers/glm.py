@@ -71,7 +71,7 @@ class GlmParser(XmlCallParser):
         reasoning the head must reach ``<arg_key>`` or ``</tool_call>`` first (a ``</think>`` before them makes
         it reasoning text: a mention, not a call), and the name is what comes before its first newline."""
         reasoning = self._mode == "reasoning"
-        marker = self._collect(_REASONING_HEAD if reasoning else _HEAD, final)
+        marker = self._collect(_REASONING_HEAD if reasoning else _HEAD, final, self._head_room())
         if self._head_too_long():
             self._not_a_call(self._take_overlong_head(marker))
             return True

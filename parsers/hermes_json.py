@@ -168,6 +168,10 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
         opener = M["think_open"]
         rest = buf[blank:blank + len(opener)]
         if not final and (blank == len(buf) or (len(rest) < len(opener) and opener.startswith(rest))):
+            sent = blank - (buf[blank - 1:blank] == "\n")  # (a last newline may start "\n</think>")
+            if sent > 0:  # the blanks are reasoning whatever follows them: sent now, so a long run is read once
+                self._emit_reasoning(buf[:sent])
+                self._buf = buf[sent:]
             return False
         self._mode = _REASONING
         if rest == opener and self._marker_at(buf, blank, opener):
@@ -204,8 +208,15 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
             self._after_think = False
         if self._bare_open:
             blank = len(buf) - len(buf.lstrip(_JSON_WS))
-            if blank == len(buf) and not final:
+            if blank == len(buf) and not final:  # blanks only: kept aside, so each piece is looked at once
+                if buf:
+                    self._bare_parts.append(buf)
+                    self._buf = ""
                 return False
+            if self._bare_parts:  # the blanks read before this piece (the bare answer's parts are still unused)
+                buf = self._buf = "".join(self._bare_parts) + buf
+                self._bare_parts = []
+                blank = len(buf) - len(buf.lstrip(_JSON_WS))
             self._bare_open = False
             if buf[blank:blank + 1] in ("{", "["):
                 self._mode = _BARE

@@ -77,7 +77,7 @@ class Hy3Parser(XmlCallParser):
 
     # ---- one call
     def _head(self, final: bool) -> bool:
-        marker = self._collect(_HEAD, final)
+        marker = self._collect(_HEAD, final, self._head_room())
         if self._head_too_long():
             text = CALL_OPEN + self._take_overlong_head(marker)
             self._diag("malformed_tool_call", "a call name ran too long without <tool_sep:opensource>; kept here",

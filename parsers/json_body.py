@@ -28,7 +28,10 @@ from toolwire.limits import DEFAULT_LIMITS, Limits
 from toolwire.output import ToolCallCandidate, ToolCallFinished
 
 from .base import CallBuilder
-from .safe_json import MAX_DEPTH, JsonTooDeep, JsonTooLarge, loads, utf8_size
+from .safe_json import (
+    MAX_DEPTH, NUMBER_START as _NUMBER_START, NUMBER_STEP as _NUMBER_STEP, JsonTooDeep, JsonTooLarge, loads,
+    number_stop, utf8_size,
+)
 
 __all__ = ["JsonValueScanner", "DecodedArguments", "decode_arguments", "call_object_arguments", "json_string_object", "element_texts", "LadderResult", "repair_ladder",
            "ArgumentsStream", "ClosedArguments", "call_object_bounds",
@@ -145,9 +148,7 @@ def _continues_string(text: str) -> bool:
 
 # what the grammar expects next (outside strings)
 _VALUE, _VALUE_OR_CLOSE, _KEY, _KEY_OR_CLOSE, _COLON, _AFTER = range(6)
-# number sub-states: which characters may follow, and whether the number may end here
-_N_MINUS, _N_ZERO, _N_INT, _N_DOT, _N_FRAC, _N_E, _N_ESIGN, _N_EXP = range(8)
-_NUMBER_CAN_END = frozenset((_N_ZERO, _N_INT, _N_FRAC, _N_EXP))
+# numbers are read by the one JSON number grammar (safe_json: NUMBER_START / NUMBER_STEP / number_stop)
 _LITERALS = {"t": "rue", "f": "alse", "n": "ull"}
 
 
@@ -314,29 +315,14 @@ class JsonValueScanner:
                 continue
             ch = text[i]
             if self._num >= 0:
-                state = self._num
-                if "0" <= ch <= "9":
-                    if state == _N_ZERO:
-                        self._fail(base + i, "a number cannot have a leading zero")
-                        return i
-                    self._num = (_N_INT if state in (_N_MINUS, _N_INT) else _N_FRAC if state in (_N_DOT, _N_FRAC)
-                                 else _N_EXP)
+                state = _NUMBER_STEP[self._num].get(ch)
+                if state is not None:
+                    self._num = state
                     i += 1
                     continue
-                if ch == "." and state in (_N_ZERO, _N_INT):
-                    self._num = _N_DOT
-                    i += 1
-                    continue
-                if ch in "eE" and state in (_N_ZERO, _N_INT, _N_FRAC):
-                    self._num = _N_E
-                    i += 1
-                    continue
-                if ch in "+-" and state == _N_E:
-                    self._num = _N_ESIGN
-                    i += 1
-                    continue
-                if state not in _NUMBER_CAN_END:
-                    self._fail(base + i, f"unexpected {ch!r} in a number")
+                problem = number_stop(self._num, ch)
+                if problem is not None:
+                    self._fail(base + i, problem)
                     return i
                 self._num = -1
                 if self._value_done(base + i):
@@ -379,8 +365,8 @@ class JsonValueScanner:
                     i += 1
                     self.safe = base + i
                     self._safe_in_string = True
-                elif ch == "-" or "0" <= ch <= "9":
-                    self._num = _N_MINUS if ch == "-" else _N_ZERO if ch == "0" else _N_INT
+                elif ch in _NUMBER_START:
+                    self._num = _NUMBER_START[ch]
                     i += 1
                 elif ch in _LITERALS:
                     self._lit = _LITERALS[ch]

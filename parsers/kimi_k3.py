@@ -147,8 +147,14 @@ class KimiK3Parser(StepParser):
     # ---- tags
     def _read_tag(self, buf: str, pos: int, final: bool) -> int | None:
         hit = _SEP_SCAN.scan(buf, pos, final=final, literal=self._tokens)
-        self._tag.append(buf[pos:hit.start])
         opener = CLOSE if self._closing else OPEN
+        have = sum(map(len, self._tag))
+        if have + hit.start - pos > MAX_TAG_CHARS:  # no tag: it ends with the character that crosses the limit,
+            keep = MAX_TAG_CHARS + 1 - have      # however the deltas cut the text (and whatever follows it)
+            self._tag.append(buf[pos:pos + keep])
+            self._not_a_tag(opener + "".join(self._tag))
+            return pos + keep
+        self._tag.append(buf[pos:hit.start])
         if hit.marker is None:
             if final:
                 text = opener + "".join(self._tag)
@@ -157,8 +163,6 @@ class KimiK3Parser(StepParser):
                 self._truncated = True
                 self._tag = []
                 self._state = _TEXT
-            elif sum(map(len, self._tag)) > MAX_TAG_CHARS:
-                self._not_a_tag(opener + "".join(self._tag))
             return None if hit.start == pos else hit.start
         tag_text = "".join(self._tag)
         self._tag = []

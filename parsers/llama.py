@@ -77,6 +77,8 @@ class LlamaParser(TrailingStopToken, StreamParser):
     content), and a stop token left at the end (stripped, ``stop_token_in_output``)."""
 
     render_options = frozenset({"builtin_tools"})
+    python_tag: str | None = PYTHON_TAG
+    """The built-in call tag (None: the vocabulary has none, and its spelling is text)."""
 
     def __init__(self, tools: Sequence[Any] | None = None, *, thinking: bool = False,
                  builtin_tools: Sequence[str] | None = None, **options: Any):
@@ -115,6 +117,7 @@ class LlamaParser(TrailingStopToken, StreamParser):
         while i < len(buf) and buf[i] in _BLANK:
             i += 1
         self._pending += buf[pos:i]
+        tag = self.python_tag
         rest = buf[i:i + len(PYTHON_TAG)]
         if not rest:
             return None if i == pos else i
@@ -125,11 +128,11 @@ class LlamaParser(TrailingStopToken, StreamParser):
             self._open_object()
             self._state = _ARRAY
             return i
-        if self._marker_at(buf, i, PYTHON_TAG):
+        if tag is not None and self._marker_at(buf, i, tag):
             self._pending = ""
             self._tagged = True
-            return i + len(PYTHON_TAG)
-        if len(rest) < len(PYTHON_TAG) and PYTHON_TAG.startswith(rest) and not final:
+            return i + len(tag)
+        if tag is not None and len(rest) < len(tag) and tag.startswith(rest) and not final:
             return None if i == pos else i
         if self._tagged:
             self._pending = ""
@@ -146,7 +149,8 @@ class LlamaParser(TrailingStopToken, StreamParser):
         self._text.append(piece)
         head = "".join(self._text)
         m = _PREFIX.match(head, partial=True)
-        name = _json_name(m["name"]) if m is not None and not m.partial else None
+        # (a prefix ending past the bound is read whole, as when it arrives a character at a time)
+        name = _json_name(m["name"]) if m is not None and not m.partial and m.end() <= MAX_PREFIX_CHARS else None
         if name is not None:
             self._outer.feed(head[:m.end()])
             self._pending = ""
@@ -159,7 +163,8 @@ class LlamaParser(TrailingStopToken, StreamParser):
             self._text = []
             self._state = _BODY
             return len(buf) - (len(head) - m.end())  # the body starts right after the prefix (in this piece)
-        if m is None or not m.partial or len(head) > MAX_PREFIX_CHARS:  # (not partial: a name JSON cannot read)
+        if m is None or not m.partial or len(head) > MAX_PREFIX_CHARS:  # (not partial: a name JSON cannot read,
+                                                                        # or a prefix past the bound)
             self._state = _WHOLE
             self._text = []
             return self._whole_head(head, buf)
@@ -213,7 +218,7 @@ class LlamaParser(TrailingStopToken, StreamParser):
         if end < 0:
             return len(buf)
         tail, self._tail = "".join(self._tail), []
-        if tail.strip() != "}":
+        if tail.strip(_BLANK) != "}":  # JSON blanks only: other whitespace (U+3000) is text, kept in the diagnostic
             self._diag("unexpected_text", "text after the call's parameters inside its object; kept here", raw=tail)
         self._state = _AFTER
         return pos + end

@@ -32,6 +32,7 @@ class Llama4Parser(LlamaParser):
     """Llama 4 output: content, or a ``<|python_start|>`` content block followed by JSON calls."""
 
     family = LLAMA4
+    python_tag = None  # Llama 4's vocabulary has no <|python_tag|>: written, it is text (no built-in calls)
 
     def __init__(self, tools: Sequence[Any] | None = None, *, thinking: bool = False, **options: Any):
         super().__init__(tools, thinking=thinking, **options)
@@ -39,6 +40,7 @@ class Llama4Parser(LlamaParser):
         self._state = _HEAD
         self._block_fresh = False  # inside the block, nothing read yet (calls may start here)
         self._in_block = False     # reading calls inside the block (the accepted variant)
+        self._fresh_blanks: list[str] = []  # blanks right after <|python_start|>, until a non-blank decides
 
     # ---- the block
     def _head(self, buf: str, pos: int, final: bool) -> int | None:
@@ -54,19 +56,23 @@ class Llama4Parser(LlamaParser):
 
     def _block(self, buf: str, pos: int, final: bool) -> int | None:
         """Content up to ``<|python_end|>``; a first non-blank ``{`` may start calls written inside the block."""
+        lead = ""  # blanks at the block's start, read by earlier deltas (kept apart: each is scanned once)
         if self._block_fresh:
             i = pos
             while i < len(buf) and buf[i] in _BLANK:
                 i += 1
             if i == len(buf) and not final:
-                return None
+                self._fresh_blanks.append(buf[pos:])
+                return None if pos == len(buf) else len(buf)
             self._block_fresh = False
+            lead, self._fresh_blanks = "".join(self._fresh_blanks), []
             if buf[i:i + 1] == "{":
                 self._in_block = True
                 self._state = _START
-                return pos
+                self._pending += lead + buf[pos:i]  # what _START would make of them: blanks before a call
+                return i
         hit = _END_SCAN.scan(buf, pos, final=final, literal=self._tokens)
-        self._emit_content(buf[pos:hit.start])
+        self._emit_content(lead + buf[pos:hit.start])
         if hit.marker is None:
             if final:
                 self._block_not_closed()

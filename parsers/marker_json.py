@@ -219,7 +219,9 @@ class JsonCallParser(TrailingStopToken, StreamParser):
             i += 1
         rest = buf[i:i + len(opener)]
         if not final and (i == len(buf) or (len(rest) < len(opener) and opener.startswith(rest))):
-            return None
+            # the blanks are reasoning whatever follows them: sent now, so a long run is read once
+            self._emit_reasoning(buf[pos:i])
+            return None if i == pos else i
         self._state = _TEXT
         if rest == opener and self._marker_at(buf, i, opener):
             self._emit_reasoning(buf[pos:i])
@@ -318,13 +320,16 @@ class JsonCallParser(TrailingStopToken, StreamParser):
                 self._array[1].append(head)
             return pos
         if piece:
-            self._header.append(piece)
-            self._header_len += len(piece)
-            if self._header_len > MAX_HEADER_CHARS:
+            over = self._header_len + len(piece) - MAX_HEADER_CHARS
+            if over > 0:  # the header ends with the character that crosses the limit, however the deltas cut it
+                keep = len(piece) - over + 1
+                self._header.append(piece[:keep])
                 self._drop_header("call_header_too_long", f"a call header longer than {MAX_HEADER_CHARS} "
                                   "characters; the text is kept here")
                 self._after_call()
-                return hit.start
+                return pos + keep
+            self._header.append(piece)
+            self._header_len += len(piece)
         if hit.marker is None:
             return ~hit.start
         if hit.marker == g.header_end:

@@ -39,6 +39,7 @@ class MiniMaxParser(XmlCallParser):
     after_think = 2
     after_think_open = 1
     family = MINIMAX_M2
+    opaque_tokens = (M["bos"], M["role"])  # "]~!b[e~[" is ]~!b[ then text, as the tokenizer reads it
     value_closers = {
         PARAM_CLOSE: Closer(PARAM_CLOSE, (PARAM_OPEN, INVOKE_CLOSE, INVOKE_OPEN, BLOCK_CLOSE)),
         INVOKE_CLOSE: Closer(INVOKE_CLOSE, (INVOKE_OPEN, BLOCK_CLOSE), ends_call=True),
@@ -82,7 +83,7 @@ class MiniMaxParser(XmlCallParser):
 
     def _head(self, final: bool) -> bool:
         first = self._state == "head_first"
-        marker = self._collect(_HEAD, final)
+        marker = self._collect(_HEAD, final, self._head_room(skip=1 if first else 0))
         prefix = self._parts.pop(0) if first else ""  # the block's text up to this name (see _block_start)
         if self._head_too_long():
             self._stray(prefix[:-len(INVOKE_OPEN)])

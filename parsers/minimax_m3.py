@@ -34,8 +34,11 @@ M = MARKERS
 BLOCK_OPEN, BLOCK_CLOSE, EOS = M["block_open"], M["block_close"], M["eos"]
 THINK_OPEN, THINK_CLOSE = M["think_open"], M["think_close"]
 MAX_TAG_CHARS = 512
-_CONTENT = MarkerScanner((BLOCK_OPEN, THINK_CLOSE, EOS))
-_REASONING = MarkerScanner((THINK_CLOSE, BLOCK_OPEN, EOS))
+# The family's other control tokens are read as units in text, as the tokenizer reads them first: no marker starts
+# inside one ("]<]minimax[>[e~[" is the namespace token, then text; "]~b]]<]minimax[>[<tool_call>" no block).
+_OPAQUE = frozenset((M["bod"], M["role"], NS, M["image"], M["video"]))
+_CONTENT = MarkerScanner((BLOCK_OPEN, THINK_CLOSE, EOS, *_OPAQUE))
+_REASONING = MarkerScanner((THINK_CLOSE, BLOCK_OPEN, EOS, *_OPAQUE))
 _TAG = MarkerScanner((NS,))
 _INVOKE = re.compile(r'<invoke name="(?P<name>[^"]*)">', re.S)
 _M2_PARAMETER = re.compile(r'<parameter name="(?P<name>[^"]*)">', re.S)
@@ -77,6 +80,7 @@ class MiniMaxM3Parser(StepParser):
         self._root: dict | None = None
         self._gap: list[str] = []  # text between tags outside any element
         self._skip = 0             # open elements nested past Limits.max_depth (not built)
+        self._lead: list[str] = []  # blanks at the very start, until a <mm:think> (or anything else) follows them
 
 
     # ---- text
@@ -84,17 +88,23 @@ class MiniMaxM3Parser(StepParser):
         """A ``<mm:think>`` at the very start: the model opens reasoning (content mode), or repeats the
         prompt's opener (reasoning mode: dropped)."""
         i = self._skip_blanks(buf, pos)
+        if not final and self._may_still_be(buf, i, THINK_OPEN):
+            if i > pos:  # blanks: read once and kept aside (not scanned again per delta) until what follows decides
+                self._lead.append(buf[pos:i])
+                return i
+            return None
+        lead, self._lead = "".join(self._lead), []
         if self._marker_at(buf, i, THINK_OPEN):
             if self._mode == "reasoning":
                 self._diag("duplicate_reasoning_open", "the model opened the reasoning the prompt had opened",
                            raw=THINK_OPEN)
             else:
-                self._emit_content(buf[pos:i])
+                self._emit_content(lead + buf[pos:i])
             self._mode, self._state = "reasoning", _TEXT
             return i + len(THINK_OPEN)
-        if not final and self._may_still_be(buf, i, THINK_OPEN):
-            return None
         self._state = _TEXT
+        if lead:
+            (self._emit_reasoning if self._mode == "reasoning" else self._emit_content)(lead)
         return pos
 
     def _text(self, buf: str, pos: int, final: bool) -> int | None:
@@ -105,6 +115,9 @@ class MiniMaxM3Parser(StepParser):
         marker = hit.marker
         if marker is None:
             return None if hit.start == pos else hit.start
+        if marker in _OPAQUE:  # text, read as one unit
+            emit(marker)
+            return hit.end
         if marker == EOS:
             return self._stop_token(buf, pos, hit, final, emit)
         if marker == BLOCK_OPEN:
@@ -155,20 +168,22 @@ class MiniMaxM3Parser(StepParser):
         """After the prefix: the tag up to ``>``."""
         end = buf.find(">", pos)
         length = sum(map(len, self._tag))
-        if end < 0 or end - pos + length > MAX_TAG_CHARS:
-            if end < 0 and length + len(buf) - pos <= MAX_TAG_CHARS and not final:
+        if length + (end if end >= 0 else len(buf)) - pos > MAX_TAG_CHARS:
+            # no tag: its text ends with the character that crosses the limit, however the deltas cut it
+            keep = MAX_TAG_CHARS + 1 - length
+            self._stray(NS + "".join(self._tag) + buf[pos:pos + keep])
+            self._state = _BLOCK
+            return pos + keep
+        if end < 0:
+            if not final:
                 self._tag.append(buf[pos:])
                 return None if pos == len(buf) else len(buf)
-            text = NS + "".join(self._tag) + buf[pos:end if end >= 0 else len(buf)]
-            if end < 0 and final:
-                code = "truncated_call_header" if text.startswith(NS + "<invoke") else "truncated_tag"
-                self._diag(code, "the output ended inside a tag", raw=text)
-                self._truncated = True
-                self._state = _BLOCK
-                return len(buf) if pos < len(buf) else None
-            self._stray(text)
+            text = NS + "".join(self._tag) + buf[pos:]
+            code = "truncated_call_header" if text.startswith(NS + "<invoke") else "truncated_tag"
+            self._diag(code, "the output ended inside a tag", raw=text)
+            self._truncated = True
             self._state = _BLOCK
-            return end if end >= 0 else len(buf)
+            return len(buf) if pos < len(buf) else None
         tag = "".join(self._tag) + buf[pos:end + 1]
         self._tag = []
         self._state = _BLOCK

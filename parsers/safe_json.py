@@ -108,6 +108,53 @@ def _no_constants(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+# ---- the JSON number grammar (RFC 8259, section 6): the one every reader of model JSON follows
+# ``-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [-+]? [0-9]+)?``, ASCII digits only. A leading zero (``01``, ``-01``),
+# a bare sign or dot (``-``, ``.5``, ``1.``), ``+1``, hex, ``NaN`` / ``Infinity`` are not JSON numbers: a reader
+# stops at the character that breaks the grammar, and the text goes through the repair ladder, which does not
+# guess what such a number meant (``01`` may be the number 1 or the digits of a string): the call is rejected with
+# ``invalid_json`` (docs/variants.md, "JSON numbers").
+
+NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
+"""A whole JSON number (``fullmatch``); group 1 is the fraction, group 2 the exponent (either makes it a float)."""
+
+# the states of a number being read one character at a time: after "-", after a leading "0", in the integer
+# digits, after ".", in the fraction, after "e", after the exponent's sign, in the exponent digits
+(NUMBER_MINUS, NUMBER_ZERO, NUMBER_INT, NUMBER_DOT, NUMBER_FRAC, NUMBER_E, NUMBER_ESIGN,
+ NUMBER_EXP) = range(8)
+_DIGITS = "0123456789"
+NUMBER_START: dict[str, int] = {"-": NUMBER_MINUS, "0": NUMBER_ZERO, **dict.fromkeys(_DIGITS[1:], NUMBER_INT)}
+"""The state after a number's first character (a character not in it starts no number)."""
+NUMBER_STEP: tuple[dict[str, int], ...] = (
+    {"0": NUMBER_ZERO, **dict.fromkeys(_DIGITS[1:], NUMBER_INT)},          # "-": a leading zero is still one
+    {".": NUMBER_DOT, "e": NUMBER_E, "E": NUMBER_E},                        # "0": no digit may follow
+    {**dict.fromkeys(_DIGITS, NUMBER_INT), ".": NUMBER_DOT, "e": NUMBER_E, "E": NUMBER_E},
+    dict.fromkeys(_DIGITS, NUMBER_FRAC),
+    {**dict.fromkeys(_DIGITS, NUMBER_FRAC), "e": NUMBER_E, "E": NUMBER_E},
+    {**dict.fromkeys(_DIGITS, NUMBER_EXP), "+": NUMBER_ESIGN, "-": NUMBER_ESIGN},
+    dict.fromkeys(_DIGITS, NUMBER_EXP),
+    dict.fromkeys(_DIGITS, NUMBER_EXP),
+)
+"""``NUMBER_STEP[state][ch]``: the state after reading ``ch`` (a missing entry: ``ch`` does not continue the number)."""
+NUMBER_CAN_END = frozenset((NUMBER_ZERO, NUMBER_INT, NUMBER_FRAC, NUMBER_EXP))
+"""The states in which the text read so far is a whole number."""
+
+
+NUMBER_FOLLOWERS = frozenset(" \t\n\r,]}")
+"""What may follow a number inside an object or array: JSON whitespace, ``,``, ``]``, ``}``. Anything else glued to
+it (``0x1F``, ``1.5.2``, ``12px``) makes the text no number, rather than a number and junk."""
+
+
+def number_stop(state: int, ch: str) -> str | None:
+    """``ch`` does not continue a number read up to ``state``: None when the number ends there (``ch`` may follow
+    a value in a container), else why the text is no JSON number."""
+    if state == NUMBER_ZERO and ch in _DIGITS:
+        return "a number cannot have a leading zero"
+    if state not in NUMBER_CAN_END or ch not in NUMBER_FOLLOWERS:
+        return f"unexpected {ch!r} in a number"
+    return None
+
+
 _SIZE_STEP = 1 << 20
 
 

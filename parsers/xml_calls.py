@@ -169,6 +169,9 @@ class XmlCallParser(StreamParser):
     stop_tokens: tuple[str, ...] = ()
     next_value_markers: tuple[str, ...] = ()
     undecided_markers: frozenset[str] = frozenset()
+    opaque_tokens: tuple[str, ...] = ()
+    """Control tokens of the family that a text marker can overlap (MiniMax ``]~!b[`` and ``[e~[``): read as units
+    in text, as the tokenizer reads them first, so no marker starts inside one; they stay text."""
 
     # built once per class from the tables above (:meth:`_compile`)
     _handlers: dict[str, Handler]
@@ -191,7 +194,7 @@ class XmlCallParser(StreamParser):
             cls.stop_tokens = cls.family.stop_tokens
         close = cls.think_close
         extra = {"content": (close,) if close else (), "reasoning": ()}
-        cls._text_scanners = {mode: MarkerScanner((*m, *extra.get(mode, ()), *cls.stop_tokens))
+        cls._text_scanners = {mode: MarkerScanner((*m, *extra.get(mode, ()), *cls.stop_tokens, *cls.opaque_tokens))
                               for mode, m in cls.text_markers.items()}
         framing = cls._text_framing = dict(cls.framing)
         cls._held_newlines = {mode: max([n for (m, _), n in framing.items() if m == mode], default=0)
@@ -369,6 +372,10 @@ class XmlCallParser(StreamParser):
             self._pos = end
             return False
         marker = hit.marker
+        if marker in self.opaque_tokens:  # text, read as one unit
+            self._emit(buf[pos:hit.end])
+            self._pos = hit.end
+            return True
         text = buf[pos:hit.start]
         kept = rstrip_newlines(text, self._text_framing.get((mode, marker), 0))
         self._emit(kept)
@@ -426,14 +433,19 @@ class XmlCallParser(StreamParser):
         return not final and len(rest) < len(marker) and marker.startswith(rest)
 
     # ---- structural text
-    def _collect(self, scanner: MarkerScanner, final: bool) -> str | None:
+    def _collect(self, scanner: MarkerScanner, final: bool, room: int | None = None) -> str | None:
         """Collect text up to the next of ``scanner``'s markers into ``self._parts``; the marker found
-        (consumed), or None when more text is needed."""
+        (consumed), or None when more text is needed. ``room`` (a head's bound, :meth:`_head_room`): a marker
+        more than that many characters on is not read (the text up to it is collected, and the caller finds the
+        head too long), so the bound, not the marker, decides at every chunking."""
         buf, pos = self._buf, self._pos
         if self._mode == "reasoning" and self.think_close:
             scanner = self._in_reasoning(scanner)
         hit = scanner.scan(buf, pos, final=final, literal=self._tokens)
         self._parts.append(buf[pos:hit.start])
+        if room is not None and hit.start - pos > room:
+            self._pos = hit.start
+            return None
         self._pos = hit.end
         if hit.marker == self.think_close and self._mode == "reasoning":
             self._close_reasoning_in_call(self._take())
@@ -515,6 +527,10 @@ class XmlCallParser(StreamParser):
 
     def _head_too_long(self) -> bool:
         return sum(map(len, self._parts)) > MAX_HEAD_CHARS
+
+    def _head_room(self, skip: int = 0) -> int:
+        """How many more characters a head collected in ``self._parts`` (less its first ``skip`` parts) may take."""
+        return MAX_HEAD_CHARS - sum(map(len, self._parts[skip:]))
 
     def _take_overlong_head(self, marker: str | None) -> str:
         """The first ``MAX_HEAD_CHARS + 1`` collected characters; the rest (and ``marker``) is read again.

@@ -30,7 +30,7 @@ call (the template skips it), and string argument values or names that carry a `
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from toolwire.errors import UnrepresentableValue, UnsupportedByFormat
 from toolwire.format import Format, RenderOptions
@@ -85,102 +85,188 @@ def _dictsort(mapping: dict) -> list[tuple[Any, Any]]:
     return sorted(mapping.items(), key=lambda kv: kv[0].lower() if isinstance(kv[0], str) else kv[0])
 
 
+class Notation:
+    """Gemma's object notation as ``(kind, text)`` pieces: the template's own ``<|"|>`` quotes are ``special``, text
+    the request supplies (strings, names, keys, numbers, descriptions) ``content``, the notation's punctuation and
+    keywords ``template``. The renderer writes these pieces as they are: written text is never split again at
+    ``<|"|>``, so a ``<|"|>`` inside a tool result or a description stays text, and so does what follows it."""
+
+    __slots__ = ("pieces",)
+
+    def __init__(self) -> None:
+        self.pieces: list[tuple[str, str]] = []
+
+    def t(self, text: str) -> "Notation":
+        """Template text (punctuation, keywords)."""
+        self.pieces.append(("template", text))
+        return self
+
+    def c(self, text: str) -> "Notation":
+        """Request text written bare (a name, a key, a number)."""
+        self.pieces.append(("content", text))
+        return self
+
+    def q(self, text: str) -> "Notation":
+        """Request text as a string: between the template's quotes."""
+        self.pieces += (("special", Q), ("content", text), ("special", Q))
+        return self
+
+    @property
+    def text(self) -> str:
+        return "".join(text for _, text in self.pieces)
+
+    def write(self, out: PromptBuilder, index: int | None = None) -> None:
+        for kind, text in self.pieces:
+            out.add(kind, text, index)  # type: ignore[arg-type]
+
+
 def format_argument(value: Any, escape_keys: bool = True) -> str:
     """The template's ``format_argument``: Gemma's object notation of a JSON value."""
+    return argument_notation(Notation(), value, escape_keys).text
+
+
+def argument_notation(n: Notation, value: Any, escape_keys: bool = True) -> Notation:
+    """:func:`format_argument` written into ``n``."""
     if value is None or value is UNDEFINED:
-        return "null" if value is None else ""
+        return n.c("null") if value is None else n
     if isinstance(value, str):
-        return Q + value + Q
+        return n.q(value)
     if isinstance(value, bool):
-        return "true" if value else "false"
+        return n.c("true" if value else "false")
     if isinstance(value, dict):
-        items = (((Q + _s(k) + Q) if escape_keys else _s(k)) + ":" + format_argument(v, escape_keys)
-                 for k, v in _dictsort(value))
-        return "{" + ",".join(items) + "}"
+        n.t("{")
+        for k, (key, item) in enumerate(_dictsort(value)):
+            if k:
+                n.t(",")
+            (n.q(_s(key)) if escape_keys else n.c(_s(key))).t(":")
+            argument_notation(n, item, escape_keys)
+        return n.t("}")
     if isinstance(value, (list, tuple)):
-        return "[" + ",".join(format_argument(v, escape_keys) for v in value) + "]"
-    return _s(value)
+        n.t("[")
+        for k, item in enumerate(value):
+            if k:
+                n.t(",")
+            argument_notation(n, item, escape_keys)
+        return n.t("]")
+    return n.c(_s(value))
 
 
-def _quoted_list(items: Any) -> str:
-    return ",".join(Q + _s(item) + Q for item in items)
+def _quoted_list(n: Notation, items: Any) -> Notation:
+    for k, item in enumerate(items):
+        if k:
+            n.t(",")
+        n.q(_s(item))
+    return n
 
 
 def format_parameters(properties: dict, required: Any, filter_keys: bool = False) -> str:
     """The template's ``format_parameters`` (``required`` is passed but never read, as in the template)."""
-    out: list[str] = []
+    return parameters_notation(Notation(), properties, required, filter_keys).text
+
+
+def parameters_notation(n: Notation, properties: dict, required: Any, filter_keys: bool = False) -> Notation:
+    """:func:`format_parameters` written into ``n``."""
+    between = _separator(n)
     for key, value in _dictsort(properties):
         if filter_keys and key in _STANDARD_KEYS:
             continue
-        parts: list[str] = []
-        if _get(value, "description"):
-            parts.append(f"description:{Q}{_s(_get(value, 'description'))}{Q}")
+        between()
+        n.c(_s(key)).t(":{")
+        part = _separator(n)  # the parts of one property, joined by ","
         vtype = _upper(_get(value, "type"))
+        if _get(value, "description"):
+            part()
+            n.t("description:").q(_s(_get(value, "description")))
         if vtype == "STRING":
             if _get(value, "enum"):
-                parts.append("enum:" + format_argument(_get(value, "enum")))
+                part()
+                argument_notation(n.t("enum:"), _get(value, "enum"))
         elif vtype == "ARRAY":
             items = _get(value, "items")
             if isinstance(items, dict) and items:
-                parts.append("items:{" + _items(items) + "}")
+                part()
+                _items(n.t("items:{"), items).t("}")
         if _get(value, "nullable"):
-            parts.append("nullable:true")
+            part()
+            n.t("nullable:true")
         if vtype == "OBJECT":
             props = _get(value, "properties")
             own_required = _get(value, "required") or []
             if isinstance(props, dict):
-                parts.append("properties:{" + format_parameters(props, own_required) + "}")
+                part()
+                parameters_notation(n.t("properties:{"), props, own_required).t("}")
             elif isinstance(value, dict):
-                parts.append("properties:{" + format_parameters(value, own_required, filter_keys=True) + "}")
+                part()
+                parameters_notation(n.t("properties:{"), value, own_required, filter_keys=True).t("}")
             if _get(value, "required"):
-                parts.append("required:[" + _quoted_list(_get(value, "required")) + "]")
-        parts.append(f"type:{Q}{vtype}{Q}")
-        out.append(f"{_s(key)}:{{" + ",".join(parts) + "}")
-    return ",".join(out)
+                part()
+                _quoted_list(n.t("required:["), _get(value, "required")).t("]")
+        part()
+        n.t("type:").q(vtype).t("}")
+    return n
 
 
-def _items(items: dict) -> str:
-    out: list[str] = []
+def _separator(n: Notation) -> Callable[[], None]:
+    """A function that writes ``,`` into ``n`` each time it is called but the first (before each item of a list)."""
+    first = [True]
+
+    def between() -> None:
+        if first[0]:
+            first[0] = False
+        else:
+            n.t(",")
+    return between
+
+
+def _items(n: Notation, items: dict) -> Notation:
+    between = _separator(n)
     for item_key, item_value in _dictsort(items):
         if item_value is None:
             continue
+        between()
         if item_key == "properties":
-            inner = format_parameters(item_value, items.get("required") or []) if isinstance(item_value, dict) \
-                else ""
-            out.append("properties:{" + inner + "}")
+            n.t("properties:{")
+            if isinstance(item_value, dict):
+                parameters_notation(n, item_value, items.get("required") or [])
+            n.t("}")
         elif item_key == "required":
-            out.append("required:[" + _quoted_list(item_value) + "]")
+            _quoted_list(n.t("required:["), item_value).t("]")
         elif item_key == "type":
             if isinstance(item_value, str):
-                out.append("type:" + format_argument(item_value.upper()))
+                argument_notation(n.t("type:"), item_value.upper())
             else:
-                out.append("type:" + format_argument([_upper(t) for t in item_value]))
+                argument_notation(n.t("type:"), [_upper(t) for t in item_value])
         else:
-            out.append(f"{_s(item_key)}:" + format_argument(item_value))
-    return ",".join(out)
+            argument_notation(n.c(_s(item_key)).t(":"), item_value)
+    return n
 
 
 def function_declaration(tool: dict) -> str:
     """The template's ``format_function_declaration``, trimmed."""
+    return declaration_notation(tool).text
+
+
+def declaration_notation(tool: dict) -> Notation:
+    """:func:`function_declaration` as pieces (the template trims it: it starts and ends with no blank)."""
     fn = tool.get("function", {})
-    text = f"declaration:{_s(_get(fn, 'name'))}{{description:{Q}{_s(_get(fn, 'description'))}{Q}"
+    n = Notation().t("declaration:").c(_s(_get(fn, "name"))).t("{description:").q(_s(_get(fn, "description")))
     params = _get(fn, "parameters")
     if params:
-        text += ",parameters:{"
+        n.t(",parameters:{")
         if _get(params, "properties"):
-            text += "properties:{" + format_parameters(params["properties"], _get(params, "required")) + "},"
+            parameters_notation(n.t("properties:{"), params["properties"], _get(params, "required")).t("},")
         if _get(params, "required"):
-            text += "required:[" + _quoted_list(params["required"]) + "],"
+            _quoted_list(n.t("required:["), params["required"]).t("],")
         if _get(params, "type"):
-            text += f"type:{Q}{_upper(params['type'])}{Q}}}"
+            n.t("type:").q(_upper(params["type"])).t("}")
     if isinstance(fn, dict) and "response" in fn:
         response = fn["response"]
-        text += ",response:{"
+        n.t(",response:{")
         if _get(response, "description"):
-            text += f"description:{Q}{_s(response['description'])}{Q},"
+            n.t("description:").q(_s(response["description"])).t(",")
         if _upper(_get(response, "type")) == "OBJECT":
-            text += f"type:{Q}{_upper(response['type'])}{Q}}}"
-    return (text + "}").strip()
+            n.t("type:").q(_upper(response["type"])).t("}")
+    return n.t("}")
 
 
 def strip_thinking(text: str) -> str:
@@ -245,10 +331,10 @@ class Gemma4Format(Format):
             for n, tool in enumerate(tools):
                 out.special(M["tool_open"])
                 try:
-                    declaration = function_declaration(tool_to_dict(tool))
+                    declaration = declaration_notation(tool_to_dict(tool))
                 except UnsupportedByFormat as exc:
                     raise UnsupportedByFormat(exc.detail, field=f"tools[{n}].function.parameters") from None
-                self._declaration(out, declaration)
+                declaration.write(out)
                 out.special(M["tool_close"])
                 prev_type = "tool"
             out.special(M["turn_close"], index).template("\n", index)
@@ -306,24 +392,6 @@ class Gemma4Format(Format):
             for part in msg.content:
                 out.content((part.text or "").strip() + " ", 0)
 
-    @staticmethod
-    def _declaration(out: PromptBuilder, text: str) -> None:
-        """A declaration: the ``<|"|>`` quotes are special tokens, the rest is template-made text."""
-        pieces = text.split(Q)
-        for n, piece in enumerate(pieces):
-            if n:
-                out.special(Q)
-            out.content(piece) if n % 2 else out.template(piece)
-
-    @staticmethod
-    def _notation(out: PromptBuilder, text: str, index: int) -> None:
-        """Object notation of values: quotes special, strings content, the rest template."""
-        pieces = text.split(Q)
-        for n, piece in enumerate(pieces):
-            if n:
-                out.special(Q, index)
-            out.content(piece, index) if n % 2 else out.template(piece, index)
-
     def _call(self, out: PromptBuilder, call: Any, index: int, ci: int) -> None:
         name = call.function.name
         raw = call.function.arguments
@@ -331,8 +399,10 @@ class Gemma4Format(Format):
         _check_call(name, args or {}, index, ci)
         out.special(M["call_open"], index).template("call:", index).content(name, index).template("{", index)
         if args:
-            self._notation(out, ",".join(f"{_s(k)}:{format_argument(v, escape_keys=False)}"
-                                         for k, v in _dictsort(args)), index)
+            n = Notation()
+            for k, (key, value) in enumerate(_dictsort(args)):
+                argument_notation((n.t(",") if k else n).c(_s(key)).t(":"), value, escape_keys=False)
+            n.write(out, index)
         out.template("}", index).special(M["call_close"], index)
 
     def _response(self, out: PromptBuilder, call_msg: Message, result: Message, index: int) -> None:
@@ -347,7 +417,7 @@ class Gemma4Format(Format):
             body = "".join(p.text or "" for p in body if p.type == "text")
         out.special(M["response_open"], index).template("response:", index).content(name, index)
         out.template("{value:", index)
-        self._notation(out, format_argument(body, escape_keys=False), index)
+        argument_notation(Notation(), body, escape_keys=False).write(out, index)
         out.template("}", index).special(M["response_close"], index)
         for token in media:
             out.special(token, index)

@@ -197,9 +197,9 @@ class MiniMaxM3Format(Format):
 
     def _element(self, out: PromptBuilder, key: str, value: Any, i: int, field: str) -> None:
         _check_tag(key, i, field, "argument key")
-        out.special(NS, i).template(f"<{key}>", i)
+        out.special(NS, i).template("<", i).content(key, i).template(">", i)  # the key is request text
         self._value(out, value, i, field)
-        out.special(NS, i).template(f"</{key}>", i)
+        out.special(NS, i).template("</", i).content(key, i).template(">", i)
 
     def _value(self, out: PromptBuilder, value: Any, i: int, field: str) -> None:
         """The template's ``to_xml``."""

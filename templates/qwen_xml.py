@@ -445,14 +445,18 @@ class Qwen35(Format):
     @staticmethod
     def _check_has_query(messages: list[Message], media: _Content) -> None:
         """The template refuses a conversation without a real user query (reasoning retention itself is
-        decided by :mod:`toolwire.context_policy`)."""
+        decided by :mod:`toolwire.context_policy`). The refusal names a message, as every request error does:
+        the last user message (its content is only a tool response), else the last message (its role)."""
+        last_user = None
         for index in range(len(messages) - 1, -1, -1):
             message = messages[index]
             if message.role == "user":
                 text = media.text(message, index, count=False).strip()
                 if not (text.startswith("<tool_response>") and text.endswith("</tool_response>")):
                     return
-        raise UnsupportedByFormat("No user query found in messages.", field="messages")
+                last_user = index if last_user is None else last_user
+        where = (last_user, "content") if last_user is not None else (len(messages) - 1, "role")
+        raise UnsupportedByFormat("No user query found in messages.", message_index=where[0], field=where[1])
 
     def _assistant(self, out: PromptBuilder, message: Message, index: int, pieces: list[tuple[str, str]],
                    options: RenderOptions, tools: list[Tool]) -> None:

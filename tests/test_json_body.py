@@ -433,3 +433,55 @@ def test_the_c_string_check_and_the_regex_agree(text, monkeypatch):
     fast = json_body._continues_string(text)
     monkeypatch.setattr(json_body, "_C_SCANSTRING", None)
     assert json_body._continues_string(text) == fast == (json_body._STRING_RUN.match(text).end() == len(text))
+
+
+# ---------------------------------------------------------------- the one JSON number grammar (issue 33 N1/N2)
+
+def _number_by_steps(text: str) -> bool:
+    """Whether ``text`` is a whole number by safe_json's step table (as the scanner reads it)."""
+    from toolwire.parsers.safe_json import NUMBER_CAN_END, NUMBER_START, NUMBER_STEP
+
+    state = NUMBER_START.get(text[:1], -1) if text else -1
+    for ch in text[1:]:
+        if state < 0:
+            return False
+        state = NUMBER_STEP[state].get(ch, -1)
+    return state in NUMBER_CAN_END
+
+
+def test_the_number_table_the_regex_and_json_agree_on_every_short_spelling():
+    """Every string of up to five characters over the number alphabet: the step table (the scanner's),
+    ``NUMBER`` (Gemma's bare values) and ``json.loads`` (the ladder, XML typed values) accept the same ones."""
+    from itertools import product
+
+    from toolwire.parsers.safe_json import NUMBER
+
+    def loads_number(text: str) -> bool:
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return False
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+    checked = accepted = 0
+    for size in range(1, 6):
+        for chars in product("-+0123.eE", repeat=size):
+            text = "".join(chars)
+            by_steps = _number_by_steps(text)
+            assert by_steps == bool(NUMBER.fullmatch(text)) == loads_number(text), text
+            checked += 1
+            accepted += by_steps
+    assert checked > 60_000 and accepted > 1_000
+
+
+@pytest.mark.parametrize("number, problem", [
+    ("-01", "a number cannot have a leading zero"), ("01", "a number cannot have a leading zero"),
+    ("0x1F", "unexpected 'x' in a number"), ("-.5", "unexpected '.' in a number"), ("1.}", "unexpected '}'"),
+    ("12px", "unexpected 'p' in a number"), ("1e+}", "unexpected '}' in a number")])
+def test_the_scanner_stops_at_the_character_that_breaks_a_number(number, problem):
+    """The scanner fails where the grammar breaks (so nothing of the number is a safe point), and the arguments
+    stream sends only the text before the number."""
+    scanner = JsonValueScanner()
+    scanner.feed('{"a": ' + number + "}")
+    assert not scanner.strict and problem in scanner.error
+    assert scanner.error_pos >= len('{"a": ') and scanner.safe == 1

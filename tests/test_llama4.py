@@ -124,3 +124,29 @@ def test_streaming_is_linear():
     assert_linear(FMT, '<|python_start|><|python_end|>{"name": "search", "parameters": {"q": "', '"}}',
                   declared("search"))
     assert_linear(FMT, "<|python_start|>", "<|python_end|>")  # a long content block
+
+
+@pytest.mark.parametrize("after", ["<|python_end|>Done.", '{"name": "search", "parameters": {"q": "x"}}<|python_end|>'])
+def test_blanks_after_python_start_are_read_once(after):
+    """Issue 33 N8: blanks right after ``<|python_start|>`` (calls may still start there) stayed in the buffer
+    and were scanned again at every delta (40k blanks in 64-character deltas: quadratic). They are now read
+    once and kept apart, so the buffer stays as small as a marker; the result is the one-shot one."""
+    text = "<|python_start|>" + " \n" * 20_000 + after
+    parser = FMT.stream(declared("search"))
+    longest = 0
+    for i in range(0, len(text), 64):
+        parser.feed(text[i:i + 64])
+        longest = max(longest, len(parser._buf))
+    parser.flush()
+    assert parser.finish() == FMT.parse(text, declared("search"))
+    assert longest <= 64 + len(MARKERS["python_end"])
+
+
+def test_python_tag_is_text_for_llama4():
+    """Found by the issue 33 fuzz generators: Llama 4's vocabulary has no ``<|python_tag|>`` (it is Llama 3.1's),
+    so written in a Llama 4 output it is text, not the built-in call tag that swallowed it into a
+    ``code_interpreter`` call."""
+    text = "<|python_tag|>It is 18 °C in Paris."
+    out = FMT.parse(text, TOOLS)
+    assert (out.content, out.tool_calls) == (text, [])
+    assert [c.name for c in toolwire.get_format("llama31").parse(text, TOOLS).tool_calls] == ["code_interpreter"]

@@ -84,8 +84,9 @@ def test_invalid_arguments_json_names_message_and_field(fmt):
 def test_qwen35_refusals_follow_its_template():
     with pytest.raises(UnsupportedByFormat, match="No messages provided"):
         QWEN35.render([])
-    with pytest.raises(UnsupportedByFormat, match="No user query found"):
+    with pytest.raises(UnsupportedByFormat, match="No user query found") as info:
         QWEN35.render([{"role": "system", "content": "s"}])
+    assert (info.value.message_index, info.value.field) == (0, "role")
     with pytest.raises(UnsupportedByFormat, match="System message must be at the beginning") as info:
         QWEN35.render([{"role": "user", "content": "u"}, {"role": "system", "content": "s"}])
     assert info.value.message_index == 1
@@ -152,3 +153,18 @@ def test_value_holding_a_declared_parameter_tag_is_refused(family):
         fmt.render(turn("x\n<parameter=path>\ny"), tools)
     assert err.value.field.endswith("function.arguments.content")
     assert "<parameter=other>" in fmt.render(turn("<parameter=other>"), tools).text
+
+
+@pytest.mark.parametrize("fmt", [QWEN35, QWEN36, toolwire.get_format("qwen38")])
+def test_no_user_query_names_a_message(fmt):
+    """Issue 33 N9: the template's "No user query found" named no message, unlike every other request error:
+    it names the last user message when that holds only a tool response (its content), else the last message
+    (its role)."""
+    cases = [([{"role": "robot", "content": "hi"}], (0, "role")),
+             ([{"role": "user", "content": "<tool_response>\nr\n</tool_response>"},
+               {"role": "assistant", "content": "a"}], (0, "content")),
+             ([{"role": "system", "content": "s"}, {"role": "tool", "tool_call_id": "1", "content": "r"}], (1, "role"))]
+    for messages, where in cases:
+        with pytest.raises(UnsupportedByFormat, match="No user query found") as info:
+            fmt.render(messages)
+        assert (info.value.message_index, info.value.field) == where

@@ -138,9 +138,10 @@ def expected_markers(prompt, tok) -> list[tuple[int, str]]:
     return out
 
 
-def check_injection_safe(prompt, tok) -> list[int]:
-    """Control ids appear exactly where the format wrote control tokens, never inside other text."""
-    ids = prompt.token_ids(tok)
+def check_injection_safe(prompt, tok, ids: list[int] | None = None) -> list[int]:
+    """Control ids appear exactly where the format wrote control tokens, never inside other text (``ids``: the
+    prompt's ids when they were not made by ``prompt.token_ids``)."""
+    ids = prompt.token_ids(tok) if ids is None else ids
     pieces = token_pieces(ids, tok)
     decoded = "".join(p.text for p in pieces)
     found, pos = [], 0
@@ -407,6 +408,24 @@ def test_mistral_shipped_tokenizers_keep_marker_text_plain(version):
     assert "".join(p.text for p in token_pieces(ids, tok)).replace(" ", "") == prompt.text.replace(" ", "")
 
 
+@pytest.mark.parametrize("version", ["v1", "v3", "v7"])
+@pytest.mark.parametrize("text", ["a\u2581b", "\u2581", "\u2581\u2581 x \u2581", "<｜tool▁sep｜> and \ue000\u2581"])
+def test_sentencepiece_keeps_u2581_in_request_text(version, text):
+    """Issue 33 N10: SentencePiece reads U+2581 in its input as its own mark for a space, so request text holding
+    it (DeepSeek's ``<｜tool▁sep｜>`` quoted in a message) came back from ``token_ids`` as a space. It is encoded
+    with the vocabulary's byte pieces now: the ids decode to the prompt text, and the text around it keeps the
+    tokenizer's own pieces."""
+    tok = _mistral(version)
+    prompts = [_prompt(("special", "<s>"), ("content", text), ("special", "</s>"))]
+    if version == "v7":
+        prompts.append(toolwire.get_format("mistral_small32").render([{"role": "user", "content": text}]))
+    for prompt in prompts:
+        ids = prompt.token_ids(tok)
+        assert "".join(p.text for p in token_pieces(ids, tok)) == prompt.text
+    plain = _prompt(("content", "hello world"))
+    assert plain.token_ids(tok) == vocabulary(tok).encode_plain("hello world")  # no U+2581: unchanged path
+
+
 # ---------------------------------------------------------------- ids back to pieces (for stream parsers)
 
 ALL_TOKENIZERS = ["qwen3", "deepseek_v4", "deepseek_v4_hf", "llama3_tiktoken", "llama3_hf", "o200k"]
@@ -571,6 +590,75 @@ def test_any_user_text_is_injection_safe(family, tok_name, request):
         messages = [{"role": "system", "content": "sys"}, {"role": "user", "content": user}]
         prompt = fmt.render(messages)
         check_prompt(prompt, tok)
+
+    run()
+
+
+_SPELLINGS = st.sampled_from(["\u2581", '<|"|>', " ", "\n", "<tool_response|>", "<|tool_call>", "}", ":", ",",
+                              "]<]minimax[>[", "[e~[", "<|sep|>", "<arg_key>", "\u3000", "x"])
+_REQUEST_TEXT = st.lists(st.one_of(_SPELLINGS, _SPELLINGS, _MARKERS, st.text(max_size=8)), min_size=1,
+                         max_size=8).map("".join)
+_FIELDS = ["user", "tool_result", "tool_description", "param_description", "enum_value"]
+
+
+def _field_request(field: str, text: str) -> tuple[list, list]:
+    value = lambda name: text if field == name else "x"  # noqa: E731
+    tools = [{"type": "function", "function": {"name": "get_weather", "description": value("tool_description"),
+              "parameters": {"type": "object", "properties": {
+                  "city": {"type": "string", "description": value("param_description")},
+                  "unit": {"type": "string", "enum": ["c", value("enum_value")]}}}}}]
+    messages = [{"role": "user", "content": value("user")},
+                {"role": "assistant", "content": "", "tool_calls": [{"id": "abcdefgh1", "type": "function", "function": {
+                    "name": "get_weather", "arguments": '{"city": "Paris"}'}}]},
+                {"role": "tool", "tool_call_id": "abcdefgh1", "content": value("tool_result")}]
+    return messages, tools
+
+
+@pytest.mark.parametrize("family", sorted(toolwire.formats()))
+def test_any_request_text_in_any_field_is_injection_safe(family):
+    """Text in a user message, a tool result, a tool or parameter description or an enum value: the prompt's
+    special segments are those of the same request with ``x`` there (text cannot add a control token: gemma4's
+    quote marker in a tool result did, issue 33 N6), and its ids put control ids only on them and decode to the
+    prompt text (mistral-common's SentencePiece read U+2581 as a space, N10). Tokenizers as the token-input
+    tests give them (real where ../shared has one; mistral-common's v7 for Mistral Small 3.2)."""
+    from test_token_input import FAMILIES, tokenizer as family_tokenizer
+
+    fmt = toolwire.get_format(family)
+    if family == "mistral_small32":
+        pytest.importorskip("mistral_common")
+        pytest.importorskip("sentencepiece")
+        tok = load_tokenizer("mistral:v7")
+    elif family in FAMILIES:
+        tok = family_tokenizer(family)
+    else:
+        pytest.skip(f"no tokenizer for {family}")
+
+    def specials(prompt) -> list[str]:
+        return [seg.text for seg in prompt.segments if seg.kind == "special"]
+
+    def check(text: str, field: str) -> bool:
+        try:
+            prompt = fmt.render(*_field_request(field, text))
+            plain = fmt.render(*_field_request(field, "x"))
+        except toolwire.ToolwireError:
+            return False
+        assert specials(prompt) == specials(plain), (field, text)
+        try:
+            check_injection_safe(prompt, tok)
+        except MarkerNotInVocabulary:  # the tokenizer at hand lacks one of the format's markers (mistral-common's
+            # v7 has no [ARGS], DeepSeek-V4's no <｜System｜>): checked with that marker as plain text
+            check_injection_safe(prompt, tok, encode_segments(prompt.segments, tok, strict=False))
+        return True
+
+    # every marker of the format (and U+2581, U+3000) in every field, then any text
+    own = sorted({m for m in fmt.markers.values() if m} | {"\u2581", "\u3000"})
+    assert sum(check(f"a{spelling}b", field) for spelling in own for field in _FIELDS) > len(own)
+
+    @settings(max_examples=25, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
+    @given(text=_REQUEST_TEXT, field=st.sampled_from(_FIELDS))
+    def run(text, field):
+        assume(text)  # (an empty description or result is left out by some templates: other special segments)
+        assume(check(text, field))
 
     run()
 

@@ -584,6 +584,10 @@ class _TiktokenVocab(Vocabulary):
         return self._enc.decode(list(ids))
 
 
+SPACE_MARK = "\u2581"
+"""SentencePiece's mark for a space (U+2581), which DeepSeek's markers also spell (``<｜tool▁sep｜>``)."""
+
+
 class _MistralVocab(Vocabulary):
     """mistral-common ``Tekkenizer`` / ``SentencePieceTokenizer`` (reached through ``MistralTokenizer``)."""
 
@@ -592,11 +596,50 @@ class _MistralVocab(Vocabulary):
     def __init__(self, raw: Any):
         super().__init__({raw.id_to_piece(i): i for i in sorted(raw.special_ids)})
         self._raw = raw
+        self._pieces: dict[str, int] | None = None  # SentencePiece: piece -> id, built when first needed
         if hasattr(raw, "id_to_byte_piece"):  # Tekken: exact bytes of every ordinary token
             self.token_bytes = raw.id_to_byte_piece
 
     def encode_plain(self, text: str) -> list[int]:
-        return self._raw.encode(text, bos=False, eos=False) if text else []
+        if not text:
+            return []
+        if SPACE_MARK in text and self.token_bytes is None:
+            return self._encode_space_marks(text)
+        return self._raw.encode(text, bos=False, eos=False)
+
+    def _encode_space_marks(self, text: str) -> list[int]:
+        """SentencePiece reads U+2581 in the input as its own mark for a space, so ``a\u2581b`` would come back
+        as ``a b``. Its byte-fallback pieces (``<0xE2><0x96><0x81>``) decode to U+2581 itself: the text is
+        encoded with a private-use character the vocabulary lacks in each U+2581's place (so the pieces around it
+        are the ones a character there gives, and it becomes byte pieces), whose byte ids are then swapped for
+        U+2581's. A vocabulary without byte pieces keeps the tokenizer's own reading."""
+        if self._pieces is None:
+            self._pieces = {piece: i for i, piece in enumerate(self._raw.vocab())}
+        pieces = self._pieces
+
+        def byte_ids(char: str) -> list[int] | None:
+            ids = [pieces.get(f"<0x{b:02X}>") for b in char.encode("utf-8")]
+            return None if None in ids else ids  # type: ignore[return-value]
+
+        mark = byte_ids(SPACE_MARK)
+        stand_in = next((chr(cp) for cp in range(0xE000, 0xF900) if chr(cp) not in text and chr(cp) not in pieces),
+                        None)
+        if mark is None or stand_in is None:
+            return self._raw.encode(text, bos=False, eos=False)
+        held = byte_ids(stand_in)
+        if held is None:
+            return self._raw.encode(text, bos=False, eos=False)
+        ids = self._raw.encode(text.replace(SPACE_MARK, stand_in), bos=False, eos=False)
+        out: list[int] = []
+        i, n, k = 0, len(ids), len(held)
+        while i < n:
+            if ids[i:i + k] == held:  # (the stand-in's bytes: no other character of the text has them)
+                out += mark
+                i += k
+            else:
+                out.append(ids[i])
+                i += 1
+        return out
 
     def decode_plain(self, ids: Sequence[int]) -> str:
         return self._raw.decode(list(ids))

@@ -82,9 +82,53 @@ REASONING_MARKERS = ["<think>", "</think>", "<seed:think>", "</seed:think>"]
 FRAMING_WHITESPACE = " \t\n\r"
 # Non-ASCII and control whitespace: never framing in any family, so it must survive like any text.
 ODD_WHITESPACE = "\u3000\u00a0\x0b\x0c\x1c\x1d\x1e\x1f\x85\u2028\u2029\u2003\u200b\ufeff"
-# Ordinary text the strategies draw from, besides markers and syntax.
+# Ordinary text the strategies draw from, besides markers and syntax (U+2581 is SentencePiece's space mark, and
+# DeepSeek's markers spell it).
 PLAIN_ALPHABET = ("abcxyzPQ0123456789 .,!?-_" + ODD_WHITESPACE + "\x00\x01\x07\x1b\x7f"
-                  + "Жé中ß😀𝔘\u0301ÿ∑")
+                  + "Жé中ß😀𝔘\u0301ÿ∑\u2581")
+# Numbers outside the JSON grammar (issue 33 N1/N2): a leading zero (a month, a time-zone offset), a bare sign or
+# dot, an exponent cut short, hex, a unit glued on, constants JSON lacks, a full-width digit.
+NOT_JSON_NUMBERS = ["-01", "01", "00", "-00.5", "007", "+1", ".5", "1.", "1e", "1e+", "-", "-.5", "0x1F", "12px",
+                    "1.5.2", "NaN", "-Infinity", "\uff11"]
+
+
+@cache
+def openers(name: str) -> tuple[str, ...]:
+    """The format's markers that open something a parser reads up to a bound (a call, an invoke, a tag, a
+    section, a block, reasoning), by their names in its ``markers`` table."""
+    table = toolwire.get_format(name).markers
+    found = {m for key, m in table.items() if m and not any(w in key for w in ("response", "result", "output", "close",
+                                                                              "end"))
+             and (key in ("open", "ns") or any(w in key for w in ("call", "invoke", "function", "python", "header",
+                                                                    "block", "channel", "start", "section")))}
+    return tuple(sorted(found)) or markers(name)
+
+
+@cache
+def overlaps(name: str) -> tuple[str, ...]:
+    """Two of the format's markers or stop tokens written so that the end of one is the start of the other
+    (``]<]minimax[>[e~[``): a tokenizer reads the first whole, so the second is text (issue 33 N7)."""
+    spellings = set(markers(name)) | set(STOP_TOKENS)
+    found = {a + b[k:] for a in spellings for b in spellings if a != b
+             for k in range(1, min(len(a), len(b))) if a.endswith(b[:k])}
+    return tuple(sorted(found))
+
+
+@cache
+def limits() -> tuple[int, ...]:
+    """The parsers' bounds on the text of a header, tag or call head (characters): the fuzz inputs cross each
+    one, so that a limit met at a different character one feed and one character at a time shows (N3-N5)."""
+    from toolwire.parsers import dsml, gemma, harmony, kimi_k3, llama, marker_json, minimax_m3, qwen_xml, xml_calls
+
+    return tuple(sorted({dsml.MAX_HEADER, gemma.MAX_HEADER_CHARS, harmony.MAX_HEADER_CHARS, kimi_k3.MAX_TAG_CHARS,
+                         llama.MAX_PREFIX_CHARS, marker_json.MAX_HEADER_CHARS, minimax_m3.MAX_TAG_CHARS,
+                         qwen_xml.MAX_NAME_CHARS, xml_calls.MAX_HEAD_CHARS}))
+
+
+HELD_BACK_LIMIT = 640
+"""The most text a stream parser may hold in its buffer between deltas: a possible marker, or a bounded header or
+tag (DSML's 512-character one is the longest held there); a long run of anything (N8: blanks after
+``<|python_start|>``) must stream on, not wait in the buffer to be scanned again at every delta."""
 
 # The golden tools (declared in ../shared/golden parse vectors), and the calls the strategies write.
 TOOLS = [

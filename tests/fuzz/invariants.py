@@ -31,6 +31,9 @@ Invariants (docs/fuzzing.md says which finding each one catches):
 ``ids_plain_markers``  (same) the output as ordinary tokens only: every control-token spelling of it is kept
                        as text (no marker written with ordinary tokens is consumed), and in a family whose calls
                        need a control token, no call is built.
+``held_back``          (outputs longer than ``families.HELD_BACK_LIMIT``) fed in 64-character deltas, the parser
+                       never holds more than that in its buffer: text streams on rather than waiting to be scanned
+                       again at every delta (quadratic time, issue 33 N8), whatever runs of blanks it holds.
 """
 
 from __future__ import annotations
@@ -86,9 +89,20 @@ def check(name: str, text: str, *, tools: Any = None, thinking: bool = False, se
         if full_state(result) != want:
             raise Violation("chunking", f"feeding {_short(chunks)} differs from parse(): {diff(ref, result)}")
         check_events(result, events)
+    if len(text) > families.HELD_BACK_LIMIT:
+        check_held_back(fmt, text, tools, thinking)
     if ids:
         check_ids(name, text, ref, tools, thinking)
     return ref
+
+
+def check_held_back(fmt, text: str, tools: Any, thinking: bool) -> None:
+    parser = fmt.stream(tools, thinking=thinking)
+    for at in range(0, len(text), 64):
+        parser.feed(text[at:at + 64])
+        if len(parser._buf) > families.HELD_BACK_LIMIT:
+            raise Violation("held_back", f"{len(parser._buf)} characters held in the buffer after {at + 64} of "
+                                         f"{len(text)} fed: {parser._buf[:60]!r}...")
 
 
 def _run(label: str, fn, *args, **kw):

@@ -10,12 +10,18 @@ and a seed for the random chunkings. Texts are one of
 * a well-formed output (a golden vector's, or a call to a golden tool with drawn arguments written by the
   format's renderer), edited (pieces inserted, spans deleted or doubled) and maybe cut at a random point;
 * a marker inside reasoning followed by the reasoning close and an answer (issue 21:
-  ``I might call <tool_call> later.\\n</think>\\n\\nFinal answer.``).
+  ``I might call <tool_call> later.\\n</think>\\n\\nFinal answer.``);
+* a limit crossing (issue 33 N3-N5): markers of the format, then a run just under to just past one of the
+  parsers' header / tag / head bounds, then maybe a marker or the reasoning close.
+
+Edits include numbers outside the JSON grammar (``-01``, ``0x1F``: N1/N2), odd whitespace next to JSON
+punctuation (N11) and runs of one character (blanks after a marker: N8), short or past the bounds.
 """
 
 from __future__ import annotations
 
 import json
+import re
 
 from hypothesis import strategies as st
 
@@ -25,6 +31,8 @@ import toolwire
 from toolwire.errors import ToolwireError
 
 ANY_TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=6)
+NOT_JSON_NUMBER = st.one_of(st.from_regex(r"-?0[0-9]{1,3}(\.[0-9]{1,2})?", fullmatch=True),  # a leading zero
+                            st.sampled_from(families.NOT_JSON_NUMBERS))
 PLAIN = st.text(st.sampled_from(families.PLAIN_ALPHABET), min_size=1, max_size=6)
 DIGITS = st.from_regex(r"-?[0-9]{1,25}(\.[0-9]{1,4})?", fullmatch=True)
 CONTROL = st.text(st.characters(max_codepoint=0x1F), min_size=1, max_size=3)
@@ -49,6 +57,8 @@ def pieces(name: str) -> st.SearchStrategy[str]:
         st.sampled_from(families.syntax(name)),
         st.sampled_from(families.other_markers(name) + tuple(families.STOP_TOKENS) + tuple(families.REASONING_MARKERS)),
         st.sampled_from(families.TOOL_NAMES),
+        NOT_JSON_NUMBER,
+        *([st.sampled_from(families.overlaps(name))] if families.overlaps(name) else []),
         PLAIN, DIGITS, CONTROL, ANY_TEXT,
         st.sampled_from(["\n", "\n\n", " ", "\t", "\r\n"]),
     )
@@ -67,11 +77,21 @@ def boundaries(name: str, text: str) -> list[int]:
         while at >= 0:
             found.update((at, at + len(marker)))
             at = text.find(marker, at + 1)
-    found.update(i + d for i, ch in enumerate(text) if ch in '">=:\n{' for d in (0, 1))
+    found.update(i + d for i, ch in enumerate(text) if ch in '">=:\n{}[],' for d in (0, 1))
     return sorted(found)
 
 
 ODD = st.text(st.sampled_from(families.ODD_WHITESPACE + "\x00\x1b中😀𝔘Ж"), min_size=1, max_size=3)
+# a number written as a JSON value (after ":", "[" or ","), not digits inside a string
+JSON_NUMBER = re.compile(r"(?:(?<=:)|(?<=: )|(?<=\[)|(?<=,)|(?<=, ))-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?(?![\w.])")
+RUN_CHARS = [" ", "\n", "\t", "a", "\u3000", "x"]
+
+
+def run_length() -> st.SearchStrategy[int]:
+    """How long a run of one character is: short, or around one of the parsers' bounds, or past what a parser
+    may hold back (:data:`fuzz.families.HELD_BACK_LIMIT`)."""
+    return st.one_of(st.integers(1, 40), st.sampled_from(families.limits()).flatmap(
+        lambda limit: st.integers(limit - 3, limit + 3)), st.just(families.HELD_BACK_LIMIT + 60))
 
 
 @st.composite
@@ -81,11 +101,18 @@ def mutated(draw, name: str, text: str):
     output ended there), mostly after the last edit."""
     last = 0
     for _ in range(draw(st.integers(1, 3))):
-        op = draw(st.sampled_from(["insert", "insert", "odd", "odd", "delete", "double"]))
+        op = draw(st.sampled_from(["insert", "insert", "odd", "odd", "delete", "double", "number", "run"]))
         at = draw(st.one_of(st.sampled_from(boundaries(name, text)), st.integers(0, len(text))))
         end = min(len(text), at + draw(st.integers(1, 12)))
-        if op in ("insert", "odd"):
-            piece = draw(pieces(name) if op == "insert" else ODD)
+        numbers = list(JSON_NUMBER.finditer(text)) if op == "number" else []
+        if numbers:  # a number the renderer wrote, spelled outside the JSON grammar
+            m = draw(st.sampled_from(numbers))
+            piece = draw(NOT_JSON_NUMBER)
+            text, last = text[:m.start()] + piece + text[m.end():], m.start() + len(piece)
+        elif op in ("insert", "odd", "number", "run"):
+            piece = draw(pieces(name) if op == "insert" else ODD if op == "odd" else
+                         NOT_JSON_NUMBER if op == "number" else
+                         st.builds(str.__mul__, st.sampled_from(RUN_CHARS), run_length()))
             text, last = text[:at] + piece + text[at:], at + len(piece)
         elif op == "delete":
             text, last = text[:at] + text[end:], at
@@ -152,14 +179,34 @@ def marker_in_reasoning(draw, name: str):
 
 
 @st.composite
+def limit_crossing(draw, name: str):
+    """``(text, thinking)``: one or two of the format's markers (after nothing, a reasoning opener or a little
+    soup), then a run of one character just under to just past one of the parsers' bounds, then maybe a marker,
+    the reasoning close and an answer, or soup (issue 33 N3-N5: where the character that crosses a bound lands
+    must not depend on the chunking)."""
+    own, openers = families.markers(name), families.openers(name)
+    thinking = draw(st.booleans())
+    text = draw(st.sampled_from(["", reasoning_open(name), draw(soup(name, 2))]))
+    text += "".join(draw(st.lists(st.sampled_from(openers), min_size=1, max_size=2)))
+    limit = draw(st.sampled_from(families.limits()))
+    text += draw(st.sampled_from(RUN_CHARS[3:] + RUN_CHARS[:1])) * (limit + draw(st.integers(-3, 20)))
+    close = reasoning_close(name) + "\n\n" + ANSWER
+    text += draw(st.sampled_from([close, close, "", draw(st.sampled_from(own)), draw(soup(name, 3))] if thinking
+                                 else ["", draw(st.sampled_from(own)), close, draw(soup(name, 3))]))
+    return text, thinking
+
+
+@st.composite
 def parser_inputs(draw, name: str):
     """``(text, thinking, seed, answer)`` for format ``name``: ``seed`` drives the random chunkings,
     ``answer`` (or None) is text the content must end with."""
-    kind = draw(st.sampled_from(["soup", "seed", "call", "call", "reasoning"]))
+    kind = draw(st.sampled_from(["soup", "seed", "call", "call", "reasoning", "limit"]))
     if kind == "reasoning":
         text, thinking, answer = draw(marker_in_reasoning(name))
         return text, thinking, draw(st.integers(0, 2 ** 16)), answer
-    if kind == "soup":
+    if kind == "limit":
+        text, thinking = draw(limit_crossing(name))
+    elif kind == "soup":
         text, thinking = draw(soup(name)), draw(st.booleans())
     elif kind == "seed":
         text, thinking = draw(cut_seed(name))
