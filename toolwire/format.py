@@ -200,11 +200,12 @@ class Format:
 
         Where the output starts: with ``prompt=`` (the :class:`RenderedPrompt` the output continues) the
         parser starts inside reasoning exactly when ``prompt.opens_reasoning``; ``thinking`` is then ignored.
-        Without it, ``thinking=True`` means "the prompt opened a reasoning block" (for every family),
-        ``thinking=False`` starts in content, and ``thinking`` not given means what the family's default prompt
-        does (:attr:`default_opens_reasoning`: Qwen3.5 opens ``<think>``, Qwen3 leaves it to the model). A
+        Without it, ``thinking=True`` means "the prompt opened a reasoning block" (for every family), and
+        ``thinking=False`` (the default) starts in content: pass ``prompt=`` (or ``thinking=True``) where the prompt
+        opened reasoning (:attr:`default_opens_reasoning` says whether the family's default prompt does). A
         reasoning opener the model writes itself is recognised either way, and a closer seen in content still
-        closes reasoning (with a diagnostic).
+        closes reasoning (with a diagnostic). This default is toolwire's, not a template's: it is the start that
+        never hides a call (output read as reasoning would report its calls as written inside the reasoning).
 
         Options every format takes: ``promote_reasoning_calls``, ``limits`` (:class:`toolwire.Limits`) and
         ``tokenizer`` (to ``feed(ids=...)``), ``call_ids`` (a prefix or ``index -> id`` callable for calls the
@@ -221,10 +222,8 @@ class Format:
                 raise InvalidOption("prompt must be the RenderedPrompt the output continues "
                                     f"(got {type(prompt).__name__})", field="prompt")
             thinking = prompt.opens_reasoning
-        elif _thinking_given(options, family):
-            thinking = values["thinking"]
         else:
-            thinking = self.default_opens_reasoning
+            thinking = values["thinking"] if _thinking_given(options, family) else False
         try:
             return parser_class(tools if tools is None or tools.__class__ is list else _tool_list(tools),
                                 thinking=bool(thinking), **rest)
@@ -237,8 +236,7 @@ class Format:
     @cached_property
     def default_opens_reasoning(self) -> bool:
         """Whether this family's default prompt (a user message, every option left to the template) opens a
-        reasoning block: where :meth:`stream` and :meth:`parse` start when neither ``prompt`` nor ``thinking`` is
-        given."""
+        reasoning block: the output of such a prompt is parsed with ``prompt=`` or ``thinking=True``."""
         try:
             return self.render([{"role": "user", "content": "Hi"}], [_PROBE_TOOL]).opens_reasoning
         except ToolwireError:  # pragma: no cover - every family renders this request (tested)
@@ -270,7 +268,7 @@ class Format:
 
     # ---- constrained decoding (toolwire.grammar)
     def grammar(self, tools: Sequence[Any] | None = None, *, tool_choice: Any = "auto", target: str = "xgrammar",
-                thinking: bool | None = None, prompt: RenderedPrompt | None = None, special_tokens: Any = None):
+                thinking: bool = False, prompt: RenderedPrompt | None = None, special_tokens: Any = None):
         """The constraint for this format's tool calls with ``tools``: a :class:`toolwire.grammar.Grammar`.
 
         ``target``: ``"xgrammar"`` (a structural tag, as vLLM and SGLang take it), ``"llguidance"`` (a Lark
@@ -285,8 +283,6 @@ class Format:
         tokenizer, written as token references (docs/grammar.md, "Targets")."""
         from toolwire.grammar import build
 
-        if thinking is None:
-            thinking = self.default_opens_reasoning
         return build(self, _tool_list(tools), tool_choice=tool_choice, target=target, thinking=thinking,
                      prompt=prompt, special_tokens=special_tokens)
 

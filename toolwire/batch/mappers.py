@@ -97,8 +97,8 @@ class BatchParser(_Mapper):
     output is validated against them (``tool_choice``), so ``tool_calls[].status`` is ``validated`` or
     ``rejected`` with ``error_codes``. ``field``: the text column (default ``model_output``); ``ids_field``:
     a column of token-id lists, parsed through ``tokenizer`` (a local tokenizer folder, or ``mistral:v7``...).
-    ``thinking``: the prompt opened a reasoning block (None: where the family's default prompt leaves the output;
-    a ``thinking`` column, when present, overrides it per row); ``limits``: a :class:`toolwire.Limits` or its fields as a dict; ``options``: other parse options
+    ``thinking``: the prompt opened a reasoning block (a ``thinking`` column, when present, overrides it per
+    row); ``limits``: a :class:`toolwire.Limits` or its fields as a dict; ``options``: other parse options
     (``promote_reasoning_calls``, family options).
     """
 
@@ -106,7 +106,7 @@ class BatchParser(_Mapper):
                     "options")
 
     def __init__(self, format: str, tools: Iterable[Any] | None = None, *, field: str = "model_output",
-                 ids_field: str | None = None, thinking: bool | None = None, tokenizer: str | None = None,
+                 ids_field: str | None = None, thinking: bool = False, tokenizer: str | None = None,
                  limits: Any = None, tool_choice: Any = "auto", options: dict[str, Any] | None = None):
         get_format(format)  # an unknown name fails here, before any engine ships the mapper
         if ids_field and not tokenizer:
@@ -115,8 +115,7 @@ class BatchParser(_Mapper):
             raise InvalidOption("tokenizer must be a path (loaded once per worker process), not a tokenizer object",
                                 field="tokenizer")
         self.format, self.tools, self.field, self.ids_field = format, _plain_tools(tools), field, ids_field
-        self.thinking = None if thinking is None else bool(thinking)
-        self.tokenizer, self.tool_choice = tokenizer, tool_choice
+        self.thinking, self.tokenizer, self.tool_choice = bool(thinking), tokenizer, tool_choice
         self.limits = limits if limits is None or isinstance(limits, dict) else vars(_limits(limits)).copy()
         self.options = dict(options or {})
         if self.tools is not None:  # validation needs jsonschema (toolwire[schema]): say so before any row

@@ -131,7 +131,7 @@ def _cmd_parse(args: argparse.Namespace) -> int:
         require("jsonschema", "--validate")
     limits = limits_value(args)
     extra = {"limits": limits} if limits is not None else {}
-    out = fmt.parse(read_text(args.output, "model output"), tools, thinking=args.thinking, **extra)  # None: default
+    out = fmt.parse(read_text(args.output, "model output"), tools, thinking=args.thinking, **extra)
     if args.validate:
         try:
             out = out.validate(tools, **extra)
@@ -233,9 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Parse a complete model output and print the ParsedOutput as JSON.")
     q.add_argument("--format", required=True, help="the toolwire format name (see 'toolwire formats')")
     q.add_argument("--tools", help="JSON file with the tool definitions (a list, or {tools: [...]})")
-    q.add_argument("--thinking", action=argparse.BooleanOptionalAction,
-                   help="the prompt opened a reasoning block, or not (default: where the family's default prompt "
-                        "leaves the output)")
+    q.add_argument("--thinking", action="store_true", help="the prompt opened a reasoning block")
     q.add_argument("--validate", action="store_true",
                    help="check the calls against the --tools schemas (needs toolwire[schema])")
     q.add_argument("output", nargs="?", help="text file with the raw model output ('-' reads stdin)")
@@ -286,9 +284,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--target", default="xgrammar", choices=("xgrammar", "llguidance", "gbnf"),
                    help="the grammar target (default xgrammar)")
     g.add_argument("--tool-choice", help="auto (default), required, none, a tool name, or a JSON tool_choice object")
-    g.add_argument("--thinking", action=argparse.BooleanOptionalAction,
-                   help="the prompt opened a reasoning block, or not (default: where the family's default prompt "
-                        "leaves the output)")
+    g.add_argument("--thinking", action="store_true", help="the prompt opened a reasoning block")
     g.add_argument("--json", action="store_true", help="print the target's JSON request form")
     g.set_defaults(func=_cmd_grammar)
 
