@@ -57,7 +57,7 @@ class Lfm25Parser(TrailingStopToken, StepParser):
         self._mode = "reasoning" if thinking else "content"
         self._state = _START
         self._reader = CallListReader(self, DIALECT)
-        self._junk: list[str] = []
+        self._junk: list[str] = []  # (at the start: the blanks read before the first other character)
 
     def _advance(self, final: bool) -> None:
         held = self._hold_stop_token(final)
@@ -66,17 +66,25 @@ class Lfm25Parser(TrailingStopToken, StepParser):
 
     # ---- text
     def _start(self, buf: str, pos: int, final: bool) -> int | None:
-        """The very start: ``<think>`` (after blanks, which are framing) opens the reasoning."""
+        """The very start: ``<think>`` (after blanks, which are framing) opens the reasoning. Blanks are kept
+        aside while they are all there is (each piece is looked at once), then dropped before ``<think>`` or
+        given back as content."""
         i = self._skip_blanks(buf, pos)
+        if i > pos and not final and (i == len(buf) or self._may_still_be(buf, i, THINK_OPEN)):
+            self._junk.append(buf[pos:i])
+            return i
         if self._marker_at(buf, i, THINK_OPEN):
             if self._mode == "reasoning":
                 self._diag("duplicate_reasoning_open", "the prompt already opened the reasoning; the model wrote "
                            f"{THINK_OPEN} again at its start (dropped)", raw=THINK_OPEN)
-            self._mode, self._state = "reasoning", _TEXT
+            self._mode, self._state, self._junk = "reasoning", _TEXT, []
             return i + len(THINK_OPEN)
         if not final and self._may_still_be(buf, i, THINK_OPEN):
             return None
         self._state = _TEXT
+        if self._junk:  # the blanks kept aside were text after all
+            (self._emit_reasoning if self._mode == "reasoning" else self._emit_content)("".join(self._junk))
+            self._junk = []
         return pos
 
     def _text(self, buf: str, pos: int, final: bool) -> int | None:

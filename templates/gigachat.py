@@ -218,9 +218,10 @@ class GigaChat35(Format):
             items.append((k, _text(content) if isinstance(content, list) else content))
             end += 1
         state.skip = end - position - 1
-        if len(items) != len(state.names):
+        if len(items) != len(state.names):  # named: the first result past the calls, or the last result
+            where = items[len(state.names)][0] if len(items) > len(state.names) else items[-1][0]
             raise InvalidRequest(f"GigaChat 3.5 matches tool results to the calls before them by position: "
-                                 f"{len(items)} result(s) for {len(state.names)} call(s)", message_index=index,
+                                 f"{len(items)} result(s) for {len(state.names)} call(s)", message_index=where,
                                  field="content")
         out.template("function result", index).special(M.ROLE_CLOSE, index).template("\n", index)
         for n, ((k, item), name) in enumerate(zip(items, state.names)):

@@ -185,12 +185,16 @@ def test_marker_tables_are_read_only_and_keyed_by_role():
 # ---- where parsing starts without prompt= or thinking=
 
 @pytest.mark.parametrize("name", FORMATS)
-def test_parsing_starts_where_the_default_prompt_leaves_off(name):
+def test_parsing_starts_in_content_unless_told_and_prompt_says_where_the_prompt_left_off(name):
+    """Not given, ``thinking`` is False for parsing in every family (content first: no call is hidden as written
+    inside the reasoning); ``prompt=`` starts where the prompt left the output, which for the default prompt is
+    ``default_opens_reasoning``."""
     fmt = toolwire.get_format(name)
-    prompt = fmt.render([{"role": "user", "content": "Hi"}], [{"type": "function", "function": {
-        "name": "probe", "description": "A tool.", "parameters": {"type": "object", "properties": {}}}}])
+    prompt = fmt.render([{"role": "user", "content": "Hi"}], _TOOLS)
+    assert prompt.opens_reasoning == fmt.default_opens_reasoning
     text = plain(name) if name == "gpt_oss" else "Some words."
-    assert fmt.parse(text) == fmt.parse(text, prompt=prompt)
+    assert fmt.parse(text) == fmt.parse(text, thinking=False)
+    assert fmt.parse(text, prompt=prompt) == fmt.parse(text, thinking=prompt.opens_reasoning)
 
 
 # ---- every stream parser pickles mid-stream and resumes with the identical result

@@ -69,8 +69,9 @@ def test_toggling_the_effort_changes_the_prompt_from_its_head():
 def test_thinking_is_always_on_and_parsing_starts_in_the_reasoning():
     assert GLM53.family.options.fields["thinking"].default is True
     assert GLM53.default_opens_reasoning
-    assert GLM53.render(HELLO, thinking=False).text.endswith("<|assistant|><think>")  # no switch in the template
-    out = GLM53.parse("Thought.</think>Answer.")
+    prompt = GLM53.render(HELLO, thinking=False)
+    assert prompt.text.endswith("<|assistant|><think>")  # no switch in the template
+    out = GLM53.parse("Thought.</think>Answer.", prompt=prompt)
     assert (out.reasoning, out.content, out.diagnostics) == ("Thought.", "Answer.", [])
 
 
@@ -180,7 +181,7 @@ def test_the_parser_reads_glm47_output_under_its_own_declaration():
     assert issubclass(Glm53Parser, Glm47Parser) and GLM53.parser_class is Glm53Parser
     assert Glm53Parser.family.name == "glm53" and GLM53.stop_tokens == ("<|endoftext|>", "<|user|>", "<|observation|>")
     out = GLM53.parse("Plan.</think>On it.<tool_call>get_weather<arg_key>city</arg_key><arg_value>Oslo</arg_value>"
-                      "</tool_call><|observation|>", WEATHER)
+                      "</tool_call><|observation|>", WEATHER, thinking=True)
     assert (out.reasoning, out.content) == ("Plan.", "On it.")
     assert [(c.name, c.arguments, c.status) for c in out.tool_calls] == [("get_weather", {"city": "Oslo"}, "proposed")]
     assert out.codes() == ["stop_token_in_output"]
