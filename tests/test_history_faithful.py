@@ -21,7 +21,8 @@ import toolwire
 from support import REAL, golden, require_shared
 from toolwire.errors import InvalidRequest
 from toolwire.history import TOKEN_IDS_FIELD, TokenSpliceError, splice_token_ids
-from toolwire.tokenize import _TOKEN_SHAPED, load_tokenizer, token_pieces, vocabulary
+from toolwire.tokenize import load_tokenizer, token_pieces, vocabulary
+from toolwire.tokenize.encode import _TOKEN_SHAPED
 
 REAL_TOKENIZER = {
     **dict.fromkeys(["qwen3", "qwen3_instruct_2507", "qwen3_thinking_2507", "qwen3_coder", "qwen35", "qwen36",

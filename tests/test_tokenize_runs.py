@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import toolwire
 from test_tokenize import deepseek_v4, llama3_tiktoken, qwen3, reference_ids  # noqa: F401 - fixtures
 from toolwire.prompt import Segment
-from toolwire.tokenize import _make_vocabulary, encode_segments
+from toolwire.tokenize import encode_segments
+from toolwire.tokenize.vocabularies import _make_vocabulary
 
 TOKENIZERS = ["qwen3", "deepseek_v4", "llama3_tiktoken"]
 

@@ -8,7 +8,8 @@ import re
 import pytest
 
 from test_tokenize import qwen3  # noqa: F401 - fixture
-from toolwire.tokenize import _bmp_classes, _make_vocabulary, _settled_char
+from toolwire.tokenize.pretokenize import _bmp_classes, _settled_char
+from toolwire.tokenize.vocabularies import _make_vocabulary
 
 
 def test_bmp_classes_are_the_unicode_properties_on_settled_characters():
