@@ -33,7 +33,7 @@ def _deep(depth: int, leaf="x"):
 
 
 def _json_limits() -> list[tuple[str, float, float]]:
-    from toolwire.parsers.safe_json import JsonTooDeep, loads, nesting_depth
+    from toolwire.parsers.engine.safe_json import JsonTooDeep, loads, nesting_depth
 
     rows = []
     for label, text in [("one huge string", '{"a": "' + 'x\\"[{' * (MB50 // 5) + '"}'),

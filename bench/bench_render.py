@@ -26,7 +26,7 @@ from pathlib import Path
 
 import toolwire
 from bench import harness
-from toolwire.templates.jinja import ChatTemplate, decode_arguments, options_to_variables
+from toolwire.templates.jinja import ChatTemplate, decode_arguments
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "real"
 TOOLS = [
@@ -142,7 +142,8 @@ def template_table() -> None:
         source = path.read_text(encoding="utf-8")
         runner = ChatTemplate(source, special_tokens=special, now="2025-03-14")
         options = {"thinking": fmt_name == "gpt_oss"}
-        variables = options_to_variables(runner.variables, **options)
+        variables = fmt.template_variables(**options)
+        variables.pop("add_generation_prompt", None)
         ours_us, theirs_us = [], []
         for turns in (2, 50):
             messages = conversation(turns)

@@ -1,1 +1,1 @@
-"""Stream parsers, one per family, on one shared incremental lexer (:mod:`toolwire.parsers.lexer`)."""
+"""Stream parsers, one per family, on one shared incremental lexer (:mod:`toolwire.parsers.engine.lexer`)."""

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from toolwire.families.deepseek_legacy import DEEPSEEK_R1, DEEPSEEK_V31, MARKERS
 
-from .marker_json import HEADER_BLANKS, Grammar, Header, JsonCallParser
+from .engine.marker_json import HEADER_BLANKS, Grammar, Header, JsonCallParser
 
 M = MARKERS
 

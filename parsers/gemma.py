@@ -22,11 +22,12 @@ import json
 import re
 from typing import Any, Sequence
 
-from .base import CallBuilder, tool_schemas
-from .lexer import MarkerScanner
-from .safe_json import NUMBER as _NUMBER  # the one JSON number grammar
-from .schema_coerce import is_string_schema, parameter_schema
-from .steps import BLANKS, StepParser
+from .engine.call_builder import CallBuilder
+from .engine.tools import tool_schemas
+from .engine.lexer import MarkerScanner
+from .engine.safe_json import NUMBER as _NUMBER
+from .engine.schema_coerce import is_string_schema, parameter_schema
+from .engine.steps import BLANKS, StepParser
 
 from toolwire.families.gemma import GEMMA4, MARKERS
 M = MARKERS
@@ -522,4 +523,4 @@ class GemmaParser(StepParser):
             self._gap = ""
 
     _STEPS = (_start, _text, _opener, _header, _read_body, _after)
-    """The step of each state (_START, _TEXT, _OPENER, _HEAD, _BODY_S, _AFTER): :mod:`toolwire.parsers.steps`."""
+    """The step of each state (_START, _TEXT, _OPENER, _HEAD, _BODY_S, _AFTER): :mod:`toolwire.parsers.engine.steps`."""

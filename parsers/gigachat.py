@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from toolwire.families.gigachat import GCML, GIGACHAT35
 
-from .dsml import DsmlStreamParser, dsml_grammar
+from .engine.dsml import DsmlStreamParser, dsml_grammar
 
 
 class GigaChat35Parser(DsmlStreamParser):

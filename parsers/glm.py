@@ -18,8 +18,8 @@ diagnosed repair in 4.7. Names are matched exactly against the declared tools.
 
 from __future__ import annotations
 
-from .lexer import MarkerScanner
-from .xml_calls import Closer, XmlCallParser
+from .engine.lexer import MarkerScanner
+from .engine.xml_calls import Closer, XmlCallParser
 
 from toolwire.families.glm import GLM45, GLM46, GLM47, GLM53, MARKERS
 M = MARKERS

@@ -6,7 +6,7 @@ The model's output continues the generation prompt ``<|start|>assistant``: a hea
 and possibly ``<|start|>assistant...`` with the next message. Bodies route by header:
 
 * a recipient (``to=functions.NAME``, in the role part or after the channel) makes a tool call whose JSON
-  arguments stream as they arrive (:class:`~toolwire.parsers.json_body.ArgumentsStream`); on the
+  arguments stream as they arrive (:class:`~toolwire.parsers.engine.json_arguments.ArgumentsStream`); on the
   ``analysis`` channel it is a call too (``repaired``, ``analysis_channel_call``), unless
   ``analysis_calls="reject"`` (then ``source="reasoning"``, not promoted unless asked);
 * ``analysis`` is reasoning; ``final`` and ``commentary`` (a preamble) are content;
@@ -31,10 +31,11 @@ from toolwire.errors import InvalidOption
 from toolwire.limits import size_problem
 from toolwire.output import Diagnostic, Event
 
-from .base import _IDS, CallBuilder, StreamParser
-from .json_body import ArgumentsStream, finish_call, stream_arguments, worse_status
-from .lexer import MarkerScanner, held_back_prefix
-from .stop_tokens import TrailingStopToken
+from .engine.stream import _IDS, StreamParser
+from .engine.call_builder import CallBuilder
+from .engine.json_arguments import ArgumentsStream, finish_call, stream_arguments, worse_status
+from .engine.lexer import MarkerScanner, held_back_prefix
+from .engine.stop_tokens import TrailingStopToken
 
 from toolwire.families.harmony import GPT_OSS, MARKERS
 
@@ -152,7 +153,7 @@ class _Body:
 class HarmonyStreamParser(TrailingStopToken, StreamParser):
     """Streaming parser for gpt-oss output (text, or token ids with ``tokenizer=``).
 
-    Options: those of :class:`~toolwire.parsers.base.StreamParser` (``tokenizer``, also spelled ``encoding``,
+    Options: those of :class:`~toolwire.parsers.engine.stream.StreamParser` (``tokenizer``, also spelled ``encoding``,
     is the o200k_harmony tiktoken encoding or any tokenizer :mod:`toolwire.tokenize` accepts),
     ``max_header_chars``, and ``analysis_calls``: ``"accept"`` (default: a ``to=functions.NAME`` call on the
     analysis channel is a real call, ``repaired`` with ``analysis_channel_call``) or ``"reject"`` (reported

@@ -6,16 +6,16 @@ by the prompt).
 
 How a call body is read:
 
-* The body is scanned as JSON (:class:`~toolwire.parsers.json_body.JsonValueScanner`), so a
+* The body is scanned as JSON (:class:`~toolwire.parsers.engine.json_scan.JsonValueScanner`), so a
   ``</tool_call>`` or ``<tool_call>`` inside a JSON string is data. The body ends with its object;
   what follows up to ``</tool_call>`` must be blank.
 * When the body opens the canonical way (``{"name": "NAME", "arguments":``), the call starts at once
   and its argument text streams raw as ``ArgumentsDelta`` fragments while it arrives (the
-  :class:`~toolwire.parsers.json_body.ArgumentsStream` rule: only up to the last strict-JSON safe point).
+  :class:`~toolwire.parsers.engine.json_arguments.ArgumentsStream` rule: only up to the last strict-JSON safe point).
   Any other body (keys in another order, Python-style JSON, a code fence ...) is decoded when it ends.
 * At the first character that cannot continue strict JSON the body is scanned for the next
   ``</tool_call>`` (or ``<tool_call>``, or ``</think>`` for a call inside reasoning) instead, and the
-  whole body goes through the repair ladder (:func:`~toolwire.parsers.json_body.decode_arguments`).
+  whole body goes through the repair ladder (:func:`~toolwire.parsers.engine.json_repair.decode_arguments`).
 * An output that ends inside a call gives a ``truncated`` candidate; an unknown tool name or a call
   written inside ``<think>`` is ``rejected`` with a diagnostic (``promote_reasoning_calls=True``
   accepts the latter).
@@ -35,14 +35,20 @@ from typing import Any, Sequence
 
 import regex
 
-from .base import CallBuilder, StreamParser
-from .json_body import (
-    ArgumentsStream, JsonValueScanner, repair_ladder, LadderResult, call_object_arguments, call_object_bounds,
-    diagnostic_severity, element_texts, finish_call, stream_arguments,
+from .engine.call_builder import CallBuilder
+from .engine.stream import StreamParser
+from .engine.json_arguments import (
+    ArgumentsStream,
+    call_object_bounds,
+    diagnostic_severity,
+    finish_call,
+    stream_arguments,
 )
-from .lexer import MarkerScanner
-from .safe_json import loads, utf8_size
-from .stop_tokens import TrailingStopToken
+from .engine.json_scan import JsonValueScanner
+from .engine.json_repair import repair_ladder, LadderResult, call_object_arguments, element_texts
+from .engine.lexer import MarkerScanner
+from .engine.safe_json import loads, utf8_size
+from .engine.stop_tokens import TrailingStopToken
 
 from toolwire.families.hermes_json import MARKERS, QWEN25, QWEN3, QWEN3_INSTRUCT_2507, QWEN3_THINKING_2507
 

@@ -13,16 +13,16 @@ inside reasoning; with thinking off the prompt closed an empty block and output 
 reasoning carry no framing; whitespace between structural tags is framing; values are byte-exact (strings as
 written, other values JSON typed by the tool's schema). A value ends at ``</arg_value:opensource>`` followed by
 the next key, the end of the call or block, or the end of the output (the closing rule of
-:mod:`toolwire.parsers.xml_calls`); a value left unclosed ends at ``</tool_call:opensource>`` (diagnosed repair).
+:mod:`toolwire.parsers.engine.xml_calls`); a value left unclosed ends at ``</tool_call:opensource>`` (diagnosed repair).
 A call is started once ``<tool_sep:opensource>`` ends its name; output that ends inside a call header gives a
 ``truncated_call_header`` diagnostic and no call.
 """
 
 from __future__ import annotations
 
-from .lexer import MarkerScanner
-from .safe_json import loads
-from .xml_calls import WHITESPACE, Closer, XmlCallParser
+from .engine.lexer import MarkerScanner
+from .engine.safe_json import loads
+from .engine.xml_calls import WHITESPACE, Closer, XmlCallParser
 
 _T = ":opensource"
 from toolwire.families.hy3 import HY3, MARKERS

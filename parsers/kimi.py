@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from .marker_json import HEADER_BLANKS, Grammar, Header, JsonCallParser
+from .engine.marker_json import HEADER_BLANKS, Grammar, Header, JsonCallParser
 
 from toolwire.families.kimi import KIMI_K2, KIMI_K2_THINKING, MARKERS
 M = MARKERS
@@ -25,7 +25,7 @@ def split_call_id(header: str) -> Header:
     ``kimi_call_id_variant`` diagnostic and status ``repaired`` (the unknown-tool check still applies, so
     only a declared name makes a usable call); a bare index (``0``) names no tool: it stays the call's
     (undeclared) name and the call is ``rejected``. Only ASCII blanks around
-    the id are framing (:data:`~toolwire.parsers.marker_json.HEADER_BLANKS`)."""
+    the id are framing (:data:`~toolwire.parsers.engine.marker_json.HEADER_BLANKS`)."""
     text = header.strip(HEADER_BLANKS)
     m = _CALL_ID.fullmatch(text)
     if m:

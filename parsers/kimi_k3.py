@@ -21,10 +21,10 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from .base import CallBuilder
-from .lexer import MarkerScanner
-from .schema_coerce import coerce
-from .steps import BLANKS, StepParser
+from .engine.call_builder import CallBuilder
+from .engine.lexer import MarkerScanner
+from .engine.schema_coerce import coerce
+from .engine.steps import BLANKS, StepParser
 
 from toolwire.families.kimi_k3 import KIMI_K3, MARKERS
 M = MARKERS
@@ -319,4 +319,4 @@ class KimiK3Parser(StepParser):
             self._finish_call("truncated")
 
     _STEPS = (_start, _text, _read_tag)
-    """The step of each state (_START, _TEXT, _TAG): :mod:`toolwire.parsers.steps`."""
+    """The step of each state (_START, _TEXT, _TAG): :mod:`toolwire.parsers.engine.steps`."""

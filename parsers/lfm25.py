@@ -3,7 +3,7 @@
 
 The family's facts are its declaration's (:mod:`toolwire.families.lfm25`); how its calls write values is
 :data:`DIALECT`, which the renderer (:mod:`toolwire.templates.lfm25`) and the grammar read too. The calls are read by the pythonic engine
-(:mod:`toolwire.parsers.pythonic`): an argument's string is raw between quotes (the template escapes nothing),
+(:mod:`toolwire.parsers.engine.pythonic`): an argument's string is raw between quotes (the template escapes nothing),
 a list is Python's ``str`` of it (Python escapes), a dict is JSON (``tojson``).
 
 Output grammar: the template never opens ``<think>`` in the prompt; the model writes ``<think>…</think>`` itself
@@ -28,10 +28,10 @@ from typing import Any, Sequence
 
 from toolwire.families.lfm25 import LFM25, MARKERS
 
-from .lexer import MarkerScanner
-from .pythonic import JSON, CallListReader, PythonicDialect, is_name_start
-from .steps import StepParser
-from .stop_tokens import TrailingStopToken
+from .engine.lexer import MarkerScanner
+from .engine.pythonic import JSON, CallListReader, PythonicDialect, is_name_start
+from .engine.steps import StepParser
+from .engine.stop_tokens import TrailingStopToken
 
 
 DIALECT = PythonicDialect("lfm25", raw_quotes="'\"", dict_mode=JSON)

@@ -3,7 +3,7 @@
 Llama 3.1 has no tool-call markers: a reply that *is* a JSON object naming a tool is a call (optionally
 after ``<|python_tag|>``; several calls may be joined by ``;``). So a reply whose first non-blank
 character is ``{`` is held back only while its beginning can still be ``{"name": "...", "parameters": ``;
-from there the arguments stream raw (:class:`~toolwire.parsers.json_body.ArgumentsStream`). An object in
+from there the arguments stream raw (:class:`~toolwire.parsers.engine.json_arguments.ArgumentsStream`). An object in
 another shape (other key order, extra keys) is read whole and becomes a call when it names a tool and has
 an object of ``parameters``/``arguments``; anything else is content, unchanged.
 
@@ -19,14 +19,13 @@ from typing import Any, Sequence
 
 import regex
 
-from .base import StreamParser
-from .json_body import (
-    ARGUMENTS_JSON_STRING, JsonValueScanner, call_object_bounds, decode_arguments, diagnostic_severity,
-    element_texts, json_string_object, worse_status,
-)
-from .safe_json import loads
-from .stop_tokens import TrailingStopToken
-from .marker_json import StreamedCall
+from .engine.stream import StreamParser
+from .engine.json_repair import ARGUMENTS_JSON_STRING, decode_arguments, element_texts, json_string_object
+from .engine.json_scan import JsonValueScanner
+from .engine.json_arguments import call_object_bounds, diagnostic_severity, worse_status
+from .engine.safe_json import loads
+from .engine.stop_tokens import TrailingStopToken
+from .engine.marker_json import StreamedCall
 
 from toolwire.families.llama import LLAMA31, LLAMA32, MARKERS
 PYTHON_TAG = MARKERS["python_tag"]

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .base import CallBuilder
-from .json_body import worse_status
-from .lexer import MarkerScanner
+from .engine.call_builder import CallBuilder
+from .engine.json_arguments import worse_status
+from .engine.lexer import MarkerScanner
 from .llama import _AFTER, _START, LlamaParser
 
 from toolwire.families.llama4 import LLAMA4, MARKERS

@@ -4,7 +4,7 @@ calls as a Python list, ``[get_weather(city="Paris"), search(q="x")]``, with no 
 The family's facts are its declaration's (:mod:`toolwire.families.llama4_pythonic`); how the calls write values is
 :data:`DIALECT`; the renderer
 (:mod:`toolwire.templates.llama4_pythonic`) reads the same table. The calls are read by the pythonic engine
-(:mod:`toolwire.parsers.pythonic`). The template writes every value as ``"%s"`` text (``days="2"``,
+(:mod:`toolwire.parsers.engine.pythonic`). The template writes every value as ``"%s"`` text (``days="2"``,
 ``ids="['a', 'b']"``, nothing escaped), so an argument's quoted text is typed by the tool's schema
 (``2``, ``["a", "b"]``); a value the model writes unquoted (``days=2``, ``ids=['a']``) is read as the Python
 literal it is.
@@ -12,7 +12,7 @@ literal it is.
 **Where the calls start.** A ``[`` starts a call list when a call follows it: blanks, a name, blanks and ``(``.
 At the start of the output (nothing but blanks before it) or when the name is a declared tool that is enough;
 inside other text the call must also show it is one (``name()`` or ``name(key=``), so prose such as
-``[see(below)]`` stays content. Deciding looks at most :data:`~toolwire.parsers.pythonic.MAX_LOOKAHEAD`
+``[see(below)]`` stays content. Deciding looks at most :data:`~toolwire.parsers.engine.pythonic.MAX_LOOKAHEAD`
 characters past the ``[``, resuming where it stopped. After the list's ``]`` the text is content again; text after
 a call that is neither ``,`` nor ``]`` ends the list there (``unclosed_call_list``) and is content.
 
@@ -25,9 +25,9 @@ from typing import Any, Sequence
 
 from toolwire.families.llama4_pythonic import LLAMA4_PYTHONIC, MARKERS
 
-from .pythonic import BLANKS, MAX_LOOKAHEAD, PY, CallListReader, PythonicDialect, is_name_char, is_name_start
-from .steps import StepParser
-from .stop_tokens import TrailingStopToken
+from .engine.pythonic import BLANKS, MAX_LOOKAHEAD, PY, CallListReader, PythonicDialect, is_name_char, is_name_start
+from .engine.steps import StepParser
+from .engine.stop_tokens import TrailingStopToken
 
 DIALECT = PythonicDialect("llama4_pythonic", raw_quotes="\"'", dict_mode=PY, typed_text=True)
 """How the template writes values: every one as ``"%s"`` text, typed back by the tool's schema."""

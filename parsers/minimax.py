@@ -14,8 +14,8 @@ ends at ``</invoke>`` followed by ``<invoke name="`` / ``</minimax:tool_call>`` 
 
 from __future__ import annotations
 
-from .lexer import MarkerScanner
-from .xml_calls import Closer, XmlCallParser
+from .engine.lexer import MarkerScanner
+from .engine.xml_calls import Closer, XmlCallParser
 
 from toolwire.families.minimax import MARKERS, MINIMAX_M2
 M = MARKERS

@@ -4,7 +4,7 @@ after the parameters, nested values expanded (``<item>`` children for lists).
 
 Every structural tag carries the ``]<]minimax[>[`` prefix (a control token), so a value is exactly the text between
 two tags: nothing in it can end it early, and nothing is framing but the newlines between calls. Leaf values are
-typed by the tool's schema (:mod:`~toolwire.parsers.schema_coerce`: strings stay exact, ``2023`` is an integer where
+typed by the tool's schema (:mod:`~toolwire.parsers.engine.schema_coerce`: strings stay exact, ``2023`` is an integer where
 the schema says so); an element with children is an object, or a list when its children are ``<item>`` elements
 (or the schema says array); an empty element is ``[]`` / ``{}`` / ``""`` as the schema says. Values are typed when
 their element closes, so each delta is scanned once.
@@ -23,10 +23,11 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from .base import CallBuilder, tool_schemas
-from .lexer import MarkerScanner
-from .schema_coerce import coerce, parameter_schema
-from .steps import BLANKS, StepParser
+from .engine.call_builder import CallBuilder
+from .engine.tools import tool_schemas
+from .engine.lexer import MarkerScanner
+from .engine.schema_coerce import coerce, parameter_schema
+from .engine.steps import BLANKS, StepParser
 
 NS = "]<]minimax[>["
 from toolwire.families.minimax_m3 import MARKERS, MINIMAX_M3
@@ -312,4 +313,4 @@ class MiniMaxM3Parser(StepParser):
                 self._diag("unclosed_block", f"the output ended before {BLOCK_CLOSE}", severity="info")
 
     _STEPS = (_start, _text, _block, _tagname)
-    """The step of each state (_START, _TEXT, _BLOCK, _TAGNAME): :mod:`toolwire.parsers.steps`."""
+    """The step of each state (_START, _TEXT, _BLOCK, _TAGNAME): :mod:`toolwire.parsers.engine.steps`."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from toolwire.families.ministral import MARKERS, MINISTRAL3
 
-from .marker_json import Grammar
+from .engine.marker_json import Grammar
 from .mistral import MistralParser
 
 M = MARKERS

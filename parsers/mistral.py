@@ -7,7 +7,7 @@ the model's own; a call without one gets ``callNNNNN`` (9 alphanumerics, so it r
 
 from __future__ import annotations
 
-from .marker_json import HEADER_BLANKS, Grammar, Header, JsonCallParser
+from .engine.marker_json import HEADER_BLANKS, Grammar, Header, JsonCallParser
 
 from toolwire.families.mistral import MARKERS, MISTRAL_SMALL32
 M = MARKERS

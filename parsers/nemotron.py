@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from toolwire.families.nemotron import MARKERS, NEMOTRON3
 
-from .qwen_xml import XmlGrammar, XmlToolParser
+from .engine.xml_tool import XmlGrammar, XmlToolParser
 
 NEMOTRON_GRAMMAR = XmlGrammar(NEMOTRON3, value_framing="\n", reasoning_framing="\n", after_think_newlines=1,
                               before_call_newlines=1)

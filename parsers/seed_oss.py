@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from toolwire.families.seed_oss import MARKERS, SEED_OSS
 
-from .qwen_xml import XmlGrammar, XmlToolParser
+from .engine.xml_tool import XmlGrammar, XmlToolParser
 
 SEED_GRAMMAR = XmlGrammar(SEED_OSS, value_framing="", reasoning_framing="", after_think_newlines=1,
                           next_parameter=("\n" + MARKERS.PARAMETER_OPEN, MARKERS.PARAMETER_OPEN))

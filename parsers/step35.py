@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from toolwire.families.step35 import MARKERS, STEP35
 
-from .qwen_xml import XmlGrammar, XmlToolParser
+from .engine.xml_tool import XmlGrammar, XmlToolParser
 
 STEP35_GRAMMAR = XmlGrammar(STEP35, value_framing="\n", reasoning_framing="\n", after_think_newlines=1,
                             before_call_newlines=0)

@@ -33,7 +33,8 @@ from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool, call_arguments, function_to_dict
 from toolwire.families.dsml import MARKERS_V4, MARKERS_V32, MARKERS_V41
 from toolwire.markers import MarkerTable
-from toolwire.parsers.dsml import DeepSeekV4Parser, DeepSeekV32Parser, DeepSeekV41Parser, DsmlStreamParser
+from toolwire.parsers.dsml import DeepSeekV4Parser, DeepSeekV32Parser, DeepSeekV41Parser
+from toolwire.parsers.engine.dsml import DsmlStreamParser
 from toolwire.prompt import PromptBuilder, special_pattern
 from toolwire.templates.json_text import json_writer, tojson
 

@@ -37,7 +37,7 @@ from toolwire.errors import UnrepresentableValue
 from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool, call_arguments, function_to_dict, tool_to_dict
 from toolwire.parsers.glm import MARKERS, Glm45Parser, Glm46Parser, Glm47Parser, Glm53Parser
-from toolwire.parsers.xml_calls import early_close
+from toolwire.parsers.engine.xml_calls import early_close
 from toolwire.prompt import PromptBuilder
 from toolwire.templates.json_text import tojson
 

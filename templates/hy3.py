@@ -34,7 +34,7 @@ from toolwire.errors import UnrepresentableValue, UnsupportedByFormat
 from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool, call_arguments, tool_to_dict
 from toolwire.parsers.hy3 import MARKERS, Hy3Parser
-from toolwire.parsers.xml_calls import early_close
+from toolwire.parsers.engine.xml_calls import early_close
 from toolwire.prompt import PromptBuilder
 
 M = MARKERS

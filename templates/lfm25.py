@@ -33,7 +33,7 @@ from toolwire.errors import UnrepresentableValue
 from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool, call_arguments, tool_to_dict
 from toolwire.parsers.lfm25 import DIALECT, MARKERS, Lfm25Parser
-from toolwire.parsers.pythonic import is_name, raw_string_closes_early
+from toolwire.parsers.engine.pythonic import is_name, raw_string_closes_early
 from toolwire.prompt import PromptBuilder
 from toolwire.templates.json_text import tojson
 

@@ -32,10 +32,10 @@ from typing import Any
 from toolwire.errors import UnrepresentableValue, UnsupportedByFormat
 from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool, call_arguments, tool_to_dict
-from toolwire.parsers.base import tool_schemas
+from toolwire.parsers.engine.tools import tool_schemas
 from toolwire.parsers.llama4_pythonic import DIALECT, MARKERS, Llama4PythonicParser
-from toolwire.parsers.pythonic import is_name, raw_string_closes_early, type_text
-from toolwire.parsers.schema_coerce import parameter_schema
+from toolwire.parsers.engine.pythonic import is_name, raw_string_closes_early, type_text
+from toolwire.parsers.engine.schema_coerce import parameter_schema
 from toolwire.prompt import PromptBuilder
 from toolwire.templates.json_text import tojson, tojson_indented
 

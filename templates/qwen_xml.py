@@ -31,10 +31,11 @@ from typing import Any, Callable
 from toolwire.errors import UnrepresentableValue, UnsupportedByFormat
 from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool, call_arguments, function_to_dict, tool_to_dict
-from toolwire.parsers.base import tool_schemas
+from toolwire.parsers.engine.tools import tool_schemas
 from toolwire.markers import Marker
-from toolwire.parsers.qwen_xml import MARKERS, QWEN_GRAMMAR, Qwen3CoderParser, Qwen35Parser, Qwen36Parser, XmlGrammar
-from toolwire.parsers.schema_coerce import declared_parameter
+from toolwire.parsers.qwen_xml import MARKERS, QWEN_GRAMMAR, Qwen3CoderParser, Qwen35Parser, Qwen36Parser
+from toolwire.parsers.engine.xml_tool import XmlGrammar
+from toolwire.parsers.engine.schema_coerce import declared_parameter
 from toolwire.prompt import PromptBuilder, special_pattern
 from toolwire.templates.json_text import tojson
 

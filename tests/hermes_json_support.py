@@ -1,4 +1,4 @@
-"""Test helpers for the Qwen/Hermes JSON family and parsers/json_body.
+"""Test helpers for the Qwen/Hermes JSON family and the JSON engine (parsers/engine/json_scan, json_repair, json_arguments).
 
 * hypothesis strategies for JSON values (every JSON type, unicode, whitespace-only strings, markup, huge ints);
 * the differential reference: the model's real chat template (../shared/real/templates) rendered by

@@ -422,10 +422,10 @@ def executed_lines(fn: Callable[[], object], *roots: str) -> int:
 def counting_scans(*, json_scanner: bool = False) -> Iterator[list[int]]:
     """While open, counts the characters ``MarkerScanner.scan`` looks at (and, with ``json_scanner``, the
     characters fed to ``JsonValueScanner``) into the yielded one-element list."""
-    from toolwire.parsers import json_body, lexer
+    from toolwire.parsers.engine import json_scan, lexer
 
     counts = [0]
-    real_scan, real_feed = lexer.MarkerScanner.scan, json_body.JsonValueScanner.feed
+    real_scan, real_feed = lexer.MarkerScanner.scan, json_scan.JsonValueScanner.feed
 
     def scan(self, text, pos=0, **kw):
         counts[0] += len(text) - pos
@@ -437,8 +437,8 @@ def counting_scans(*, json_scanner: bool = False) -> Iterator[list[int]]:
 
     lexer.MarkerScanner.scan = scan
     if json_scanner:
-        json_body.JsonValueScanner.feed = feed
+        json_scan.JsonValueScanner.feed = feed
     try:
         yield counts
     finally:
-        lexer.MarkerScanner.scan, json_body.JsonValueScanner.feed = real_scan, real_feed
+        lexer.MarkerScanner.scan, json_scan.JsonValueScanner.feed = real_scan, real_feed

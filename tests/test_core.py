@@ -10,8 +10,8 @@ from hypothesis import given, strategies as st
 import toolwire
 from toolwire.errors import InvalidRequest, ToolwireError, UnknownFormat
 from toolwire.models import call_arguments, normalize_messages, normalize_tools
-from toolwire.parsers.lexer import MarkerScanner, held_back_prefix
-from toolwire.parsers.safe_json import JsonTooDeep, loads
+from toolwire.parsers.engine.lexer import MarkerScanner, held_back_prefix
+from toolwire.parsers.engine.safe_json import JsonTooDeep, loads
 from toolwire.prompt import PromptBuilder
 
 

@@ -156,7 +156,7 @@ def test_edge_builder_counts_function_level_and_relative_imports(tmp_path):
 def test_walk_sees_every_package(graph):
     for name in ("toolwire.output", "toolwire.dispatch.validation", "toolwire.integrations.openai",
                  "toolwire.workbench.fidelity", "toolwire.workbench.cli", "toolwire.templates.jinja",
-                 "toolwire.parsers.safe_json", "toolwire.context_policy.plan", "toolwire.batch.mappers",
+                 "toolwire.parsers.engine.safe_json", "toolwire.context_policy.plan", "toolwire.batch.mappers",
                  "toolwire.integrations.ray", "toolwire.history.keeper", "toolwire.history.stores"):
         assert name in graph
     assert "toolwire.dispatch.canonical" in graph["toolwire.dispatch.validation"]

@@ -10,7 +10,7 @@ import random
 
 import regex
 
-from toolwire.parsers.lexer import Hit, MarkerScanner
+from toolwire.parsers.engine.lexer import Hit, MarkerScanner
 
 
 def oracle(markers, text, pos, final):

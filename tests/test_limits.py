@@ -14,9 +14,9 @@ import toolwire
 from support import assert_events_consistent, random_chunks
 from toolwire.limits import DEFAULT_LIMITS, Limits, size_problem, utf8_size, value_depth
 from toolwire.output import ParsedOutput, ToolCallCandidate
-from toolwire.parsers.base import StreamParser
-from toolwire.parsers.lexer import MarkerScanner
-from toolwire.parsers.safe_json import JsonTooDeep, JsonTooLarge, error_code, loads, nesting_depth
+from toolwire.parsers.engine.stream import StreamParser
+from toolwire.parsers.engine.lexer import MarkerScanner
+from toolwire.parsers.engine.safe_json import JsonTooDeep, JsonTooLarge, error_code, loads, nesting_depth
 
 MB50 = 50 * 1024 * 1024
 TOOLS = [{"type": "function", "function": {"name": "echo", "parameters": {

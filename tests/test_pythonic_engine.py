@@ -1,4 +1,4 @@
-"""The pythonic call engine (toolwire.parsers.pythonic), driven through the two families that use it: literals and
+"""The pythonic call engine (toolwire.parsers.engine.pythonic), driven through the two families that use it: literals and
 how each context writes strings, keyword arguments only, several calls, streaming (every chunking gives the
 one-shot result and the argument fragments join to the arguments' JSON), values that are not literals (rejected,
 never evaluated), truncation, limits, adversarial inputs in linear time, and the one-shot literal reader."""
@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import toolwire
 from support import assert_nothing_lost, check_chunking, json_scalars, json_values, stream_parse
-from toolwire.parsers import pythonic
-from toolwire.parsers.pythonic import LiteralError, raw_string_closes_early, read_literal, type_text
+from toolwire.parsers.engine import pythonic
+from toolwire.parsers.engine.pythonic import LiteralError, raw_string_closes_early, read_literal, type_text
 
 LFM = toolwire.get_format("lfm25")
 L4P = toolwire.get_format("llama4_pythonic")

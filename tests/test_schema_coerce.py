@@ -1,4 +1,4 @@
-"""Schema typing of text argument values (toolwire.parsers.schema_coerce): the documented resolution order."""
+"""Schema typing of text argument values (toolwire.parsers.engine.schema_coerce): the documented resolution order."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import math
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from toolwire.parsers.schema_coerce import MAX_LITERAL_CHARS, coerce, is_string_schema, parameter_schema
+from toolwire.parsers.engine.schema_coerce import MAX_LITERAL_CHARS, coerce, is_string_schema, parameter_schema
 from support import json_scalars, json_values
 
 TOOL = {

@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 import toolwire
 from toolwire.limits import Limits
 from toolwire.output import ArgumentsDelta
-from toolwire.parsers.base import StreamParser, _arguments_delta
-from toolwire.parsers.json_body import ArgumentsStream
+from toolwire.parsers.engine.stream import StreamParser
+from toolwire.parsers.engine.call_builder import _arguments_delta
+from toolwire.parsers.engine.json_arguments import ArgumentsStream
 
 from support import traced_parse
 
@@ -109,7 +110,7 @@ def test_a_long_llama_call_peaks_below_two_and_a_half_times_its_size():
 def test_the_compacted_value_is_checked_against_the_raw_pieces():
     """The raw pieces after the blanks must spell the value joined from the fragments; a piece that is a fragment
     at its own position needs no comparing, any other piece is compared."""
-    from toolwire.parsers.json_body import _spelled_after
+    from toolwire.parsers.engine.json_arguments import _spelled_after
 
     a, b = "ab", "c}"
     value = "{" + a + b

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from .models import Message, Tool
     from .output import ParsedOutput
 
-_PARSE_CHUNK = 1 << 16  # = parsers.base._FEED_CHUNK: the same steps as one feed of the whole text
+_PARSE_CHUNK = 1 << 16  # = parsers.engine.stream._FEED_CHUNK: the same steps as one feed of the whole text
 
 
 @dataclass(frozen=True)

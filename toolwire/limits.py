@@ -25,7 +25,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from toolwire.parsers.safe_json import MAX_DEPTH
+from toolwire.parsers.engine.safe_json import MAX_DEPTH
 
 
 @dataclass(frozen=True)

@@ -118,11 +118,12 @@ def overlaps(name: str) -> tuple[str, ...]:
 def limits() -> tuple[int, ...]:
     """The parsers' bounds on the text of a header, tag or call head (characters): the fuzz inputs cross each
     one, so that a limit met at a different character one feed and one character at a time shows (N3-N5)."""
-    from toolwire.parsers import dsml, gemma, harmony, kimi_k3, llama, marker_json, minimax_m3, qwen_xml, xml_calls
+    from toolwire.parsers import gemma, harmony, kimi_k3, llama, minimax_m3
+    from toolwire.parsers.engine import dsml, marker_json, xml_calls, xml_tool
 
     return tuple(sorted({dsml.MAX_HEADER, gemma.MAX_HEADER_CHARS, harmony.MAX_HEADER_CHARS, kimi_k3.MAX_TAG_CHARS,
                          llama.MAX_PREFIX_CHARS, marker_json.MAX_HEADER_CHARS, minimax_m3.MAX_TAG_CHARS,
-                         qwen_xml.MAX_NAME_CHARS, xml_calls.MAX_HEAD_CHARS}))
+                         xml_tool.MAX_NAME_CHARS, xml_calls.MAX_HEAD_CHARS}))
 
 
 HELD_BACK_LIMIT = 640

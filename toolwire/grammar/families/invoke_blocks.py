@@ -4,7 +4,7 @@
 
       <minimax:tool_call>\\n<invoke name="NAME">\\n<parameter name="KEY">VALUE</parameter>\\n</invoke>\\n</minimax:tool_call>
 
-* DSML, DeepSeek V3.2 / V4 / V4.1 (parser :class:`~toolwire.parsers.dsml.DsmlStreamParser`, markers from
+* DSML, DeepSeek V3.2 / V4 / V4.1 (parser :class:`~toolwire.parsers.engine.dsml.DsmlStreamParser`, markers from
   each version's ``DsmlGrammar``)::
 
       <｜DSML｜tool_calls>\\n<｜DSML｜invoke name="NAME">\\n<｜DSML｜parameter name="KEY" string="true">VALUE</｜DSML｜parameter>\\n
@@ -28,7 +28,7 @@ an alias spelling of the block.
 
 from __future__ import annotations
 
-from toolwire.parsers.dsml import DsmlStreamParser
+from toolwire.parsers.engine.dsml import DsmlStreamParser
 from toolwire.parsers.minimax import MARKERS as MINIMAX, MiniMaxParser
 
 from ..ir import CallWire, Lit, Section, Seq
@@ -71,7 +71,7 @@ def gcml(fmt, request, *, thinking: bool) -> CallWire:
 
 
 def invoke_block_wire(fmt, request, *, empty_invoke: str) -> CallWire:
-    """A DSML-style block, from the parser's :class:`~toolwire.parsers.dsml.DsmlGrammar` (markers, namespace
+    """A DSML-style block, from the parser's :class:`~toolwire.parsers.engine.dsml.DsmlGrammar` (markers, namespace
     variants, whether the separator only joins the block to text before it); ``empty_invoke``: the layout of an
     invoke without parameters between its tags."""
     g = fmt.parser_class.grammar

@@ -1,5 +1,5 @@
-"""Marker-framed JSON arguments (parsers on :class:`~toolwire.parsers.marker_json.JsonCallParser`), from each
-parser's declarative ``grammar`` (a :class:`~toolwire.parsers.marker_json.Grammar`: call / header / section
+"""Marker-framed JSON arguments (parsers on :class:`~toolwire.parsers.engine.marker_json.JsonCallParser`), from each
+parser's declarative ``grammar`` (a :class:`~toolwire.parsers.engine.marker_json.Grammar`: call / header / section
 markers) and its header rule:
 
 * Kimi K2 / K2-Thinking: ``<|tool_calls_section_begin|>`` ``<|tool_call_begin|>functions.NAME:IDX``

@@ -1,5 +1,5 @@
 """Pythonic calls (``lfm25``, ``llama4_pythonic``; parsers :class:`~toolwire.parsers.lfm25.Lfm25Parser`,
-:class:`~toolwire.parsers.llama4_pythonic.Llama4PythonicParser`, both on :mod:`toolwire.parsers.pythonic`)::
+:class:`~toolwire.parsers.llama4_pythonic.Llama4PythonicParser`, both on :mod:`toolwire.parsers.engine.pythonic`)::
 
     <|tool_call_start|>[get_weather(city='Paris', days=3), search(q='x')]<|tool_call_end|>     (LFM2.5)
     [get_weather(city="Paris", days="3")]                                                     (Llama 4 pythonic)

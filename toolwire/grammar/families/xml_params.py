@@ -1,12 +1,12 @@
 """XML parameters: one element per argument, the value's text typed by the tool's schema.
 
 * Qwen3-Coder style (``qwen3_coder``, ``qwen35``, ``qwen36``, ``qwen38``, ``nemotron3``, ``step35``,
-  ``seed_oss``; parser :class:`~toolwire.parsers.qwen_xml.XmlToolParser`)::
+  ``seed_oss``; parser :class:`~toolwire.parsers.engine.xml_tool.XmlToolParser`)::
 
       <tool_call>\\n<function=NAME>\\n<parameter=KEY>\\nVALUE\\n</parameter>\\n</function>\\n</tool_call>
 
   The markers and the value framing (``\\n`` for Qwen, none for Seed-OSS) come from the parser's own
-  :class:`~toolwire.parsers.qwen_xml.XmlGrammar` (``parser_class.grammar``); the ``\\n`` between elements is
+  :class:`~toolwire.parsers.engine.xml_tool.XmlGrammar` (``parser_class.grammar``); the ``\\n`` between elements is
   the line break the templates write (:data:`LINE`).
 
 Values (:func:`xml_value`): a string-typed (or untyped, or string-or-something) parameter is free text that
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolwire.parsers.qwen_xml import XmlToolParser
+from toolwire.parsers.engine.xml_tool import XmlToolParser
 
 from ..ir import Alt, CallWire, Lit, Seq, Star, Tag, Text, json_node, optional
 from . import describes, reasoning_markers

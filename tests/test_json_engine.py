@@ -1,4 +1,4 @@
-"""parsers/json_body: the incremental JSON value scanner, the repair ladder and raw argument streaming."""
+"""the JSON engine (parsers/engine/json_scan, json_repair, json_arguments): the incremental JSON value scanner, the repair ladder and raw argument streaming."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolwire.parsers.json_body import (
-    ArgumentsStream, DecodedArguments, JsonValueScanner, decode_arguments, worse_status,
-)
+from toolwire.parsers.engine.json_arguments import ArgumentsStream, worse_status
+from toolwire.parsers.engine.json_repair import DecodedArguments, decode_arguments
+from toolwire.parsers.engine.json_scan import JsonValueScanner
 
 from hermes_json_support import json_objects, json_values
 from support import executed_lines
@@ -104,7 +104,7 @@ def test_scanner_safe_points_never_end_inside_a_key_number_or_after_a_comma():
 def test_scanner_cost_is_linear_in_the_input():
     """Scanning 64x more text in 4-character deltas runs ~64x the scanner's Python lines, not ~4096x (no re-scan
     of what came before; counted, not timed)."""
-    import toolwire.parsers.json_body as json_body
+    import toolwire.parsers.engine.json_scan as json_scan
 
     def work(n: int) -> float:
         text = '{"s": "' + "ab\\\"c{}" * (n // 8) + '", "t": [1, 2]}'
@@ -113,7 +113,7 @@ def test_scanner_cost_is_linear_in_the_input():
         def run():
             for i in range(0, len(text), 4):
                 scanner.feed(text[i:i + 4])
-        lines = executed_lines(run, json_body.__file__)
+        lines = executed_lines(run, json_scan.__file__)
         assert scanner.done
         return lines / len(text)
 
@@ -428,18 +428,18 @@ def test_a_missing_final_closer_is_added_only_before_the_close_marker():
                                   "x\\u00", "\\q", "a\nb", "\x1f", "\x7f\u2028", "\\u12G4", '\\\\"'])
 def test_the_c_string_check_and_the_regex_agree(text, monkeypatch):
     """The string-run check uses the json C scanner; without it (no accelerator) the regex gives the same verdict."""
-    import toolwire.parsers.json_body as json_body
+    import toolwire.parsers.engine.json_scan as json_scan
 
-    fast = json_body._continues_string(text)
-    monkeypatch.setattr(json_body, "_C_SCANSTRING", None)
-    assert json_body._continues_string(text) == fast == (json_body._STRING_RUN.match(text).end() == len(text))
+    fast = json_scan._continues_string(text)
+    monkeypatch.setattr(json_scan, "_C_SCANSTRING", None)
+    assert json_scan._continues_string(text) == fast == (json_scan._STRING_RUN.match(text).end() == len(text))
 
 
 # ---------------------------------------------------------------- the one JSON number grammar (issue 33 N1/N2)
 
 def _number_by_steps(text: str) -> bool:
     """Whether ``text`` is a whole number by safe_json's step table (as the scanner reads it)."""
-    from toolwire.parsers.safe_json import NUMBER_CAN_END, NUMBER_START, NUMBER_STEP
+    from toolwire.parsers.engine.safe_json import NUMBER_CAN_END, NUMBER_START, NUMBER_STEP
 
     state = NUMBER_START.get(text[:1], -1) if text else -1
     for ch in text[1:]:
@@ -454,7 +454,7 @@ def test_the_number_table_the_regex_and_json_agree_on_every_short_spelling():
     ``NUMBER`` (Gemma's bare values) and ``json.loads`` (the ladder, XML typed values) accept the same ones."""
     from itertools import product
 
-    from toolwire.parsers.safe_json import NUMBER
+    from toolwire.parsers.engine.safe_json import NUMBER
 
     def loads_number(text: str) -> bool:
         try:

@@ -30,7 +30,7 @@ def stop_token_tail(text: str, tokens: tuple[str, ...]) -> int:
 
 
 class TrailingStopToken:
-    """Mixin for a :class:`~toolwire.parsers.base.StreamParser`: call :meth:`_hold_stop_token` first in
+    """Mixin for a :class:`~toolwire.parsers.engine.stream.StreamParser`: call :meth:`_hold_stop_token` first in
     ``_advance`` and add what it returns back to ``self._buf`` after the step."""
 
     stop_tokens: ClassVar[tuple[str, ...]] = ()
@@ -50,7 +50,7 @@ class TrailingStopToken:
     def _hold_stop_token(self, final: bool) -> str:
         """Take a possible stop token off the end of the buffer: returned (to put back) while more may
         follow; at the end of the output a complete one is stripped with its diagnostic. With token-id input
-        the held length is told to the literal check (:attr:`~toolwire.parsers.base.TokenInput.held`)."""
+        the held length is told to the literal check (:attr:`~toolwire.parsers.engine.token_input.TokenInput.held`)."""
         tokens = self._tokens
         if tokens is not None:
             tokens.held = 0

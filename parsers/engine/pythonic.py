@@ -1,7 +1,7 @@
 """The pythonic call engine: calls written in Python call syntax, ``[get_weather(city='Paris', days=3),
 search(q='x')]``, read from a stream as they arrive. Shared by the families that write them (LFM2.5, Llama 4 with
 vLLM's pythonic template); each family parser finds where a call list starts and hands the text to a
-:class:`CallListReader`, which builds the candidates through :class:`~toolwire.parsers.base.CallBuilder`.
+:class:`CallListReader`, which builds the candidates through :class:`~toolwire.parsers.engine.call_builder.CallBuilder`.
 
 **Nothing is evaluated.** The reader is a hand-written incremental scanner of literals: no ``eval``, no
 ``ast``, no name lookup. A value is a string, a number, ``True`` / ``False`` / ``None``, or a list, tuple or dict
@@ -33,7 +33,7 @@ A number of more than :data:`MAX_NUMBER_CHARS` characters, or one that is infini
 ``unrepresentable_number`` (rejected). Tuples are JSON arrays; dict keys must be strings.
 
 **Typed text** (Llama 4 pythonic, whose template writes every value as ``"%s"``): an argument's quoted text is
-typed by the tool's JSON schema (:mod:`~toolwire.parsers.schema_coerce`, with containers read by this reader,
+typed by the tool's JSON schema (:mod:`~toolwire.parsers.engine.schema_coerce`, with containers read by this reader,
 never by ``ast``) unless the schema says string.
 
 **Streaming.** Arguments stream as they arrive: a string value as JSON string fragments, containers item by
@@ -58,7 +58,8 @@ from dataclasses import dataclass
 from json.encoder import encode_basestring
 from typing import Any, Callable
 
-from .base import CallBuilder, json_dumps, tool_schemas
+from .call_builder import CallBuilder, json_dumps
+from .tools import tool_schemas
 from .schema_coerce import _allowed, coerce, is_string_schema, parameter_schema
 
 BLANKS = " \t\r\n"
@@ -204,7 +205,7 @@ _CLOSERS = {"[": "]", "(": ")", "{": "}"}
 
 
 class CallListReader:
-    """Reads one call list for a family parser (a :class:`~toolwire.parsers.steps.StepParser`-style step):
+    """Reads one call list for a family parser (a :class:`~toolwire.parsers.engine.steps.StepParser`-style step):
     ``read(buf, pos, final)`` consumes what it can and returns where it stopped (``None``: it needs more text).
     :attr:`done` says the list ended; :attr:`stopped_at` names the region end marker it stopped before (not
     consumed), if any.
@@ -1387,7 +1388,7 @@ class _OneShot:
 
 def type_text(text: str, schema: dict | None, root: dict | None = None, *, max_depth: int = 64,
               max_bytes: int | None = None) -> tuple[Any, list[tuple[str, str]]]:
-    """An argument's text typed by its schema, as :func:`~toolwire.parsers.schema_coerce.coerce` does, except that
+    """An argument's text typed by its schema, as :func:`~toolwire.parsers.engine.schema_coerce.coerce` does, except that
     a list or dict is read by :func:`read_literal` (Python's spelling, as ``"%s"`` writes it; JSON's too),
     never by ``ast``: ``"['a', 'b']"`` is ``["a", "b"]`` where the schema says array."""
     if is_string_schema(schema, root):

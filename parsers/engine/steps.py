@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .base import StreamParser
+from .stream import StreamParser
 from .lexer import Hit
 
 Step = Callable[[Any, str, int, bool], "int | None"]

@@ -11,7 +11,7 @@ call's opening marker and its arguments) names the tool, so one state machine re
 A grammar without a section (Mistral) opens each call directly in the content and has no ``call_close``:
 the JSON scanner alone finds where the arguments end. A call written without its section in a grammar that
 has one is read too, with a ``call_outside_section`` diagnostic. Arguments stream as raw JSON text while they arrive
-(:class:`~toolwire.parsers.json_body.ArgumentsStream`); the string-aware scanner decides where the object
+(:class:`~toolwire.parsers.engine.json_arguments.ArgumentsStream`); the string-aware scanner decides where the object
 ends, so a marker spelled *inside* a JSON string is string content. A marker met while the JSON is already
 malformed ends the body there. Every state scans only new text (the lexer holds back at most a marker
 prefix), so streaming cost is linear in the output.
@@ -27,10 +27,11 @@ from typing import Callable, ClassVar, NamedTuple, Sequence
 
 from toolwire.output import ToolCallCandidate
 
-from .base import CallBuilder, PastLimitCall, StreamParser
-from .json_body import (
-    JsonValueScanner, LadderResult, call_object_arguments, element_texts, finish_call, stream_arguments,
-)
+from .call_builder import CallBuilder, PastLimitCall
+from .stream import StreamParser
+from .json_scan import JsonValueScanner
+from .json_repair import LadderResult, call_object_arguments, element_texts
+from .json_arguments import finish_call, stream_arguments
 from .lexer import MarkerScanner
 from .safe_json import loads
 from .stop_tokens import TrailingStopToken
@@ -87,7 +88,7 @@ class NamelessCall(PastLimitCall):
 
 class StreamedCall:
     """One call whose arguments arrive as raw JSON: a :class:`CallBuilder` plus its
-    :class:`~toolwire.parsers.json_body.ArgumentsStream`."""
+    :class:`~toolwire.parsers.engine.json_arguments.ArgumentsStream`."""
 
     __slots__ = ("call", "stream")
 

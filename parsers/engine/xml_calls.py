@@ -3,7 +3,7 @@
 
 These formats write a call's arguments as tagged text values (``<parameter=k>v</parameter>``,
 ``<arg_value>v</arg_value>``, ``<parameter name="k">v</parameter>``) that the tool's JSON schema types
-(:mod:`toolwire.parsers.schema_coerce`). Per-family rules are in ``docs/xml-values.md``.
+(:mod:`toolwire.parsers.engine.schema_coerce`). Per-family rules are in ``docs/xml-values.md``.
 
 **Closing rule.** A value ends at a *closer* (its closing tag, or a tag that ends the enclosing element when
 the value was left unclosed) only when the closer is followed, after optional whitespace, by one of that
@@ -44,7 +44,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .base import CallBuilder, StreamParser, tool_schemas
+from .call_builder import CallBuilder
+from .stream import StreamParser
+from .tools import tool_schemas
 from .lexer import LiteralCheck, MarkerScanner
 from .schema_coerce import coerce_argument, is_string_schema, parameter_schema
 

@@ -70,7 +70,7 @@ class MarkerScanner:
     def scan(self, text: str, pos: int = 0, *, final: bool = False, literal: LiteralCheck | None = None) -> Hit:
         """Scan ``text[pos:]``. With ``final`` no prefix is held back (the output has ended).
 
-        ``literal`` (token-id input, see :class:`~toolwire.parsers.base.StreamParser`) tells a marker's text
+        ``literal`` (token-id input, see :class:`~toolwire.parsers.engine.stream.StreamParser`) tells a marker's text
         written with ordinary tokens from the marker itself: a hit for which ``literal(text, start, marker)``
         is true is text, and the scan goes on past it."""
         m = self.find(text, pos)  # one search: the leftmost marker or held-back tail (usually neither)

@@ -2,7 +2,7 @@
 
 XML-style wire formats write every argument value as text; the tool's JSON schema says what type it was.
 :func:`coerce` turns the raw text back into a typed JSON value. It never evaluates code: JSON goes
-through :func:`toolwire.parsers.safe_json.loads`, Python literal spellings of containers through
+through :func:`toolwire.parsers.engine.safe_json.loads`, Python literal spellings of containers through
 ``ast.literal_eval`` on a size- and depth-bounded input, and scalars only through their exact JSON or
 Python spellings (``true``/``True``, ``false``/``False``, ``null``/``None``, JSON numbers).
 
@@ -250,7 +250,7 @@ _SEVERITY = {"integer_from_float": "info"}
 
 def coerce_argument(call: Any, key: str, raw: str, schema: dict | None, root: dict | None = None) -> None:
     """Type the text of argument ``key`` with :func:`coerce`, bounded by the call's parser limits, and store it
-    on ``call`` (a :class:`~toolwire.parsers.base.CallBuilder`) with its diagnostics: ``too_large`` rejects
+    on ``call`` (a :class:`~toolwire.parsers.engine.call_builder.CallBuilder`) with its diagnostics: ``too_large`` rejects
     the call, a value that does not fit its type is kept as its raw string with ``value_type_mismatch`` (the
     call ``repaired``), a float read as an integer is noted."""
     limits = call.parser.limits

@@ -1,0 +1,379 @@
+"""The XML-call engine of the Qwen3-Coder wire and its kin (Qwen3.5/3.6/3.8, Nemotron 3, Step 3.5, Seed-OSS):
+``<tool_call>\n<function=NAME>\n<parameter=KEY>\nVALUE\n</parameter>\n</function>\n</tool_call>``, its
+markers and stop tokens read from a family's declaration and its framing given (:class:`XmlGrammar`), parsed by
+:class:`XmlToolParser` on the shared XML machinery (:mod:`.xml_calls`). docs/xml-values.md has the value rules."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from toolwire.family import Family
+
+from .lexer import MarkerScanner
+from .schema_coerce import declared_parameter
+from .xml_calls import WHITESPACE, Closer, XmlCallParser, closing_text
+
+MAX_NAME_CHARS = 256
+"""A function or parameter name longer than this (no ``>`` yet) is malformed, not held back forever."""
+
+
+class XmlGrammar:
+    """Markers and framing of one Qwen-style XML-call family: the markers and stop tokens are its declaration's
+    (``family``), the framing is given here. Scanners are built once per grammar."""
+
+    def __init__(self, family: Family, *, value_framing: str, reasoning_framing: str, after_think_newlines: int,
+                 before_call_newlines: int = 2, bare_functions: bool = False,
+                 next_parameter: tuple[str, ...] | None = None):
+        m = family.markers
+        call_open, call_close = m.CALL_OPEN, m.CALL_CLOSE
+        function_open, parameter_open = m.FUNCTION_OPEN, m.PARAMETER_OPEN
+        function_close, parameter_close = m.FUNCTION_CLOSE, m.PARAMETER_CLOSE
+        self.call_open, self.call_close = call_open, call_close
+        self.think_open, self.think_close = m.THINK_OPEN, m.THINK_CLOSE
+        self.function_open, self.function_close = function_open, function_close
+        self.parameter_open, self.parameter_close = parameter_open, parameter_close
+        self.value_framing = value_framing
+        self.reasoning_framing = reasoning_framing
+        self.after_think_newlines = after_think_newlines
+        self.before_call_newlines = before_call_newlines
+        self.stop_tokens = family.stop_tokens
+        self.bare_functions = bare_functions
+        # an open value's text that may start the next argument (when its key is a declared parameter)
+        self.next_parameter = tuple(next_parameter) if next_parameter is not None else (parameter_open,)
+        self.call_scan = MarkerScanner([function_open, call_close])
+        self.body_scan = MarkerScanner([parameter_open, function_close, call_close, function_open])
+        self.after_function_scan = MarkerScanner([call_close, function_open, call_open, *self.stop_tokens])
+        # what ends a value, and what must follow it (or the end of the output) for it to end the value
+        self.closers: dict[str, Closer] = {
+            parameter_close: Closer(parameter_close, (parameter_open, function_close, call_close)),
+            function_close: Closer(function_close, (call_close,), ends_call=True),
+            call_close: Closer(call_close, (call_open,), ends_call=True),
+        }
+
+    def unsafe_value(self, text: str) -> str | None:
+        """The closing sequence that would end ``text`` early if it were rendered as a value, else None."""
+        return closing_text(text, self.closers)
+
+
+class XmlToolParser(XmlCallParser):
+    """Stream parser for one :class:`XmlGrammar`. Subclasses set ``grammar`` and ``reasoning_start``.
+
+    ``reasoning_start`` says what the family's own prompt does: ``"never"`` (no reasoning channel),
+    ``"thinking"`` (the prompt opens the reasoning block when thinking is on) or ``"marker"`` (the model opens
+    it with ``grammar.think_open``). It is informational: every family starts in reasoning exactly when
+    ``thinking=True`` (the prompt opened it), and recognises ``think_open`` at the very start otherwise
+    (:class:`~toolwire.parsers.engine.xml_calls.XmlCallParser`).
+    """
+
+    grammar: ClassVar[XmlGrammar]
+    reasoning_start: ClassVar[str] = "never"
+    states = {"call": "_call_head", "func_name": "_func_name", "body": "_body", "param_name": "_param_name",
+              "after_function": "_after_function", "between": "_between_calls", "bare_name": "_bare_name",
+              "next_param": "_next_param"}
+    stray_code = "unexpected_text"
+    stray_message = "text outside the call structure was kept here, not in any argument"
+
+    @classmethod
+    def _compile(cls) -> None:
+        """The shared machinery's tables, from the grammar (the engine class itself has none)."""
+        g = getattr(cls, "grammar", None)
+        if g is None:
+            return
+        bare = (g.function_open,) if g.bare_functions else ()
+        cls.text_markers = {"content": (g.call_open, *bare),
+                            "reasoning": tuple(m for m in (g.think_close, g.call_open) if m)}
+        cls.framing = {("content", g.call_open): g.before_call_newlines,
+                       ("content", g.function_open): g.before_call_newlines,
+                       ("reasoning", g.think_close): len(g.reasoning_framing)}
+        cls.undecided_markers = frozenset(bare)
+        cls.after_think = g.after_think_newlines
+        cls.after_think_open = len(g.reasoning_framing)
+        cls.think_open, cls.think_close = g.think_open, g.think_close
+        cls.value_closers = g.closers
+        cls.next_value_markers = g.next_parameter
+        cls.value_framing = g.value_framing
+        cls.stop_tokens = g.stop_tokens
+        super()._compile()
+
+    def __init__(self, tools: Sequence[Any] | None = None, *, thinking: bool = False, **options: Any):
+        super().__init__(tools, thinking=thinking, **options)
+
+    # ------------------------------------------------------------------ helpers
+    def _consume(self, end: int) -> str:
+        """Consume ``buf[pos:end]``; inside a function body it also becomes the call's raw text."""
+        text = self._buf[self._pos:end]
+        self._pos = end
+        self._raw(text)
+        return text
+
+    def _read_name(self, prefix: str = "", cut: bool = True) -> str | None:
+        """A name ending at ``>``; None while incomplete. Too long: :class:`_Malformed`. Inside reasoning, a
+        ``think_close`` (whose ``>`` ends the search) ends the reasoning instead: the structure read so far
+        (``prefix`` and the name's start) goes to :meth:`_close_reasoning_in_call`."""
+        buf, pos = self._buf, self._pos
+        end = buf.find(">", pos, pos + MAX_NAME_CHARS + 1)
+        if end < 0:
+            if len(buf) - pos > MAX_NAME_CHARS:
+                raise _Malformed
+            return None
+        if cut and self._mode == "reasoning":
+            close = self.think_close
+            start = end + 1 - len(close)
+            if start >= pos and buf.startswith(close, start):
+                self._parts.append(prefix + buf[pos:start])
+                self._pos = end + 1
+                self._close_reasoning_in_call(self._take())
+        return buf[pos:end]
+
+    # ------------------------------------------------------------------ between call blocks
+    def _text_marker(self, marker: str) -> None:
+        if marker == self.grammar.call_open:
+            self._state = "call"  # a call block opened in content or reasoning (its source)
+        else:
+            self._state = "bare_name"  # <function= with no call marker (content only)
+
+    def _after_block(self) -> None:
+        self._state = "text" if self._mode == "reasoning" else "between"
+        self._gap = []
+
+    def _unfinished_head(self, text: str) -> str | None:
+        if self._state in ("call", "func_name"):
+            return self.grammar.call_open + text
+        return None
+
+    def _between_calls(self, final: bool) -> bool:
+        """After a call block in content: whitespace up to the next call, a stop token or the end is framing."""
+        buf, pos = self._buf, self._pos
+        end = pos
+        while end < len(buf) and buf[end] in WHITESPACE:
+            end += 1
+        self._gap.append(buf[pos:end])
+        self._pos = end
+        call_open = self.grammar.call_open
+        if end == len(buf):
+            if final:
+                self._gap = []
+                self._state = "text"
+            return False
+        if self._marker_at(buf, end, call_open):
+            self._gap = []
+            self._pos += len(call_open)
+            self._state = "call"
+            return True
+        if self._can_become(call_open, final):
+            return False
+        bare = self.grammar.function_open if self.grammar.bare_functions else None
+        if bare and buf.startswith(bare, end):  # another call without its wrapper: text reads it (and the gap)
+            gap = "".join(self._gap)
+            self._gap = []
+            self._unread(gap)
+            self._state = "text"
+            return True
+        if bare and self._can_become(bare, final):
+            return False
+        stop = self._stop_at(end, final)
+        if stop is None:
+            return False
+        if not stop:
+            self._emit_content("".join(self._gap))
+        self._gap = []
+        self._state = "text"
+        return True
+
+    def _bare_name(self, final: bool) -> bool:
+        """``<function=`` in content with no call marker before it: a call only when the name is declared."""
+        g = self.grammar
+        try:
+            name = self._read_name()
+        except _Malformed:
+            name = ""
+        if name is None and not final:
+            return False
+        framing = "".join(self._gap)
+        self._gap = []
+        # from token ids a call needs its control-token marker: ordinary tokens spelling <function= are text
+        if name and self._names is not None and name in self._names and not self._reading_ids():
+            self._pos += len(name) + 1
+            self._begin(name)
+            self._repair("missing_call_wrapper", f"{g.function_open}{name}> came without {g.call_open} around it",
+                         raw=g.function_open + name + ">")
+            self._state = "body"
+            return True
+        self._emit_content(framing + g.function_open)
+        self._state = "text"
+        return True
+
+    # ------------------------------------------------------------------ call block
+    def _call_head(self, final: bool) -> bool:
+        g = self.grammar
+        marker = self._collect(g.call_scan, final)
+        if marker is None:
+            return False
+        junk = self._take()
+        if marker == g.function_open:
+            self._parts = [junk]  # stray text, diagnosed once the name is read (or given back to the reasoning)
+            self._state = "func_name"
+        else:
+            if not junk.strip(WHITESPACE):
+                self._diag("empty_tool_call", "a tool-call block without a function", severity="info")
+            self._stray(junk, "malformed_tool_call")
+            self._after_block()
+        return True
+
+    def _func_name(self, final: bool) -> bool:
+        g = self.grammar
+        try:
+            name = self._read_name(g.function_open)
+        except _Malformed:
+            self._stray(self._take())
+            self._stray(g.function_open + self._consume(self._pos + MAX_NAME_CHARS), "malformed_function_name")
+            self._state = "call"
+            return True
+        if name is None:
+            return False
+        self._stray(self._take())
+        self._pos += len(name) + 1
+        if not name.strip(WHITESPACE):  # no name: no call starts; the block's text is kept in a diagnostic
+            self._diag("empty_tool_name", "a function tag without a name; no call was started",
+                       raw=g.function_open + name + ">")
+            self._state = "call"
+            return True
+        self._begin(name)
+        self._state = "body"
+        return True
+
+    def _begin(self, written: str) -> None:
+        name = written.rstrip("\r\n")
+        self.call = self._begin_call(name, source=self._mode)
+        if name != written:
+            self._repair("tool_name_repaired", f"a trailing newline after the function name {name!r} was removed")
+
+    def _body(self, final: bool) -> bool:
+        g = self.grammar
+        marker = self._between(g.body_scan, final)
+        if marker is None:
+            return False
+        if marker == g.parameter_open:
+            self._raw(marker)
+            self._state = "param_name"
+        elif marker == g.function_close:
+            self._state = self._after_function_state()
+            self._finish_call()
+        elif marker == g.call_close:
+            self._repair("unclosed_function", f"{g.function_close} is missing before {g.call_close}")
+            self._finish_call()
+            self._after_block()
+        else:  # a new <function= before this one was closed
+            self._repair("unclosed_function", f"{g.function_close} is missing before the next function")
+            self._finish_call()
+            self._state = "func_name"
+        return True
+
+    def _param_name(self, final: bool) -> bool:
+        try:
+            key = self._read_name()
+        except _Malformed:
+            self._stray(self._consume(self._pos + MAX_NAME_CHARS), "malformed_parameter_name")
+            self._state = "body"
+            return True
+        if key is None:
+            return False
+        self._consume(self._pos + len(key) + 1)
+        self._start_value(key)
+        return True
+
+    def _after_function_state(self) -> str:
+        """Where ``</function>`` leads: the call block's end, or content after a call written without it."""
+        bare = any(d.code == "missing_call_wrapper" for d in self.call.diagnostics)
+        return "between" if bare else "after_function"
+
+    def _value_closed(self, closer: Closer, gap: str) -> None:
+        g = self.grammar
+        if closer.tag == g.parameter_close:
+            self._state = "body"
+            return
+        self._repair("implicit_parameter_close", f"parameter {self._key!r} was not closed with {g.parameter_close}"
+                     f" before {closer.tag}")
+        if closer.tag == g.call_close:
+            self._repair("unclosed_function", f"{g.function_close} is missing before {g.call_close}")
+            self._finish_call()
+            self._after_block()
+        else:
+            self._state = self._after_function_state()
+            self._finish_call()
+
+    def _next_value(self, marker: str, newline: str) -> None:
+        self._pending = (newline, Closer(marker, ()))
+        self._state = "next_param"
+
+    def _next_param(self, final: bool) -> bool:
+        """``<parameter=`` inside an open value: it closes the value when it names a declared parameter of the
+        tool (``implicit_parameter_close``); otherwise it is value text."""
+        newline, closer = self._pending
+        try:
+            key = self._read_name(cut=False)
+        except _Malformed:
+            key = ""
+        if key is None and not final:
+            return False
+        call, g = self.call, self.grammar
+        if key and not any(ch in key for ch in "<\n") and declared_parameter(self._schemas.get(call.name), key):
+            self._close_value()
+            self._repair("implicit_parameter_close", f"parameter {self._key!r} was not closed with "
+                         f"{g.parameter_close} before the next {g.parameter_open}{key}>")
+            self._raw(newline + closer.tag)
+            self._state = "param_name"
+            return True
+        self._value_piece(newline + closer.tag)
+        self._state = "value"
+        return True
+
+    def _after_function(self, final: bool) -> bool:
+        g = self.grammar
+        marker = self._between(g.after_function_scan, final)
+        if marker is None:
+            return False
+        if marker == g.call_close:
+            self._after_block()
+        elif marker in self._stop_closers:  # the turn ended with the call block still open
+            self._diag("unclosed_tool_call", f"{g.call_close} is missing before {marker}", severity="info")
+            self._pending = ("", self._stop_closers[marker])
+            self._state = "stop"
+        elif marker == g.function_open:
+            self._state = "func_name"
+        else:
+            self._diag("unclosed_tool_call", f"{g.call_close} is missing before the next {g.call_open}",
+                       severity="info")
+            self._state = "call"
+        return True
+
+    # ------------------------------------------------------------------ end of output
+    def _at_end(self) -> None:
+        state, g = self._state, self.grammar
+        if state in ("call", "func_name"):
+            rest = self._buf[self._pos:]
+            self._pos = len(self._buf)
+            text = g.call_open + self._take() + (g.function_open if state == "func_name" else "") + rest
+            self._diag("truncated_call_header", "the output ended inside a tool call before its function name "
+                       "was complete", severity="error", raw=text)
+            self._truncated = True
+        elif self.call is not None:
+            if state == "param_name":
+                self.call.diag("truncated_parameter", "the output ended inside a parameter name",
+                               raw=g.parameter_open + self._consume(len(self._buf)))
+            elif state in ("value", "closing"):
+                self._close_value()
+            self.call.diag("truncated_call", "the output ended before the call was complete", severity="error")
+            self._finish_call("truncated")
+            self._truncated = True
+        elif state == "after_function":
+            self._diag("unclosed_tool_call", f"the output ended before {g.call_close}", severity="info")
+        self._state = "text"
+
+
+class _Malformed(Exception):
+    """A name ran past MAX_NAME_CHARS without its closing ``>``."""
+
+
+__all__ = ["MAX_NAME_CHARS", "XmlGrammar", "XmlToolParser"]
