@@ -276,14 +276,20 @@ def normalize_tools(tools: Any) -> list[Tool]:
     if not isinstance(tools, (list, tuple)):
         raise InvalidRequest("tools must be a list", field="tools")
     out: list[Tool] = []
-    if _PLAIN_TOOLS is not None and _usual_tools(tools):
-        try:
-            out = _PLAIN_TOOLS.validate_python(tools)
+    if _usual_tools(tools):
+        try:  # the whole list in one pydantic call
+            if _PLAIN_TOOLS is None:
+                out = _TOOL_LIST.validate_python(tools)
+                for tool, raw in zip(out, tools):
+                    tool._raw = raw
+            else:
+                out = _PLAIN_TOOLS.validate_python(tools)
+                for tool, raw in zip(out, tools):
+                    _set_slot(tool, "__pydantic_private__", {"_raw": raw})  # what model_post_init + tool._raw = raw leave
         except ValidationError:
-            pass  # the loop below names the bad tool and field
+            out = []  # the loop below names the bad tool and field
     if out:
-        for index, (tool, raw) in enumerate(zip(out, tools)):
-            _set_slot(tool, "__pydantic_private__", {"_raw": raw})  # what model_post_init + tool._raw = raw leave
+        for index, tool in enumerate(out):
             check_tool_text(tool, index)
         return out
     for index, raw in enumerate(tools):
@@ -297,7 +303,7 @@ def normalize_tools(tools: Any) -> list[Tool]:
         except ValidationError as exc:
             err = exc.errors()[0]
             raise InvalidRequest(err["msg"], field=f"tools[{index}]." + _field_path(err["loc"])) from None
-        tool.__pydantic_private__["_raw"] = raw  # tool._raw = raw, without pydantic's __setattr__
+        tool._raw = raw
         out.append(tool)
     for index, tool in enumerate(out):
         check_tool_text(tool, index)
@@ -314,7 +320,7 @@ def _usual_tools(tools: list | tuple) -> bool:
 
 def tool_to_dict(tool: Tool) -> dict[str, Any]:
     """The tool as a plain dict, exactly as given when it came as a dict (key order matters to templates)."""
-    raw = tool.__pydantic_private__.get("_raw")  # tool._raw, without pydantic's slow private-attribute lookup
+    raw = tool._raw
     if raw is not None and "function" in raw:
         return raw
     return tool.model_dump(exclude_unset=True, by_alias=True)

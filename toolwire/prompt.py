@@ -16,8 +16,6 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache, partial
 from typing import Any, Callable, Iterable, Literal, NamedTuple
 
-from ._frozen import frozen_instance
-
 SegmentKind = Literal["special", "template", "content"]
 
 
@@ -182,6 +180,4 @@ class PromptBuilder:
 
     def build(self, *, opens_reasoning: bool = False, format: str = "",
               warnings: Callable[[], list] | None = None) -> RenderedPrompt:
-        return frozen_instance(RenderedPrompt, {"text": self.text, "pieces": tuple(self._pieces),
-                                                "opens_reasoning": opens_reasoning, "format": format,
-                                                "warnings_source": warnings})
+        return RenderedPrompt(self.text, tuple(self._pieces), opens_reasoning, format, warnings)
