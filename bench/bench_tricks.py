@@ -30,6 +30,7 @@ import json
 import statistics
 import sys
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -385,6 +386,21 @@ def _context(msgs, b, thinking, drop_thinking, extra, tools, add_generation_prom
             **everywhere(plan_module._context, old_plan["_context"])}
 
 
+def _tuple_new_segments() -> Patches:
+    """``partial(tuple.__new__, Segment)`` (the tuple made without the NamedTuple's Python-level constructor) instead
+    of ``Segment._make`` for ``RenderedPrompt.segments``."""
+    import toolwire.prompt as prompt_module
+
+    return {(prompt_module, "_segment"): partial(tuple.__new__, prompt_module.Segment)}
+
+
+def _tuple_new_hits() -> Patches:
+    """``partial(tuple.__new__, Hit)`` instead of ``Hit._make`` in ``MarkerScanner.scan``."""
+    import toolwire.parsers.lexer as lexer
+
+    return {(lexer, "_hit"): partial(tuple.__new__, lexer.Hit)}
+
+
 # ---------------------------------------------------------------- the plain code of the tricks the library keeps
 
 def _plain_messages() -> Patches:
@@ -401,21 +417,6 @@ def _plain_tools() -> Patches:
     import toolwire.models as models
 
     return {(models, "_PLAIN_TOOLS"): None}
-
-
-def _plain_segments() -> Patches:
-    """``Segment._make`` (the NamedTuple's own constructor from an iterable) instead of
-    ``partial(tuple.__new__, Segment)`` for ``RenderedPrompt.segments``."""
-    import toolwire.prompt as prompt_module
-
-    return {(prompt_module, "_segment"): prompt_module.Segment._make}
-
-
-def _plain_hits() -> Patches:
-    """``Hit._make`` instead of ``partial(tuple.__new__, Hit)`` in ``MarkerScanner.scan``."""
-    import toolwire.parsers.lexer as lexer
-
-    return {(lexer, "_hit"): lexer.Hit._make}
 
 
 # ---------------------------------------------------------------- operations
@@ -548,9 +549,9 @@ TRICKS = [
     Trick("tool_schema_surgery", "`toolwire/models.py`: `_plain_tool_list` (Tool's core schema without "
           "`model_post_init`) + `__pydantic_private__` set by hand", "kept", _plain_tools,
           lambda: [_normalize_tools()] + _renders("qwen3", "deepseek_v4", turns=(2,))()),
-    Trick("segment_tuple_new", "`toolwire/prompt.py`: `partial(tuple.__new__, Segment)`", "kept", _plain_segments,
+    Trick("segment_tuple_new", "`toolwire/prompt.py`: `partial(tuple.__new__, Segment)`", "removed", _tuple_new_segments,
           _renders("qwen3", "deepseek_v4", segments=True)),
-    Trick("hit_tuple_new", "`parsers/lexer.py`: `partial(tuple.__new__, Hit)`", "kept", _plain_hits,
+    Trick("hit_tuple_new", "`parsers/lexer.py`: `partial(tuple.__new__, Hit)`", "removed", _tuple_new_hits,
           lambda: [_stream_xml(), _stream_golden("gpt_oss")]),
 ]
 

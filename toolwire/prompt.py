@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache, partial
+from functools import cached_property, lru_cache
 from typing import Any, Callable, Iterable, Literal, NamedTuple
 
 SegmentKind = Literal["special", "template", "content"]
@@ -92,9 +92,8 @@ class RenderedPrompt:
         return list(seen)
 
 
-_segment = partial(tuple.__new__, Segment)
-"""``Segment(kind, text, message_index)`` from a ``(kind, text, message_index)`` tuple (without the Python-level
-``__new__`` of a NamedTuple: a prompt has hundreds of segments)."""
+_segment = Segment._make
+"""``Segment(kind, text, message_index)`` from a ``(kind, text, message_index)`` tuple."""
 
 
 @lru_cache(maxsize=256)
