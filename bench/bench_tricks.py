@@ -57,6 +57,10 @@ TOOLS = [
                                           "required": ["q"]}}},
 ]
 """``bench_render.TOOLS``."""
+MANY_TOOLS = [{"type": "function", "function": {**t["function"], "name": f"{t['function']['name']}_{n}"}}
+              for n in range(10) for t in TOOLS]
+"""20 tools (:data:`TOOLS` ten times, renamed): the tricks that work per tool are also timed on a request that
+declares as many tools as an agent often does."""
 
 
 def conversation(turns: int) -> list[dict]:
@@ -350,19 +354,6 @@ def _dsml_self_reach_in() -> Patches:
     return everywhere(dsml._piece_list, _piece_list)
 
 
-def _private_reads() -> Patches:
-    """``tool_to_dict`` reading ``tool.__pydantic_private__.get("_raw")`` instead of ``tool._raw``."""
-    import toolwire.models as models
-
-    def tool_to_dict(tool):
-        raw = tool.__pydantic_private__.get("_raw")
-        if raw is not None and "function" in raw:
-            return raw
-        return tool.model_dump(exclude_unset=True, by_alias=True)
-
-    return everywhere(models.tool_to_dict, tool_to_dict)
-
-
 def _extra_reads() -> Patches:
     """``message.__pydantic_extra__`` instead of ``message.model_extra`` in GLM's ``message_reasoning`` and the
     plan's ``_context`` (the latter reads it when no tools are given)."""
@@ -411,6 +402,20 @@ def _plain_messages() -> Patches:
     return {(models, "_PLAIN_MESSAGES"): None}
 
 
+def _plain_private_reads() -> Patches:
+    """``tool_to_dict`` reading ``tool._raw`` (pydantic's ``__getattr__``, reached after the instance lookup fails)
+    instead of ``tool.__pydantic_private__.get("_raw")``."""
+    import toolwire.models as models
+
+    def tool_to_dict(tool):
+        raw = tool._raw
+        if raw is not None and "function" in raw:
+            return raw
+        return tool.model_dump(exclude_unset=True, by_alias=True)
+
+    return everywhere(models.tool_to_dict, tool_to_dict)
+
+
 def _plain_tools() -> Patches:
     """``normalize_tools`` through ``TypeAdapter(list[Tool])`` and ``tool._raw = raw``, instead of the validator
     built from Tool's core schema without its ``model_post_init`` and the private slot set by hand."""
@@ -421,14 +426,13 @@ def _plain_tools() -> Patches:
 
 # ---------------------------------------------------------------- operations
 
-def _render(family: str, turns: int, *, tools: bool = True, segments: bool = False) -> tuple[str, Callable]:
+def _render(family: str, turns: int, *, tools: list | None = TOOLS, segments: bool = False) -> tuple[str, Callable]:
     fmt = toolwire.get_format(family)
     messages = conversation(turns)
-    given = TOOLS if tools else None
+    shown = "" if tools is TOOLS else f", {len(tools)} tools" if tools else ", no tools"
     if segments:
-        return f"`{family}` render + `.segments`, {turns} turns", lambda: fmt.render(messages, given).segments
-    return (f"`{family}` render, {turns} turns{'' if tools else ', no tools'}",
-            lambda: _prompt_key(fmt.render(messages, given)))
+        return f"`{family}` render + `.segments`, {turns} turns{shown}", lambda: fmt.render(messages, tools).segments
+    return f"`{family}` render, {turns} turns{shown}", lambda: _prompt_key(fmt.render(messages, tools))
 
 
 def _prompt_key(prompt) -> tuple:
@@ -454,10 +458,10 @@ def _normalize_messages(turns: int) -> tuple[str, Callable]:
     return f"`normalize_messages`, {turns} turns", lambda: _state(normalize_messages(messages))
 
 
-def _normalize_tools() -> tuple[str, Callable]:
+def _normalize_tools(tools: list) -> tuple[str, Callable]:
     from toolwire.models import normalize_tools
 
-    return f"`normalize_tools`, {len(TOOLS)} tools", lambda: _state(normalize_tools(TOOLS))
+    return f"`normalize_tools`, {len(tools)} tools", lambda: _state(normalize_tools(tools))
 
 
 def _state(model: Any) -> Any:
@@ -534,21 +538,24 @@ TRICKS = [
     Trick("built_plan", "`context_policy/plan.py`: `ContextPlan` by `object.__new__` + pydantic slots, "
           "`result.__dict__[\"kept_indices\"] = ...`", "removed", _built_plan, lambda: [_plan(2), _plan(50)]),
     Trick("request_values_dict_reads", "`toolwire/request_values.py`: `m.__dict__[...]` field reads", "removed",
-          _request_values_dict_reads, _renders("qwen3", "deepseek_v4")),
+          _request_values_dict_reads,
+          lambda: _renders("qwen3", "deepseek_v4")() + _renders("qwen3", turns=(2,), tools=MANY_TOOLS)()),
     Trick("dsml_dict_reads", "`templates/dsml.py`: `c.__dict__[\"function\"].__dict__[...]`, `__pydantic_extra__`",
           "removed", _dsml_dict_reads, _renders("deepseek_v4", "deepseek_v32")),
     Trick("dsml_self_reach_in", "`templates/dsml.py`: `out.appender().__self__`", "removed", _dsml_self_reach_in,
           _renders("deepseek_v4", "deepseek_v32")),
-    Trick("private_reads", "`toolwire/models.py`: `tool.__pydantic_private__.get(\"_raw\")`", "removed",
-          _private_reads, _renders("qwen3", "deepseek_v4")),
+    Trick("private_reads", "`toolwire/models.py`: `tool.__pydantic_private__.get(\"_raw\")`", "kept",
+          _plain_private_reads,
+          lambda: _renders("qwen3", "deepseek_v4")() + _renders("qwen3", "deepseek_v4", turns=(2,), tools=MANY_TOOLS)()),
     Trick("extra_reads", "`templates/glm.py`, `context_policy/plan.py`: `m.__pydantic_extra__`", "removed",
-          _extra_reads, lambda: _renders("glm47")() + _renders("qwen3", tools=False)()),
+          _extra_reads, lambda: _renders("glm47")() + _renders("qwen3", tools=None)()),
     Trick("message_schema_surgery", "`toolwire/models.py`: `_plain_message_list` (Message's core schema without "
           "its `before` validator)", "kept", _plain_messages,
           lambda: [_normalize_messages(2), _normalize_messages(50)] + _renders("qwen3", "deepseek_v4")()),
     Trick("tool_schema_surgery", "`toolwire/models.py`: `_plain_tool_list` (Tool's core schema without "
           "`model_post_init`) + `__pydantic_private__` set by hand", "kept", _plain_tools,
-          lambda: [_normalize_tools()] + _renders("qwen3", "deepseek_v4", turns=(2,))()),
+          lambda: [_normalize_tools(TOOLS), _normalize_tools(MANY_TOOLS)] + _renders("qwen3", "deepseek_v4", turns=(2,))()
+          + _renders("qwen3", "deepseek_v4", turns=(2,), tools=MANY_TOOLS)()),
     Trick("segment_tuple_new", "`toolwire/prompt.py`: `partial(tuple.__new__, Segment)`", "removed", _tuple_new_segments,
           _renders("qwen3", "deepseek_v4", segments=True)),
     Trick("hit_tuple_new", "`parsers/lexer.py`: `partial(tuple.__new__, Hit)`", "removed", _tuple_new_hits,

@@ -320,7 +320,7 @@ def _usual_tools(tools: list | tuple) -> bool:
 
 def tool_to_dict(tool: Tool) -> dict[str, Any]:
     """The tool as a plain dict, exactly as given when it came as a dict (key order matters to templates)."""
-    raw = tool._raw
+    raw = tool.__pydantic_private__.get("_raw")  # tool._raw without pydantic's __getattr__ (bench/bench_tricks.py)
     if raw is not None and "function" in raw:
         return raw
     return tool.model_dump(exclude_unset=True, by_alias=True)
