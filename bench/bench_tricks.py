@@ -563,6 +563,23 @@ TRICKS = [
 ]
 
 
+
+
+def _all_removed() -> Patches:
+    """Every removed trick at once: what the removals cost together."""
+    patches: Patches = {}
+    for trick in TRICKS:
+        if trick.library == "removed":
+            patches.update(trick.other())
+    return patches
+
+
+ALL_REMOVED = Trick("all_removed", "every trick the library removed, together", "removed", _all_removed,
+                    lambda: _renders("qwen3", "deepseek_v4")() + [_plan(50)] + _renders("qwen3", turns=(50,),
+                                                                                       segments=True)())
+"""Not a trick: the net cost of the removals (no verdict)."""
+
+
 # ---------------------------------------------------------------- measuring
 
 def measure(trick: Trick, rounds: int, budget: float) -> None:
@@ -606,16 +623,16 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.bench_tricks")
     parser.add_argument("--rounds", type=int, default=ROUNDS)
     parser.add_argument("--budget", type=float, default=BUDGET)
-    parser.add_argument("tricks", nargs="*", help=f"names among {', '.join(t.name for t in TRICKS)}")
+    parser.add_argument("tricks", nargs="*", help=f"names among {', '.join(t.name for t in TRICKS)}, all_removed")
     args = parser.parse_args(argv if argv is not None else [])
-    chosen = [t for t in TRICKS if not args.tricks or t.name in args.tricks]
+    chosen = [t for t in TRICKS + [ALL_REMOVED] if not args.tricks or t.name in args.tricks]
     rows = []
     for trick in chosen:
         measure(trick, args.rounds, args.budget)
         for n, row in enumerate(trick.rows):
             rows.append([trick.name if n == 0 else "", row["operation"], f"{row['trick']:,.1f}",
                          f"{row['plain']:,.1f}", f"{row['saving']:+.1%}", f"{row['spread']:.0%}",
-                         f"{verdict(trick)} (library: {trick.library})" if n == 0 else ""])
+                         "" if n or trick is ALL_REMOVED else f"{verdict(trick)} (library: {trick.library})"])
         print(f"  measured {trick.name}", file=sys.stderr, flush=True)
     print(f"\nspeed tricks: CPU µs per operation with the trick and with the plain code (median of {args.rounds} "
           f"alternated rounds; saving = (plain - trick) / plain; keep at {KEEP_AT:.0%})\n")
