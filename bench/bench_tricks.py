@@ -546,7 +546,8 @@ TRICKS = [
           _renders("deepseek_v4", "deepseek_v32")),
     Trick("private_reads", "`toolwire/models.py`: `tool.__pydantic_private__.get(\"_raw\")`", "kept",
           _plain_private_reads,
-          lambda: _renders("qwen3", "deepseek_v4")() + _renders("qwen3", "deepseek_v4", turns=(2,), tools=MANY_TOOLS)()),
+          lambda: _renders("qwen3", "deepseek_v4")()
+          + _renders("qwen3", "deepseek_v4", turns=(2,), tools=MANY_TOOLS)()),
     Trick("extra_reads", "`templates/glm.py`, `context_policy/plan.py`: `m.__pydantic_extra__`", "removed",
           _extra_reads, lambda: _renders("glm47")() + _renders("qwen3", tools=None)()),
     Trick("message_schema_surgery", "`toolwire/models.py`: `_plain_message_list` (Message's core schema without "
@@ -554,9 +555,11 @@ TRICKS = [
           lambda: [_normalize_messages(2), _normalize_messages(50)] + _renders("qwen3", "deepseek_v4")()),
     Trick("tool_schema_surgery", "`toolwire/models.py`: `_plain_tool_list` (Tool's core schema without "
           "`model_post_init`) + `__pydantic_private__` set by hand", "kept", _plain_tools,
-          lambda: [_normalize_tools(TOOLS), _normalize_tools(MANY_TOOLS)] + _renders("qwen3", "deepseek_v4", turns=(2,))()
+          lambda: [_normalize_tools(TOOLS), _normalize_tools(MANY_TOOLS)]
+          + _renders("qwen3", "deepseek_v4", turns=(2,))()
           + _renders("qwen3", "deepseek_v4", turns=(2,), tools=MANY_TOOLS)()),
-    Trick("segment_tuple_new", "`toolwire/prompt.py`: `partial(tuple.__new__, Segment)`", "removed", _tuple_new_segments,
+    Trick("segment_tuple_new", "`toolwire/prompt.py`: `partial(tuple.__new__, Segment)`", "removed",
+          _tuple_new_segments,
           _renders("qwen3", "deepseek_v4", segments=True)),
     Trick("hit_tuple_new", "`parsers/lexer.py`: `partial(tuple.__new__, Hit)`", "removed", _tuple_new_hits,
           lambda: [_stream_xml(), _stream_golden("gpt_oss")]),

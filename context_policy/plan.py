@@ -194,4 +194,3 @@ def _context(msgs: list[Message], b: Boundaries, thinking: Any, drop_thinking: A
     """What the rules see. Tools count as declared when given, or when a message carries them (``tools``)."""
     has_tools = bool(tools) or any((m.model_extra or {}).get("tools") for m in msgs)
     return Context(msgs, b, bool(thinking), bool(drop_thinking), dict(extra), has_tools, bool(add_generation_prompt))
-

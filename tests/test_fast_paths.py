@@ -255,7 +255,8 @@ def test_the_plain_adapters_give_the_same_models_over_the_golden_requests(monkey
 
     requests = _golden_requests()
     assert len(requests) > 50 and sum(bool(r["tools"]) for r in requests) > 50
-    aliased = [{**r, "messages": [_reasoning_as(m, alias) for m in r["messages"]]} for alias in ("thinking", "reasoning")
+    aliased = [{**r, "messages": [_reasoning_as(m, alias) for m in r["messages"]]}
+               for alias in ("thinking", "reasoning")
                for r in requests if any("reasoning_content" in m for m in r["messages"])]
     assert len(aliased) > 20  # the alias step the shortcut runs itself, on the same requests
     requests += aliased
