@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from toolwire._frozen import frozen_instance
 from toolwire.models import Message
 
 # Wrappers some families (and scaffolds imitating them) put around tool results inside user text.
@@ -82,4 +81,4 @@ def find_boundaries(messages: Sequence[Message]) -> Boundaries:
         elif role == "assistant":
             steps.append(i)
         turn_of.append(turn)
-    return frozen_instance(Boundaries, {"turns": tuple(turns), "steps": tuple(steps), "turn_of": tuple(turn_of)})
+    return Boundaries(tuple(turns), tuple(steps), tuple(turn_of))

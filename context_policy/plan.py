@@ -7,7 +7,6 @@ from typing import Any, Sequence
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter
 
-from toolwire._frozen import frozen_instance
 from toolwire.errors import InvalidOption, UnknownFormat
 from toolwire.models import Message, normalize_messages
 
@@ -84,7 +83,6 @@ def plan(messages: Sequence[Any], format: Any, *, tools: Sequence[Any] | None = 
     required = frozenset(fam.passback.turns(ctx)) if fam.passback else frozenset()
 
     rows: list[dict[str, Any]] = []  # the decisions, validated together below
-    kept: list[int] = []  # steps whose reasoning is rendered
     dropped: set[int] = set()  # steps whose reasoning is dropped although they have some
     warnings: list[PlanWarning] = []
     for i in b.steps:
@@ -100,9 +98,7 @@ def plan(messages: Sequence[Any], format: Any, *, tools: Sequence[Any] | None = 
             action, reason = "required", f"{reason}; {fam.passback.provider} requires it passed back"
         has = bool(msgs[i].reasoning_content)
         rows.append({"message_index": i, "action": action, "reason": reason, "has_reasoning": has})
-        if action != "drop":
-            kept.append(i)
-        elif has:
+        if action == "drop" and has:
             dropped.add(i)
             warnings.append(PlanWarning(code="reasoning_dropped", message_index=i,
                                         message=f"the reasoning of message {i} is not rendered: {reason}"))
@@ -123,10 +119,8 @@ def plan(messages: Sequence[Any], format: Any, *, tools: Sequence[Any] | None = 
     rendered = msgs
     if dropped:
         rendered = [m.model_copy(update={"reasoning_content": None}) if i in dropped else m for i, m in enumerate(msgs)]
-    result = _built_plan({"format": name, "policy": policy or "family", "turns": list(b.turns), "steps": list(b.steps),
-                          "messages": rendered, "decisions": decisions, "warnings": warnings})
-    result.__dict__["kept_indices"] = frozenset(kept)
-    return result  # (the cached kept_indices, computed once here: every render asks for it)
+    return ContextPlan(format=name, policy=policy or "family", turns=list(b.turns), steps=list(b.steps),
+                       messages=rendered, decisions=decisions, warnings=warnings)
 
 
 def kept_reasoning(messages: list[Message], fam: FamilyPolicy, *, thinking: bool, policy: str | None,
@@ -198,23 +192,5 @@ def _rule(fam: FamilyPolicy, policy: str | None) -> Rule:
 def _context(msgs: list[Message], b: Boundaries, thinking: Any, drop_thinking: Any, extra: dict[str, Any],
              tools: Sequence[Any] | None, add_generation_prompt: Any) -> Context:
     """What the rules see. Tools count as declared when given, or when a message carries them (``tools``)."""
-    has_tools = bool(tools) or any(m.__pydantic_extra__ and m.__pydantic_extra__.get("tools") for m in msgs)
-    return frozen_instance(Context, {  # Context(...), every field in order
-        "messages": msgs, "boundaries": b, "thinking": bool(thinking), "drop_thinking": bool(drop_thinking),
-        "extra": dict(extra), "has_tools": has_tools, "add_generation_prompt": bool(add_generation_prompt),
-        "memo": {}})
-
-
-_FIELDS_SET = frozenset(ContextPlan.model_fields)
-
-
-def _built_plan(values: dict[str, Any]) -> ContextPlan:
-    """``ContextPlan(**values)`` for what :func:`plan` built itself: fresh lists of validated models, strings and
-    ints, which validation would only copy. Set as ``model_construct`` sets them (field order, every field set,
-    no extra, no private attributes), without its per-call bookkeeping."""
-    obj = object.__new__(ContextPlan)
-    object.__setattr__(obj, "__dict__", values)
-    object.__setattr__(obj, "__pydantic_fields_set__", set(_FIELDS_SET))
-    object.__setattr__(obj, "__pydantic_extra__", None)
-    object.__setattr__(obj, "__pydantic_private__", None)
-    return obj
+    has_tools = bool(tools) or any((m.model_extra or {}).get("tools") for m in msgs)
+    return Context(msgs, b, bool(thinking), bool(drop_thinking), dict(extra), has_tools, bool(add_generation_prompt))

@@ -221,23 +221,22 @@ def _turns(version: DsmlVersion, messages: list[Message], tools: list[Tool]) -> 
     parallel: list[tuple[list, list]] = []  # V4+: (blocks, the calls they answer) of turns with 2+ results
     latest_calls: list = []  # the calls of the latest assistant turn that made any
     for i, msg in enumerate(messages):
-        fields = msg.__dict__  # the model's field values: one attribute read (a model's are slow), then dict reads
-        role = fields["role"]
+        role = msg.role
         if role not in _ROLES or (role == "latest_reminder" and not quick):
             raise UnsupportedByFormat(f"role {role!r} is not supported by {version.name}", message_index=i,
                                       field="role")
         task, wo_eos = None, False
-        extra = msg.__pydantic_extra__  # msg.model_extra, without the property call
+        extra = msg.model_extra
         if extra:  # quick-instruction switches come as extra message fields
             task, wo_eos = _quick_instruction(version, extra, i)
-        calls = fields["tool_calls"]
+        calls = msg.tool_calls
         if calls and role != "assistant":
             raise InvalidRequest("only assistant messages carry tool_calls", message_index=i, field="tool_calls")
-        text = fields["content"]
+        text = msg.content
         if text.__class__ is not str:
             text = msg.text()
         if merge and role == "tool":
-            block = ("tool_result", text, i, fields["tool_call_id"])
+            block = ("tool_result", text, i, msg.tool_call_id)
             if user_blocks is None:
                 user_blocks, text_joins, results = [block], True, 1
                 turns.append(("user", i, "", None, None, None, False, None, user_blocks))
@@ -258,12 +257,11 @@ def _turns(version: DsmlVersion, messages: list[Message], tools: list[Tool]) -> 
         if role == "developer" and not text:
             raise UnsupportedByFormat("developer messages need content", message_index=i, field="content")
         if calls:
-            calls = latest_calls = [(ci, c.__dict__["function"].__dict__["name"], call_arguments(c, i, ci), c.__dict__["id"])
-                                    for ci, c in enumerate(calls)]
+            calls = latest_calls = [(ci, c.function.name, call_arguments(c, i, ci), c.id) for ci, c in enumerate(calls)]
         attached = None
         if role == "system" and pending_tools is not None:
             attached, pending_tools = pending_tools, None
-        turns.append((role, i, text, fields["reasoning_content"], calls or None, task, wo_eos, attached, None))
+        turns.append((role, i, text, msg.reasoning_content, calls or None, task, wo_eos, attached, None))
         user_blocks, text_joins = None, False
     if pending_tools is not None:
         turns.insert(0, ("system", None, "", None, None, None, False, pending_tools, None))
@@ -341,10 +339,10 @@ _to_strict_json = json_writer(allow_nan=False)
 
 
 def _piece_list(out: PromptBuilder) -> list:
-    """The list ``out`` collects its ``(kind, text, message_index)`` pieces in (the owner of
-    :meth:`PromptBuilder.appender`), so that a turn's pieces go in with one ``+=``. As with the appender, empty
-    text is not left out for the writer: every piece put in must have text (see :func:`_non_empty`)."""
-    return out.appender().__self__
+    """The list ``out`` collects its ``(kind, text, message_index)`` pieces in, so that a turn's pieces go in with
+    one ``+=``. As with :meth:`PromptBuilder.appender`, empty text is not left out for the writer: every piece put
+    in must have text (see :func:`_non_empty`)."""
+    return out._pieces
 
 
 def _non_empty(pieces: tuple) -> tuple:

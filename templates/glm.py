@@ -60,7 +60,7 @@ def arg_text(value: Any) -> str:
 def message_reasoning(message: Message) -> Any:
     """The message's reasoning as transformers passes it to templates: the first of
     :data:`~toolwire.templates.jinja.REASONING_FIELDS` that is not None."""
-    extra = message.__pydantic_extra__
+    extra = message.model_extra
     if not extra:  # the usual case: reasoning_content is the only field there is
         return message.reasoning_content
     fields = {"reasoning_content": message.reasoning_content, **extra}

@@ -2,11 +2,16 @@
 
 * ``normalize_messages`` validates plain dicts with Message's schema minus its Python alias step, which it
   applies itself: the models must equal ``Message.model_validate`` of each dict, field by field, with the same
-  fields set and extras, and models passed in come back as the same objects;
+  fields set and extras, and models passed in come back as the same objects; ``normalize_tools`` likewise with
+  Tool's schema minus ``model_post_init``. Both shortcuts (pydantic core-schema surgery, kept because each saves
+  more than 10 % of its call: ``bench/bench_tricks.py``) give, over every golden render request, the models the
+  plain path (pydantic's own ``TypeAdapter``) gives; ``tool_to_dict`` reads a tool's private ``_raw`` from
+  ``__pydantic_private__`` (kept too: it saves about 20 % of a render with 20 tools), the value ``tool._raw`` gives;
 * call arguments decoded from short ASCII text skip the JSON-value walk: what the walk refuses must still be
   refused, naming the field;
 * ``tojson_indented`` equals ``json.dumps(indent=4)``, also for a one-line text seen before;
-* the context plan is assembled without validation: it equals a validated ``ContextPlan`` of the same fields;
+* the context plan equals a validated ``ContextPlan`` of the same fields, and its ``kept_indices`` are the kept
+  decisions;
 * ``import toolwire`` builds no pydantic model, and the lazily loaded names are the usual classes.
 """
 
@@ -19,6 +24,7 @@ import sys
 import pytest
 
 import toolwire
+from support import GOLDEN, require_shared
 from toolwire.context_policy.plan import ContextPlan, plan
 from toolwire.errors import InvalidRequest, UnrepresentableValue
 from toolwire.models import Message, call_arguments, normalize_messages
@@ -126,7 +132,8 @@ def test_the_plan_equals_a_validated_plan(fmt, thinking):
                 {"role": "user", "content": "q2"}]
     built = plan(messages, fmt, thinking=thinking, tools=[{"type": "function", "function": {"name": "f"}}])
     validated = ContextPlan(**{name: getattr(built, name) for name in ContextPlan.model_fields})
-    validated.kept_indices  # a cached property, which plan() fills in as it builds the plan
+    validated.kept_indices  # a cached property: both plans hold it once read
+    built.kept_indices
     assert built == validated and state(built) == state(validated)
     assert built.model_dump() == validated.model_dump() and repr(built) == repr(validated)
     assert built.kept_indices == frozenset(d.message_index for d in built.decisions if d.kept)
@@ -210,3 +217,82 @@ def test_the_plain_adapter_fallback_gives_the_same_models(monkeypatch):
     monkeypatch.setattr(models, "_PLAIN_TOOLS", None)
     plain = (normalize_messages(MESSAGES), models.normalize_tools(TOOL_DICTS))
     assert state(fast[0]) == state(plain[0]) and state(fast[1]) == state(plain[1])
+
+
+def _golden_requests() -> list[dict]:
+    """Every distinct request of the golden render vectors (all families)."""
+    require_shared()
+    seen: dict[str, dict] = {}
+    for path in sorted((GOLDEN / "render").glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                request = json.loads(line)["request"]
+                seen.setdefault(json.dumps(request, sort_keys=True), request)
+    return list(seen.values())
+
+
+def _reasoning_as(message: dict, alias: str) -> dict:
+    """The message with its ``reasoning_content`` under another name Message accepts (``thinking``, ``reasoning``)."""
+    if "reasoning_content" not in message:
+        return message
+    renamed = {k: v for k, v in message.items() if k != "reasoning_content"}
+    renamed[alias] = message["reasoning_content"]
+    return renamed
+
+
+def _validated(normalize, value):
+    """The models' state, or the refusal (type, message, index, field)."""
+    try:
+        return state(normalize(value))
+    except InvalidRequest as exc:
+        return type(exc).__name__, str(exc), exc.message_index, exc.field
+
+
+def test_the_plain_adapters_give_the_same_models_over_the_golden_requests(monkeypatch):
+    """The slow path of both schema shortcuts (``_PLAIN_MESSAGES`` / ``_PLAIN_TOOLS`` None: pydantic's
+    ``TypeAdapter`` of the plain models) against the shortcut, on every golden render request."""
+    import toolwire.models as models
+
+    requests = _golden_requests()
+    assert len(requests) > 50 and sum(bool(r["tools"]) for r in requests) > 50
+    aliased = [{**r, "messages": [_reasoning_as(m, alias) for m in r["messages"]]}
+               for alias in ("thinking", "reasoning")
+               for r in requests if any("reasoning_content" in m for m in r["messages"])]
+    assert len(aliased) > 20  # the alias step the shortcut runs itself, on the same requests
+    requests += aliased
+    assert models._PLAIN_MESSAGES is not None and models._PLAIN_TOOLS is not None  # the shortcuts are in use here
+
+    def run():
+        return [(_validated(normalize_messages, r["messages"]), _validated(models.normalize_tools, r["tools"]))
+                for r in requests]
+
+    fast = run()
+    monkeypatch.setattr(models, "_PLAIN_MESSAGES", None)
+    monkeypatch.setattr(models, "_PLAIN_TOOLS", None)
+    plain = run()
+    assert fast == plain
+    assert any(isinstance(messages, list) for messages, _ in fast)  # models were compared, not only refusals
+
+
+def test_tool_to_dict_reads_the_private_raw_as_tool_raw_gives_it(monkeypatch):
+    """The plain read of a tool's raw dict (``tool._raw``, through pydantic's ``__getattr__``) against the one
+    ``tool_to_dict`` makes, for the tools of every golden render request validated both ways (shortcut and
+    ``TypeAdapter``), bare function definitions, Tool models given as models, built directly and copied."""
+    import toolwire.models as models
+    from toolwire.models import FunctionDef, Tool, tool_to_dict
+
+    given = [t for r in _golden_requests() for t in r["tools"] or ()]
+    assert len(given) > 50
+    tools = models.normalize_tools(given)
+    monkeypatch.setattr(models, "_PLAIN_TOOLS", None)
+    tools += models.normalize_tools(given)
+    tools += models.normalize_tools([{"name": "bare", "parameters": {"type": "object"}}, Tool.model_validate(given[0])])
+    tools += [Tool(function=FunctionDef(name="built")), tools[0].model_copy(), tools[-1].model_copy(deep=True)]
+    for tool in tools:
+        raw = tool._raw
+        assert tool.__pydantic_private__.get("_raw") is raw
+        if raw is not None:
+            assert tool_to_dict(tool) is raw
+        else:
+            assert tool_to_dict(tool) == tool.model_dump(exclude_unset=True, by_alias=True)
+    assert sum(t._raw is None for t in tools) == 3  # the model given as a model, the built one and its deep copy

@@ -1,7 +1,7 @@
 """The render speed paths of issue 18 give exactly what the plain paths give.
 
-* the frozen dataclasses a render builds in one step (``toolwire._frozen.frozen_instance``) equal the ones their
-  constructors build, field for field and in field order;
+* the frozen dataclasses a render builds (options, prompt, context plan pieces) hold the fields given, field for
+  field and in field order;
 * ``tojson`` (one reused C encoder) writes what ``json.dumps(ensure_ascii=False)`` writes, and raises what it
   raises (a value that contains itself included);
 * call arguments read by the decoder's scanner decode as ``json.loads`` decodes them, and every other text is

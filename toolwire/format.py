@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Sequence
 
-from ._frozen import frozen_instance
 from .errors import InvalidOption, InvalidRequest, ToolwireError, UnsupportedByFormat
 from .family import Family
 from .markers import MarkerTable
@@ -164,10 +163,10 @@ class Format:
         kept = steps.kept_reasoning(msgs, family.policy, thinking=thinking, policy=policy,
                                     drop_thinking=drop_thinking, tools=tool_models,
                                     add_generation_prompt=add_generation_prompt, extra=extra)
-        options = frozen_instance(RenderOptions, {  # RenderOptions(...), every field in order
-            "thinking": thinking, "reasoning_effort": values.get("reasoning_effort"), "drop_thinking": drop_thinking,
-            "add_generation_prompt": add_generation_prompt, "current_date": values.get("current_date"),
-            "extra": extra, "kept_reasoning": kept, "policy": policy})
+        options = RenderOptions(thinking=thinking, reasoning_effort=values.get("reasoning_effort"),
+                                drop_thinking=drop_thinking, add_generation_prompt=add_generation_prompt,
+                                current_date=values.get("current_date"), extra=extra, kept_reasoning=kept,
+                                policy=policy)
         builder = PromptBuilder()
         if prepared is None or prepared.index is None:
             opens_reasoning = self._render(msgs, tool_models, options, builder)

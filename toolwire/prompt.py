@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache, partial
+from functools import cached_property, lru_cache
 from typing import Any, Callable, Iterable, Literal, NamedTuple
-
-from ._frozen import frozen_instance
 
 SegmentKind = Literal["special", "template", "content"]
 
@@ -94,9 +92,8 @@ class RenderedPrompt:
         return list(seen)
 
 
-_segment = partial(tuple.__new__, Segment)
-"""``Segment(kind, text, message_index)`` from a ``(kind, text, message_index)`` tuple (without the Python-level
-``__new__`` of a NamedTuple: a prompt has hundreds of segments)."""
+_segment = Segment._make
+"""``Segment(kind, text, message_index)`` from a ``(kind, text, message_index)`` tuple."""
 
 
 @lru_cache(maxsize=256)
@@ -182,6 +179,4 @@ class PromptBuilder:
 
     def build(self, *, opens_reasoning: bool = False, format: str = "",
               warnings: Callable[[], list] | None = None) -> RenderedPrompt:
-        return frozen_instance(RenderedPrompt, {"text": self.text, "pieces": tuple(self._pieces),
-                                                "opens_reasoning": opens_reasoning, "format": format,
-                                                "warnings_source": warnings})
+        return RenderedPrompt(self.text, tuple(self._pieces), opens_reasoning, format, warnings)

@@ -128,7 +128,7 @@ def _too_many_digits(number: int) -> bool:
 def call_arguments(call: ToolCall, message_index: int, call_index: int) -> dict[str, Any]:
     """The call's arguments as a dict. A JSON string is decoded; an invalid one is an InvalidRequest, and so is
     a value no encoder can write back (:func:`check_json_value`)."""
-    args = call.__dict__["function"].__dict__["arguments"]  # call.function.arguments (see check_message_text)
+    args = call.function.arguments
     if isinstance(args, dict):
         check_json_value(args, message_index=message_index, field=_arguments_field(call_index))
         return args
@@ -186,10 +186,9 @@ _SHALLOW_TEXT = 2 * MAX_REQUEST_DEPTH
 
 def check_tool_text(tool: Tool, index: int) -> None:
     """Refuse a tool whose name or description holds a lone surrogate, or whose parameters no JSON encoder can
-    write (:func:`check_json_value`), naming ``tools[index]``'s field. (Fields read as in
-    :func:`check_message_text`.)"""
-    fields = tool.__dict__["function"].__dict__
-    name, description, parameters = fields["name"], fields["description"], fields["parameters"]
+    write (:func:`check_json_value`), naming ``tools[index]``'s field."""
+    function = tool.function
+    name, description, parameters = function.name, function.description, function.parameters
     if not name.isascii():  # ASCII text holds no lone surrogate
         check_text(name, field=f"tools[{index}].function.name")
     if description and not description.isascii():
@@ -203,13 +202,9 @@ def check_message_text(messages: list[Message]) -> bool:
     object as the content of a message that is not a tool result. Call arguments are checked where they are
     decoded (:func:`call_arguments`). Returns whether some message's content is not a string (a list of parts,
     a JSON object): what ``Format.render`` then looks into (tool results' parts and media)."""
-    # A model's fields are read from its __dict__: one attribute read per model (a pydantic model's attribute reads
-    # are slow: BaseModel has a __getattr__), then dict reads.
     structured = False
     for index, m in enumerate(messages):  # most messages need no closer look: ASCII text holds no lone surrogate
-        fields = m.__dict__
-        content, reasoning, name, call_id, calls = (fields["content"], fields["reasoning_content"], fields["name"],
-                                                    fields["tool_call_id"], fields["tool_calls"])
+        content, reasoning, name, call_id, calls = m.content, m.reasoning_content, m.name, m.tool_call_id, m.tool_calls
         if content.__class__ is not str and content is not None:
             structured = True
             _check_message(index, m)
@@ -227,9 +222,8 @@ def check_message_text(messages: list[Message]) -> bool:
 def _clean_calls(calls: list[ToolCall]) -> bool:
     """Whether no name, id or arguments text of ``calls`` holds a lone surrogate."""
     for call in calls:
-        fields = call.__dict__
-        call_id, function = fields["id"], fields["function"].__dict__
-        call_name, arguments = function["name"], function["arguments"]
+        call_id, function = call.id, call.function
+        call_name, arguments = function.name, function.arguments
         if (not call_name.isascii() and not _encodes(call_name)) \
                 or (call_id and not call_id.isascii() and not _encodes(call_id)) \
                 or (arguments.__class__ is str and not arguments.isascii() and not _encodes(arguments)):
