@@ -16,7 +16,7 @@ Timing: CPU µs per call (:func:`bench.harness.per_call_us`, median of 5 batches
 variant's rounds reported. **saving** = (plain - trick) / plain: what the trick takes off its operation.
 
 The render operations use ``bench/bench_render.py``'s conversation (each turn: user, assistant tool call, tool
-result, assistant answer; a final user message) and tools, copied here (:func:`conversation`, :data:`TOOLS`).
+result, assistant answer; a final user message) and tools (imported from it).
 
     python -m bench.bench_tricks [--rounds N] [--budget SECONDS] [TRICK ...]
 """
@@ -36,6 +36,7 @@ from typing import Any, Callable, Iterator
 
 import toolwire
 from bench import harness
+from bench.bench_render import TOOLS, conversation
 
 ROUNDS = 7
 """Times each variant is measured, alternating with the other (the median is reported)."""
@@ -46,37 +47,10 @@ KEEP_AT = 0.10
 
 GOLDEN = Path(__file__).resolve().parents[2] / "shared" / "golden"
 
-TOOLS = [
-    {"type": "function", "function": {"name": "get_weather", "description": "Get the weather for a city.",
-                                      "parameters": {"type": "object", "properties": {
-                                          "city": {"type": "string"}, "days": {"type": "integer"}},
-                                          "required": ["city"]}}},
-    {"type": "function", "function": {"name": "search", "description": "Search the web.",
-                                      "parameters": {"type": "object", "properties": {
-                                          "q": {"type": "string"}, "limit": {"type": "integer"}},
-                                          "required": ["q"]}}},
-]
-"""``bench_render.TOOLS``."""
 MANY_TOOLS = [{"type": "function", "function": {**t["function"], "name": f"{t['function']['name']}_{n}"}}
               for n in range(10) for t in TOOLS]
 """20 tools (:data:`TOOLS` ten times, renamed): the tricks that work per tool are also timed on a request that
 declares as many tools as an agent often does."""
-
-
-def conversation(turns: int) -> list[dict]:
-    """``bench_render.conversation``: ``turns`` tool-using turns, then a new user message."""
-    messages: list[dict] = [{"role": "system", "content": "You are a helpful travel assistant."}]
-    for t in range(turns):
-        cid = f"c{t:08d}"
-        messages += [
-            {"role": "user", "content": f"What's the weather in city number {t}, and any news?"},
-            {"role": "assistant", "content": "", "tool_calls": [{"id": cid, "type": "function", "function": {
-                "name": "get_weather", "arguments": json.dumps({"city": f"City {t}", "days": t % 7 + 1})}}]},
-            {"role": "tool", "tool_call_id": cid, "content": json.dumps({"temp_c": 10 + t % 20, "sky": "clear"})},
-            {"role": "assistant", "content": f"It is {10 + t % 20} °C and clear in City {t}."},
-        ]
-    messages.append({"role": "user", "content": "Thanks! Summarise everything."})
-    return messages
 
 
 # ---------------------------------------------------------------- patching a variant in
@@ -387,7 +361,7 @@ def _tuple_new_segments() -> Patches:
 
 def _tuple_new_hits() -> Patches:
     """``partial(tuple.__new__, Hit)`` instead of ``Hit._make`` in ``MarkerScanner.scan``."""
-    import toolwire.parsers.lexer as lexer
+    import toolwire.parsers.engine.lexer as lexer
 
     return {(lexer, "_hit"): partial(tuple.__new__, lexer.Hit)}
 
