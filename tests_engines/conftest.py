@@ -97,3 +97,21 @@ def check_expected(row, truth, content, reasoning, calls):
         pytest.xfail("toolwire's own parse() differs from this golden vector on this checkout")
     assert content == exp["content"] and reasoning == exp["reasoning"]
     assert calls == exp_calls
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The serving tests' tables (tests_engines/serving.py RESULTS), for the closing note and docs/engines.md."""
+    try:
+        from serving import RESULTS
+    except ImportError:
+        return
+    tables: dict[str, list] = {}
+    for (table, family), counts in sorted(RESULTS.items()):
+        tables.setdefault(table, []).append((family, counts))
+    for table, rows in tables.items():
+        terminalreporter.write_sep("-", table)
+        columns = list(dict.fromkeys(key for _family, counts in rows for key in counts))
+        terminalreporter.write_line("| family | " + " | ".join(columns) + " |")
+        terminalreporter.write_line("|---" * (len(columns) + 1) + "|")
+        for family, counts in rows:
+            terminalreporter.write_line(f"| {family} | " + " | ".join(str(counts.get(c, "")) for c in columns) + " |")

@@ -1,0 +1,205 @@
+"""toolwire rendering and parsing inside a real vLLM server: ``vllm launch render`` (CPU, no weights) with
+``--tokenizer-mode toolwire_<f> --tool-call-parser toolwire_<f> --reasoning-parser toolwire_<f>``, one server
+per family (module-scoped), driven with the ``openai`` and ``anthropic`` SDKs and httpx.
+
+* render: every golden render vector of the family goes to ``/v1/chat/completions/render``; the token ids must
+  equal toolwire's own ``render_tokens`` (a vector the reference refuses must be a 400). The same conversations
+  as Responses (``/v1/responses/render``) and Anthropic Messages (``/v1/messages/render``) requests must
+  render to the same ids, where the API can express them (what it cannot is counted, not passed).
+* derender: every golden parse vector's output, as token ids, through ``/v1/chat/completions/derender``, whole
+  and streamed (the stateless streaming protocol, several tokens per chunk), after a prompt the server rendered
+  itself: content, reasoning and calls equal toolwire's ``parse``.
+* fail-closed: unusable calls never reach the client as calls (docs/engines.md, "Fail-closed on the wire").
+"""
+
+from __future__ import annotations
+
+import json
+
+import anthropic
+import openai
+import pytest
+from openai.types.chat import ChatCompletion, ChatCompletionChunk
+
+import toolwire
+from conftest import REAL_TOKENIZER, golden_rows, hf_tokenizer, opens_reasoning, expected_calls
+from serving import (FAMILIES, MODEL, NotExpressible, RenderServer, anthropic_request, chat_request, model_dir,
+                     record, responses_request, toolwire_args)
+
+GOLDEN_RENDER = __import__("conftest").SHARED / "golden" / "render"
+STREAM_CHUNK = 7  # tokens per streamed derender chunk (the protocol replays earlier chunks on every call)
+
+
+def render_rows(family: str) -> list[dict]:
+    path = GOLDEN_RENDER / f"{family}.jsonl"
+    return [json.loads(line) for line in path.open(encoding="utf-8") if line.strip()] if path.exists() else []
+
+
+@pytest.fixture(scope="module", params=FAMILIES)
+def served(request, tmp_path_factory):
+    family = request.param
+    if not render_rows(family):
+        pytest.fail(f"no golden render vectors for {family} at {GOLDEN_RENDER}")
+    root = tmp_path_factory.getbasetemp()
+    server = RenderServer(model_dir(REAL_TOKENIZER[family], root / "models"), toolwire_args(family),
+                          root / f"server-toolwire_{family}.log").start()
+    record("server start (s)", family, toolwire=round(server.started_in, 1))
+    yield family, server
+    server.stop()
+
+
+def toolwire_ids(family: str, row: dict) -> list[int]:
+    request = row["request"]
+    return toolwire.get_format(family).render_tokens(request["messages"], request["tools"],
+                                                     hf_tokenizer(REAL_TOKENIZER[family]), **row["options"]).ids
+
+
+def test_chat_completions_render_equals_render_tokens(served):
+    family, server = served
+    client = server.openai()
+    equal, differ, refused = 0, [], 0
+    rows = render_rows(family)
+    for row in rows:
+        body = chat_request(row)
+        if "expected_error" in row:
+            with pytest.raises(toolwire.errors.ToolwireError):
+                toolwire_ids(family, row)
+            with pytest.raises(openai.BadRequestError):
+                client.post("/chat/completions/render", body=body, cast_to=object)
+            refused += 1
+            continue
+        got = client.post("/chat/completions/render", body=body, cast_to=object)["token_ids"]
+        if got == toolwire_ids(family, row):
+            equal += 1
+        else:
+            differ.append(row["id"])
+    record("render: Chat Completions (equal / total)", family, equal=f"{equal + refused} / {len(rows)}",
+           **{"both refuse": refused})
+    assert not differ and equal + refused == len(rows)
+
+
+def _other_api(family: str, server: RenderServer, api: str) -> None:
+    client = server.openai() if api == "responses" else server.anthropic()
+    build = responses_request if api == "responses" else anthropic_request
+    path = "/responses/render" if api == "responses" else "/v1/messages/render"
+    equal, differ, skipped = 0, [], {}
+    rows = [row for row in render_rows(family) if "expected_error" not in row]
+    for row in rows:
+        try:
+            body = build(row)
+        except NotExpressible as why:
+            skipped[str(why)] = skipped.get(str(why), 0) + 1
+            continue
+        got = client.post(path, body=body, cast_to=object)
+        ids = got["token_ids"] if "token_ids" in got else got["engine_input"]["prompt_token_ids"]
+        if ids == toolwire_ids(family, row):
+            equal += 1
+        else:
+            differ.append(row["id"])
+    expressible = len(rows) - sum(skipped.values())
+    record(f"render: {'Responses' if api == 'responses' else 'Anthropic Messages'} (equal / expressible)", family,
+           equal=f"{equal} / {expressible}", **{"not expressible": ", ".join(f"{k} {v}" for k, v in skipped.items())
+                                                or "-"})
+    assert not differ, differ
+    assert equal == expressible > 0
+
+
+def test_responses_render_as_its_chat_equivalent(served):
+    _other_api(*served, "responses")
+
+
+def test_anthropic_messages_render_as_its_chat_equivalent(served):
+    _other_api(*served, "messages")
+
+
+# ---------------------------------------------------------------- derender
+
+def prompt_for(family: str, server: RenderServer, row: dict):
+    """The chat request a golden output answers (one user turn, the vector's tools and thinking mode), the
+    prompt ids the server renders for it (checked against toolwire's), and toolwire's RenderedPrompt."""
+    messages = [{"role": "user", "content": "Go."}]
+    request = {"model": MODEL, "messages": messages,
+               "chat_template_kwargs": {"thinking": opens_reasoning(row), "enable_thinking": opens_reasoning(row)}}
+    if row["tools"]:
+        request["tools"] = row["tools"]
+    ids = server.openai().post("/chat/completions/render", body=request, cast_to=object)["token_ids"]
+    prompt = toolwire.get_format(family).render(messages, row["tools"], thinking=opens_reasoning(row))
+    assert ids == prompt.token_ids(hf_tokenizer(REAL_TOKENIZER[family]))
+    return request, ids, prompt
+
+
+def derender_whole(server: RenderServer, request: dict, prompt: list[int], ids: list[int],
+                   finish: str = "stop") -> ChatCompletion:
+    body = {"model": MODEL, "prompt_token_ids": prompt, "chat_request": request,
+            "generate_response": {"request_id": "r", "choices": [{"index": 0, "token_ids": ids,
+                                                                  "finish_reason": finish}]}}
+    return ChatCompletion.model_validate(server.openai().post("/chat/completions/derender", body=body, cast_to=object))
+
+
+def derender_stream(server: RenderServer, request: dict, prompt: list[int], ids: list[int], size: int,
+                    finish: str = "stop") -> list[ChatCompletionChunk]:
+    client = server.openai()
+    state, chunks = None, []
+    cuts = [ids[i:i + size] for i in range(0, len(ids), size)] or [[]]
+    for n, piece in enumerate(cuts):
+        last = n == len(cuts) - 1
+        body = {"model": MODEL, "stream": True, "prompt_token_ids": prompt, "chat_request": request,
+                "stream_state": state,
+                "generate_chunk": {"request_id": "r", "choices": [{"index": 0, "token_ids": piece,
+                                                                   "finish_reason": finish if last else None}]}}
+        answer = client.post("/chat/completions/derender", body=body, cast_to=object)
+        state = answer["stream_state"]
+        chunks.append(ChatCompletionChunk.model_validate(answer["chunk"]))
+    return chunks
+
+
+def joined(chunks: list[ChatCompletionChunk]) -> dict:
+    """The chunks accumulated as a client does (content and reasoning joined, calls merged by index)."""
+    content, reasoning, calls, finish, marker = [], [], {}, None, None
+    for chunk in chunks:
+        for choice in chunk.choices:
+            delta = choice.delta
+            content.append(delta.content or "")
+            extra = delta.model_extra or {}
+            reasoning.append(extra.get("reasoning") or "")
+            marker = extra.get("toolwire") or marker
+            for part in delta.tool_calls or ():
+                call = calls.setdefault(part.index, {"ids": [], "name": None, "arguments": ""})
+                if part.id:
+                    call["ids"].append(part.id)
+                if part.function and part.function.name:
+                    assert call["name"] is None, "a call's name was sent twice"
+                    call["name"] = part.function.name
+                if part.function and part.function.arguments:
+                    call["arguments"] += part.function.arguments
+            finish = choice.finish_reason or finish
+    return {"content": "".join(content), "reasoning": "".join(reasoning),
+            "calls": [calls[i] for i in sorted(calls)], "finish": finish, "marker": marker}
+
+
+def test_derender_golden_outputs(served):
+    """Every golden parse vector's output, as token ids after a prompt the server rendered: whole, and streamed
+    STREAM_CHUNK tokens per chunk, give toolwire's parse (content, reasoning, calls, one id per call)."""
+    family, server = served
+    tokenizer = hf_tokenizer(REAL_TOKENIZER[family])
+    rows = golden_rows(family)
+    wrong = []
+    for row in rows:
+        request, prompt, rendered = prompt_for(family, server, row)
+        truth = toolwire.get_format(family).parse(row["model_output"], row["tools"], prompt=rendered)
+        want_calls = expected_calls(truth)
+        ids = tokenizer.encode(row["model_output"], add_special_tokens=False)
+        whole = derender_whole(server, request, prompt, ids).choices[0]
+        got_whole = (whole.message.content or "", (whole.message.model_extra or {}).get("reasoning") or "",
+                     [(c.function.name, json.loads(c.function.arguments)) for c in whole.message.tool_calls or ()])
+        streamed = joined(derender_stream(server, request, prompt, ids, STREAM_CHUNK))
+        got_stream = (streamed["content"], streamed["reasoning"],
+                      [(c["name"], json.loads(c["arguments"])) for c in streamed["calls"]])
+        want = (truth.content, truth.reasoning, want_calls)
+        if got_whole != want or got_stream != want or any(len(c["ids"]) != 1 for c in streamed["calls"]):
+            wrong.append((row["id"], got_whole, got_stream, want))
+        if want_calls and (whole.finish_reason, streamed["finish"]) != ("tool_calls", "tool_calls"):
+            wrong.append((row["id"], "finish_reason", whole.finish_reason, streamed["finish"]))
+    record("derender: golden outputs (equal / total, whole and streamed)", family,
+           equal=f"{len(rows) - len({w[0] for w in wrong})} / {len(rows)}")
+    assert not wrong, wrong[:5]
