@@ -203,3 +203,100 @@ def test_derender_golden_outputs(served):
     record("derender: golden outputs (equal / total, whole and streamed)", family,
            equal=f"{len(rows) - len({w[0] for w in wrong})} / {len(rows)}")
     assert not wrong, wrong[:5]
+
+
+# ---------------------------------------------------------------- fail-closed on the wire
+
+WEATHER = [{"type": "function", "function": {"name": "get_weather", "description": "Weather in a city",
+                                             "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
+                                                            "required": ["city"]}}}]
+LEAD = "Let me check."
+
+
+def call_output(family: str, name: str) -> str:
+    """What the model writes for ``LEAD`` and one call of ``name`` with ``{"city": "Paris"}``: the family's own
+    rendering of that assistant turn (the render with the turn less the render without it, less the stop token)."""
+    fmt = toolwire.get_format(family)
+    user = [{"role": "user", "content": "Weather in Paris?"}]
+    turn = {"role": "assistant", "content": LEAD, "tool_calls": [
+        {"id": "call_1", "type": "function", "function": {"name": name, "arguments": '{"city": "Paris"}'}}]}
+    before = fmt.render(user, WEATHER).text
+    after = fmt.render(user + [turn], WEATHER, add_generation_prompt=False).text
+    if not after.startswith(before):  # DeepSeek-R1 renders history without the prompt's "<think>\n"
+        from toolwire.grammar.engines import call_boundaries
+
+        tool = {"type": "function", "function": {"name": name, "parameters": {"type": "object"}}}
+        begin, end, trigger = call_boundaries(family, tool)
+        return "\n</think>\n\n" + LEAD + trigger + begin + '{"city": "Paris"}' + end + fmt.markers["calls_end"]
+    out = after[len(before):].rstrip("\n")
+    for stop in fmt.stop_tokens:
+        out = out[:-len(stop)] if out.endswith(stop) else out
+    return out
+
+
+def unusable_outputs(family: str) -> dict[str, tuple[str, str]]:
+    """The issue's three unusable calls, written in the family's syntax: case -> (output, engine finish)."""
+    good = call_output(family, "get_weather")
+    cases = {"unknown tool get_wether": (call_output(family, "get_wether"), "stop")}
+    if '{"city": "Paris"}' in good:  # the JSON-bodied families
+        cases["arguments {city: 'Paris'} (not JSON)"] = (good.replace('{"city": "Paris"}', "{city: 'Paris'}"), "stop")
+    cases["cut off inside the arguments"] = (good[:good.index("Paris") + 3], "length")
+    return cases
+
+
+def after_reasoning(family: str, output: str) -> str:
+    closer = toolwire.get_format(family).markers.get("think_close", "")
+    return output.split(closer, 1)[1].lstrip("\n") if closer and closer in output else output
+
+
+def test_fail_closed_on_the_wire(served):
+    """An unknown tool, arguments that are not JSON, a call cut off: never a usable call on the wire. Whole:
+    no tool call, the call's text in the content, ``finish_reason`` stop (length when cut off). Streamed at 1
+    and 3 tokens per chunk: an undeclared call never starts; a started call that ends unusable keeps arguments
+    that are not complete JSON, its text goes to the content, and the last delta carries the ``toolwire``
+    marker naming it; the content equals the whole response's. A usable call goes through as a call."""
+    family, server = served
+    tokenizer = hf_tokenizer(REAL_TOKENIZER[family])
+    request = {"model": MODEL, "messages": [{"role": "user", "content": "Weather in Paris?"}], "tools": WEATHER,
+               "chat_template_kwargs": {"thinking": False, "enable_thinking": False}}
+    prompt = server.openai().post("/chat/completions/render", body=request, cast_to=object)["token_ids"]
+
+    good = call_output(family, "get_weather")
+    ids = tokenizer.encode(good, add_special_tokens=False)
+    whole = derender_whole(server, request, prompt, ids).choices[0]
+    assert [(c.function.name, json.loads(c.function.arguments)) for c in whole.message.tool_calls] == \
+        [("get_weather", {"city": "Paris"})]
+    assert whole.finish_reason == "tool_calls" and whole.message.tool_calls[0].id.startswith("chatcmpl-tool-")
+    for size in (1, 3):
+        streamed = joined(derender_stream(server, request, prompt, ids, size))
+        assert [(c["name"], json.loads(c["arguments"])) for c in streamed["calls"]] == [("get_weather",
+                                                                                          {"city": "Paris"})]
+        assert streamed["finish"] == "tool_calls" and streamed["marker"] is None
+
+    for case, (output, finish) in unusable_outputs(family).items():
+        ids = tokenizer.encode(output, add_special_tokens=False)
+        text = after_reasoning(family, output)
+        whole = derender_whole(server, request, prompt, ids, finish).choices[0]
+        assert not whole.message.tool_calls, case
+        assert whole.message.content == text, case
+        assert whole.finish_reason == finish, case
+        rows = {"non-streamed": f"no call, text in content, finish {whole.finish_reason}"}
+        for size in (1, 3):
+            streamed = joined(derender_stream(server, request, prompt, ids, size, finish))
+            assert streamed["content"] == text, (case, size)
+            (entry,) = streamed["marker"]["unusable_calls"]
+            if case.startswith("unknown"):
+                assert streamed["calls"] == [] and entry["status"] == "undeclared" and entry["index"] is None
+                assert entry["codes"] == ["unknown_tool"]
+                seen = "never started"
+            else:
+                (call,) = streamed["calls"]
+                with pytest.raises(ValueError):
+                    json.loads(call["arguments"])
+                assert entry["index"] == 0 and entry["id"] == call["ids"][0]
+                assert entry["status"] == ("truncated" if finish == "length" else "rejected")
+                seen = f"started, arguments {call['arguments']!r} (not JSON)"
+            assert streamed["finish"] == ("length" if finish == "length" else
+                                          "stop" if case.startswith("unknown") else "tool_calls"), (case, size)
+            rows[f"streamed {size}"] = f"{seen}, text in content, marker {entry['status']}, finish {streamed['finish']}"
+        record(f"fail-closed: toolwire_{family}", case, **rows)
