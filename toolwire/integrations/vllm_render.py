@@ -43,10 +43,15 @@ import toolwire
 from toolwire.errors import ToolwireError
 from toolwire.integrations import engine_prompts
 
-from vllm.exceptions import VLLMValidationError
-from vllm.renderers.chat_utils import parse_chat_messages, parse_chat_messages_async
-from vllm.renderers.hf import HfRenderer
-from vllm.utils.async_utils import make_async
+from toolwire.integrations.engine_stream import missing_engine
+
+try:
+    from vllm.exceptions import VLLMValidationError
+    from vllm.renderers.chat_utils import parse_chat_messages, parse_chat_messages_async
+    from vllm.renderers.hf import HfRenderer
+    from vllm.utils.async_utils import make_async
+except ModuleNotFoundError as _exc:  # vLLM, or a module vLLM itself imports (torch ...), is not installed
+    raise ImportError(missing_engine(__name__, "vLLM", "vllm", _exc), name=_exc.name) from _exc
 
 PREFIX = "toolwire_"
 logger = logging.getLogger("vllm.toolwire.render")
