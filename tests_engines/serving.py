@@ -36,8 +36,13 @@ TEMPLATES = SHARED / "real" / "templates"
 MODEL = "toolwire-test"  # --served-model-name
 START_TIMEOUT = float(os.environ.get("TOOLWIRE_SERVER_TIMEOUT", "600"))
 
-# families whose golden vectors go through a server: those with a real tokenizer in ../shared
-FAMILIES = list(REAL_TOKENIZER)
+# families whose golden vectors go through a server: those with a real tokenizer in ../shared (or the
+# comma-separated TOOLWIRE_SERVING_FAMILIES: the second venv's run, Makefile)
+# comma-separated TOOLWIRE_SERVING_FAMILIES: the second venv's run, Makefile). DeepSeek V4.1 is parsed with the V4
+# tokenizer elsewhere, but its prompts use markers (<｜System｜> ...) that are not tokens of it: not served here.
+NOT_SERVED = {"deepseek_v41": "its markers (<｜System｜> ...) are not tokens of the DeepSeek-V4 tokenizer in ../shared"}
+FAMILIES = [f for f in REAL_TOKENIZER if f not in NOT_SERVED
+            and f in os.environ.get("TOOLWIRE_SERVING_FAMILIES", f).split(",")]
 
 # a small model of each tokenizer's architecture (vLLM reads the config; the render server loads no weights)
 CONFIGS = {
@@ -69,7 +74,6 @@ OWN = {
     "deepseek_r1": ("hf", "DeepSeek-R1.jinja", "deepseek_v3", "deepseek_r1"),
     "deepseek_v32": ("deepseek_v32", None, "deepseek_v32", "deepseek_v3"),
     "deepseek_v4": ("deepseek_v4", None, "deepseek_v4", "deepseek_v4"),
-    "deepseek_v41": ("deepseek_v41", None, "deepseek_v41", "deepseek_v41"),
 }
 
 
@@ -213,6 +217,13 @@ def _text(content: Any) -> str | None:
     raise NotExpressible("list content")
 
 
+def _parts(content: Any, part_type: str) -> Any:
+    """Text parts (a user message's list content) in the other API's part type; a string as it is."""
+    if isinstance(content, list):
+        return [{"type": part_type, "text": part["text"]} for part in content]
+    return content
+
+
 def responses_request(row: dict) -> dict:
     """The golden render request as a Responses request (``openai.types.responses`` item shapes): system and
     developer messages as input messages of those roles, an assistant turn as its reasoning item, output
@@ -224,8 +235,10 @@ def responses_request(row: dict) -> dict:
     items: list[dict] = []
     for n, message in enumerate(request["messages"]):
         role = message["role"]
-        if role in ("system", "developer", "user"):
+        if role in ("system", "developer"):
             items.append({"role": role, "content": _text(message["content"])})  # EasyInputMessageParam
+        elif role == "user":
+            items.append({"role": role, "content": _parts(message["content"], "input_text")})
         elif role == "assistant":
             if message.get("reasoning_content"):
                 items.append({"type": "reasoning", "id": f"rs_{n}", "summary": [],
@@ -266,7 +279,7 @@ def anthropic_request(row: dict) -> dict:
         if role in ("system", "developer"):
             raise NotExpressible(f"a {role} message after the first message")
         if role == "user":
-            out.append({"role": "user", "content": _text(message["content"])})
+            out.append({"role": "user", "content": _parts(message["content"], "text")})
         elif role == "assistant":
             blocks: list[dict] = []
             if message.get("reasoning_content"):

@@ -109,6 +109,8 @@ def check_against_parse(row, messages, parser):
     assert parser.tool_parser.get_remaining_unstreamed_args() == ""
     result = parser.tool_parser.result
     assert result is not None and result.content == truth.content
+    # one id per call: the same in parser.result and on the wire
+    assert [c.id for c in result.tool_calls if c.source != "reasoning"] == ids
     # and the golden vector's own expectation (written from the reference)
     check_expected(row, truth, content, reasoning, want)
 

@@ -117,6 +117,20 @@ def plain(value: Any) -> Any:
     return value
 
 
+RESPONSES_TEXT_PARTS = frozenset({"input_text", "output_text"})
+"""The Responses API's text part types (vLLM hands a Responses input message's parts on as they are)."""
+
+
+def _chat_parts(message: Any) -> Any:
+    """A message whose content parts use the Responses API's text types, with Chat Completions' ``text``."""
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, list) and any(isinstance(p, dict) and p.get("type") in RESPONSES_TEXT_PARTS
+                                         for p in content):
+        message = dict(message, content=[dict(p, type="text") if isinstance(p, dict) and p.get("type")
+                                         in RESPONSES_TEXT_PARTS else p for p in content])
+    return message
+
+
 def request_tools(tools: Any) -> list[dict] | None:
     """The tools vLLM hands the template (``ChatCompletionToolsParam.model_dump()``) without its None fields."""
     if not tools:
@@ -168,7 +182,7 @@ class ToolwireRenderer(HfRenderer):
             self._told_template = True
             logger.warning("%s%s renders its own format: the chat template given is not used", PREFIX,
                            self.format_name)
-        msgs = plain(list(messages))
+        msgs = [_chat_parts(message) for message in plain(list(messages))]
         tools = request_tools(kwargs.get("tools"))
         options = render_options(self.format, kwargs)
         try:
