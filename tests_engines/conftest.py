@@ -99,6 +99,18 @@ def check_expected(row, truth, content, reasoning, calls):
     assert calls == exp_calls
 
 
+@pytest.fixture(scope="session")
+def serving_root():
+    """A private directory for the serving tests' model folders and server logs (not pytest's shared basetemp,
+    which another pytest run of the same user may prune while a server reads it)."""
+    import shutil
+    import tempfile
+
+    root = Path(tempfile.mkdtemp(prefix="toolwire-serving-"))
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+
+
 def pytest_terminal_summary(terminalreporter):
     """The serving tests' tables (tests_engines/serving.py RESULTS), for the closing note and docs/engines.md."""
     try:

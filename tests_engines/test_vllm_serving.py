@@ -36,11 +36,11 @@ def render_rows(family: str) -> list[dict]:
 
 
 @pytest.fixture(scope="module", params=FAMILIES)
-def served(request, tmp_path_factory):
+def served(request, serving_root):
     family = request.param
     if not render_rows(family):
         pytest.fail(f"no golden render vectors for {family} at {GOLDEN_RENDER}")
-    root = tmp_path_factory.getbasetemp()
+    root = serving_root
     server = RenderServer(model_dir(REAL_TOKENIZER[family], root / "models"), toolwire_args(family),
                           root / f"server-toolwire_{family}.log").start()
     record("server start (s)", family, toolwire=round(server.started_in, 1))

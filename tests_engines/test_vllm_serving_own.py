@@ -27,9 +27,9 @@ for _family in FAMILIES:
 
 
 @pytest.fixture(scope="module", params=list(GROUPS), ids=lambda key: "+".join(GROUPS[key]))
-def own(request, tmp_path_factory):
+def own(request, serving_root):
     families = GROUPS[request.param]
-    root = tmp_path_factory.getbasetemp()
+    root = serving_root
     server = RenderServer(model_dir(REAL_TOKENIZER[families[0]], root / "models"), own_args(families[0]),
                           root / f"server-own-{'+'.join(families)}.log").start()
     for family in families:

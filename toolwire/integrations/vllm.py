@@ -43,7 +43,9 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
+import hashlib
 import logging
+from array import array
 from typing import NamedTuple
 
 import toolwire
@@ -76,12 +78,25 @@ _PROMPT_TAIL_TOKENS = 512  # prompt ids decoded to find the last reasoning marke
 
 
 def _tool_dicts(tools: Sequence[Any] | None) -> list[dict] | None:
-    """vLLM's tool models (ChatCompletionToolsParam) as the plain dicts toolwire reads."""
+    """vLLM's tool models (Chat Completions' ``ChatCompletionToolsParam``, or the Responses API's flat function
+    tools) as the Chat Completions dicts toolwire reads; the Responses API's other tools (web search ...) are
+    not function tools and are left out."""
     if not tools:
         return None
+    if all(hasattr(tool, "model_dump") for tool in tools):
+        try:  # vLLM's own list of the tools the model is shown (namespaces flattened, custom tools as functions)
+            from vllm.tool_parsers.utils import get_function_tools
+
+            tools = get_function_tools(tools)
+        except ImportError:  # pragma: no cover - other vLLM versions
+            pass
     out = []
     for tool in tools:
-        out.append(tool.model_dump(exclude_none=True) if hasattr(tool, "model_dump") else dict(tool))
+        tool = tool.model_dump(exclude_none=True) if hasattr(tool, "model_dump") else dict(tool)
+        if "function" not in tool and tool.get("type") == "function" and "name" in tool:
+            tool = {"type": "function", "function": {k: v for k, v in tool.items() if k != "type"}}
+        if isinstance(tool.get("function"), dict):
+            out.append(tool)
     return out
 
 
@@ -178,11 +193,15 @@ class RequestState:
         self.adopted = False  # a toolwire tool parser took this state over (else the reasoning parser is alone)
         self.whole_output: str | None = None  # the output parse_whole read (None: streamed)
         self.last_message: DeltaMessage | None = None  # the last delta handed to vLLM (the marker may join it)
+        self.id_seed: bytes | None = None  # the prompt's hash: call ids derived from it and the output
+        self.seen_request = False  # a request or a prompt was seen: this parser serves a request
 
     def set_prompt(self, prompt_ids: Sequence[int]) -> None:
         """The prompt vLLM rendered for this request: toolwire's own RenderedPrompt when toolwire rendered it
         (``--tokenizer-mode toolwire_<format>``), else its last tokens decoded."""
+        self.seen_request = True
         self.prompt = engine_prompts.recall(prompt_ids, self.format_name)
+        self.id_seed = hashlib.sha256(array("q", prompt_ids).tobytes()).digest()
         if self.prompt is None:
             self.prompt_tail = _decode(self.tokenizer, prompt_ids[-_PROMPT_TAIL_TOKENS:])
 
@@ -194,9 +213,12 @@ class RequestState:
         return start_in_reasoning(self.format_name, prompt_tail=self.prompt_tail,
                                   chat_template_kwargs=self.chat_template_kwargs)
 
-    def declared(self) -> frozenset[str]:
+    def declared(self) -> frozenset[str] | None:
         """The tool names a call may use on the wire: the request's tools (none: nothing), only the named
-        one for a named ``tool_choice``, nothing for ``tool_choice="none"``."""
+        one for a named ``tool_choice``, nothing for ``tool_choice="none"``. None (every name, as toolwire's
+        parse without tools) for a parser used outside a request: no request, no prompt and no tools seen."""
+        if not self.tools and not self.seen_request:
+            return None
         if self.tool_choice == "none":
             return frozenset()
         named = _named_tool(self.tool_choice)
@@ -209,7 +231,7 @@ class RequestState:
             prompt = self.prompt if not self.tool_parser_alone else None
             self.stream = FailClosedStream(self.format_name, self.tools, thinking=self.start_in_reasoning(),
                                            prompt=prompt, tokenizer=self.tokenizer, declared=self.declared(),
-                                           units=units)
+                                           units=units, id_seed=self.id_seed)
         return self.stream
 
     def feed(self, driver: object, delta_text: str, delta_token_ids: Sequence[int]) -> DeltaMessage | None:
@@ -239,6 +261,7 @@ class RequestState:
     def finish(self) -> DeltaMessage | None:
         if self.stream is None or self.stream.flushed:
             return None
+        last = self.last_message  # the delta of the last step (vLLM merges this one's fields into it)
         message = self._message(self.stream.flush())
         if self.stream.unusable:
             marker = {"unusable_calls": [call.as_dict() for call in self.stream.unusable]}
@@ -247,7 +270,7 @@ class RequestState:
                 message = DeltaMessage()
             # on the returned delta, and on the last one handed out: vLLM merges the end-of-stream delta's
             # fields into the last step's delta when both exist, and keeps that one
-            for target in (message, self.last_message):
+            for target in (message, last):
                 if target is not None:
                     setattr(target, MARKER, marker)
         return message
@@ -472,8 +495,10 @@ def _take_request(state: RequestState, request: Any) -> None:
     """What a parser call's request tells the state before its stream opens: tools, ``tool_choice``,
     ``chat_template_kwargs``."""
     if state.stream is None and request is not None:
-        if state.tools is None:
-            state.tools = _tool_dicts(getattr(request, "tools", None))
+        state.seen_request = True
+        tools = getattr(request, "tools", None)
+        if state.tools is None or (isinstance(tools, (list, tuple)) and tools):  # the request's own tools decide
+            state.tools = _tool_dicts(tools)
         state.tool_choice = getattr(request, "tool_choice", None)
         if state.chat_template_kwargs is None:
             state.chat_template_kwargs = getattr(request, "chat_template_kwargs", None)

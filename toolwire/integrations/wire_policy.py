@@ -25,6 +25,7 @@ exact enough to decide, not to cut text; the adapter then replays the output by 
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
@@ -86,7 +87,12 @@ class FailClosedStream(EngineStream):
     token or character at a time (exact call text; the default)."""
 
     def __init__(self, format_name: str, tools: Sequence[Any] | None = None, *,
-                 declared: Iterable[str] | None = None, units: bool = True, **options: Any):
+                 declared: Iterable[str] | None = None, units: bool = True, id_seed: bytes | None = None,
+                 **options: Any):
+        # with id_seed (e.g. the prompt's ids), a generated call id is a hash of the seed, the output fed before
+        # the call and its index: the same when the same output is fed again, in any chunking (vLLM's stateless
+        # streaming derender replays the output on every chunk with a new parser), different per output
+        self._id_digest = hashlib.sha256(id_seed) if id_seed is not None else None
         super().__init__(format_name, tools, **options)
         self.declared = None if declared is None else frozenset(declared)
         self.units = units
@@ -102,6 +108,16 @@ class FailClosedStream(EngineStream):
         self._raw_decoder = None
         self._opener, self._closer = reasoning_pair(format_name)
         self._content_seen = False  # content (or a call) was emitted: a reasoning block cannot come first now
+
+    def _call_id(self, index: int) -> str:
+        if self._id_digest is None:
+            return super()._call_id(index)
+        made = self._made_ids.get(index)
+        if made is None:
+            digest = self._id_digest.copy()
+            digest.update(b"#%d" % index)
+            made = self._made_ids[index] = "chatcmpl-tool-" + digest.hexdigest()[:32]
+        return made
 
     # ---- feeding
     def feed(self, text: str = "", ids: Sequence[int] | None = None) -> Fold:
@@ -123,10 +139,14 @@ class FailClosedStream(EngineStream):
                 units = [[tid] for tid in ids] if self.units else [list(ids)]
                 for unit in units:
                     self._add_raw("".join(piece.text for piece in self._raw_decoder.feed(unit)))
+                    if self._id_digest is not None:
+                        self._id_digest.update(b",".join(b"%d" % tid for tid in unit) + b",")
                     self._take(self._parser.feed(ids=unit), pending)
         elif text:
             for unit in (text if self.units else (text,)):
                 self._add_raw(unit)
+                if self._id_digest is not None:
+                    self._id_digest.update(unit.encode("utf-8", "surrogatepass"))
                 self._take(self._parser.feed(unit), pending)
         return self._settle(pending)
 
