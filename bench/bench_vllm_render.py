@@ -26,6 +26,8 @@ from pathlib import Path
 from bench import harness
 from bench.bench_render import SHARED, TOOLS, conversation
 
+os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")  # before vLLM is imported: it picks its platform then
+
 CASES = [  # format, tokenizer folder, vLLM's own renderer: ("hf", template) or (mode, None)
     ("qwen3", "Qwen3", ("hf", "Qwen3-8B.jinja")),
     ("qwen35", "Qwen3", ("hf", "Qwen3.5-4B.jinja")),
@@ -82,7 +84,6 @@ def main() -> None:
     if harness.optional_import("vllm.renderers.registry") is None:
         print("vLLM is not installed here: run `.engines-venv/bin/python -m bench vllm_render`", harness.MISSING)
         return
-    os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
     import toolwire.integrations.vllm  # noqa: F401  (registers toolwire_<format>)
 
     rows = []
