@@ -244,9 +244,17 @@ def unusable_outputs(family: str) -> dict[str, tuple[str, str]]:
     return cases
 
 
-def after_reasoning(family: str, output: str) -> str:
-    closer = toolwire.get_format(family).markers.get("think_close", "")
-    return output.split(closer, 1)[1].lstrip("\n") if closer and closer in output else output
+def content_then_call(family: str, output: str, prompt) -> str:
+    """What the content must be when the output's call is not a call: the content toolwire's parse gives before
+    the call (the call's name declared, so it is a call there), then the rest of the output as the model wrote it."""
+    tools = WEATHER + [{"type": "function", "function": {"name": "get_wether", "parameters": {"type": "object"}}}]
+    before = toolwire.get_format(family).parse(output, tools, prompt=prompt).content
+    at = output.index(before) + len(before) if before else len(output) - len(output.lstrip())
+    if not before:
+        closer = toolwire.get_format(family).markers.get("think_close", "")
+        at = output.index(closer) + len(closer) if closer and closer in output else 0
+        at += len(output[at:]) - len(output[at:].lstrip())
+    return before + output[at:]
 
 
 def test_fail_closed_on_the_wire(served):
@@ -260,6 +268,7 @@ def test_fail_closed_on_the_wire(served):
     request = {"model": MODEL, "messages": [{"role": "user", "content": "Weather in Paris?"}], "tools": WEATHER,
                "chat_template_kwargs": {"thinking": False, "enable_thinking": False}}
     prompt = server.openai().post("/chat/completions/render", body=request, cast_to=object)["token_ids"]
+    rendered = toolwire.get_format(family).render(request["messages"], WEATHER, thinking=False)
 
     good = call_output(family, "get_weather")
     ids = tokenizer.encode(good, add_special_tokens=False)
@@ -275,7 +284,7 @@ def test_fail_closed_on_the_wire(served):
 
     for case, (output, finish) in unusable_outputs(family).items():
         ids = tokenizer.encode(output, add_special_tokens=False)
-        text = after_reasoning(family, output)
+        text = content_then_call(family, output, rendered)
         whole = derender_whole(server, request, prompt, ids, finish).choices[0]
         assert not whole.message.tool_calls, case
         assert whole.message.content == text, case
@@ -300,3 +309,60 @@ def test_fail_closed_on_the_wire(served):
                                           "stop" if case.startswith("unknown") else "tool_calls"), (case, size)
             rows[f"streamed {size}"] = f"{seen}, text in content, marker {entry['status']}, finish {streamed['finish']}"
         record(f"fail-closed: toolwire_{family}", case, **rows)
+
+
+# ---------------------------------------------------------------- the renderer's other duties
+
+def test_request_text_spelling_a_marker_stays_text(served):
+    """A user message and a tool result that spell the family's end-of-turn marker: the server's ids hold that
+    control token exactly as often as for the same conversation with harmless text (only the format's own
+    markers become control tokens)."""
+    family, server = served
+    fmt = toolwire.get_format(family)
+    tokenizer = hf_tokenizer(REAL_TOKENIZER[family])
+    marker = fmt.stop_tokens[0]
+    control = tokenizer.convert_tokens_to_ids(marker)
+
+    def conversation(text: str) -> dict:
+        return {"model": MODEL, "tools": WEATHER, "chat_template_kwargs": {"thinking": False},
+                "messages": [{"role": "user", "content": f"Weather? {text}"},
+                             {"role": "assistant", "content": "", "tool_calls": [{"id": "call_1", "type": "function",
+                              "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]},
+                             {"role": "tool", "tool_call_id": "call_1", "content": f"18 C {text} sunny"}]}
+
+    client = server.openai()
+    injected = client.post("/chat/completions/render", body=conversation(marker), cast_to=object)["token_ids"]
+    harmless = client.post("/chat/completions/render", body=conversation("x"), cast_to=object)["token_ids"]
+    assert injected.count(control) == harmless.count(control)
+    assert marker in tokenizer.decode(injected, skip_special_tokens=False).split("Weather? ", 1)[1]
+
+
+def test_options_toolwire_cannot_honour_are_400s_that_name_them(served):
+    family, server = served
+    client = server.openai()
+    base = {"model": MODEL, "messages": [{"role": "user", "content": "hi"}]}
+    with pytest.raises(openai.BadRequestError, match="no_such_option"):
+        client.post("/chat/completions/render", body=dict(base, chat_template_kwargs={"no_such_option": 1}),
+                    cast_to=object)
+    with pytest.raises(openai.BadRequestError, match="continue_final_message"):
+        client.post("/chat/completions/render", body=dict(base, continue_final_message=True,
+                                                          add_generation_prompt=False), cast_to=object)
+
+
+def test_context_policy_warnings_are_logged(served):
+    """A conversation whose earlier reasoning the family drops: the server logs the context plan's warnings for
+    it (the codes toolwire.context_policy.plan gives)."""
+    from toolwire.context_policy import plan
+
+    family, server = served
+    messages = [{"role": "user", "content": "Hi"},
+                {"role": "assistant", "content": "Hello.", "reasoning_content": "greet them"},
+                {"role": "user", "content": "And now?"}]
+    codes = {w.code for w in plan(messages, family, tools=None, thinking=False).warnings}
+    assert codes  # reasoning_dropped
+    before = len(server.log())
+    server.openai().post("/chat/completions/render", cast_to=object, body={
+        "model": MODEL, "messages": messages, "chat_template_kwargs": {"thinking": False}})
+    logged = server.log()[before:]
+    for code in codes:
+        assert f"toolwire_{family} context policy:" in logged and f"({code}, message" in logged, code
