@@ -67,7 +67,9 @@ class EngineStream:
 
     Calls the model wrote inside its reasoning are not streamed as calls (toolwire reports them, rejected,
     in :attr:`parsed` unless ``promote_reasoning_calls``); every other candidate is, in order, indexed 0, 1,
-    ... over the streamed calls.
+    ... over the streamed calls. ``prompt``: the :class:`~toolwire.RenderedPrompt` the output continues (where
+    it starts; ``thinking`` is then ignored). A call the format gives no id gets ``make_id()``, one per call, and
+    the candidate in :attr:`parsed` has the same id.
     """
 
     def __init__(self, format_name: str, tools: Sequence[Any] | None = None, *, thinking: bool = False,

@@ -1,7 +1,8 @@
-"""toolwire as vLLM's tool-call parser and reasoning parser (tested against vLLM 0.33.0).
+"""toolwire as vLLM's tool-call parser and reasoning parser (tested against vLLM 0.33.0 and 0.34.0).
 
 Every toolwire format ``<f>`` is registered as ``toolwire_<f>`` with vLLM's ``ToolParserManager`` and
-``ReasoningParserManager`` when this module is imported::
+``ReasoningParserManager`` when this module is imported, and as a tokenizer mode whose renderer is toolwire's
+(:mod:`toolwire.integrations.vllm_render`: ``--tokenizer-mode toolwire_<f>``)::
 
     vllm serve <model> --enable-auto-tool-choice \\
         --tool-parser-plugin toolwire.integrations.vllm \\
@@ -26,12 +27,21 @@ How it fits vLLM's serving loop (``vllm.parser.abstract_parser.DelegatingParser.
   stream, which flushes the text toolwire held back (a possible marker prefix, an unclosed call).
 * Token ids are fed when vLLM gives them and toolwire can read the tokenizer (injection-safe: a marker
   counts only as its control token); text otherwise.
+* Fail-closed (:mod:`toolwire.integrations.wire_policy`): a call to a tool the request does not declare, or one
+  toolwire rejects or finds cut off, never reaches the client as a call: its text stays in the content; streamed,
+  a call starts only once its name is known declared, its arguments are never complete JSON until it ends usable,
+  and the last delta carries the ``toolwire`` marker naming unusable calls (docs/engines.md).
 * Call ids: the id the model wrote where the format carries one (Kimi ``functions.<name>:<n>``, Mistral
-  ``[CALL_ID]``), else a fresh ``chatcmpl-tool-<uuid>`` per call (never ``call_0`` on every request).
+  ``[CALL_ID]``), else ``chatcmpl-tool-<hash>``, derived from the prompt and the output before the call (the same
+  when vLLM's stateless derender replays the output), or random without a prompt; the same id in ``parser.result``.
 * ``prev_tool_call_arr`` / ``streamed_args_for_tool`` hold exactly what was streamed, so vLLM's
   end-of-stream ``get_remaining_unstreamed_args`` adds nothing.
-* Where the output starts: see :func:`~toolwire.integrations.engine_stream.start_in_reasoning` (the prompt
-  ids vLLM passes to ``set_prompt_token_ids`` first, else the request's ``chat_template_kwargs``).
+* Where the output starts: the ``RenderedPrompt`` toolwire's renderer made for the request (found by its ids,
+  :mod:`toolwire.integrations.engine_prompts`), else
+  :func:`~toolwire.integrations.engine_stream.start_in_reasoning` (the prompt ids vLLM passes to
+  ``set_prompt_token_ids`` first, else the request's ``chat_template_kwargs``).
+* vLLM 0.34's reasoning-end API (``reasoning_end_token_ids``, ``implicit_reasoning_end_token_ids``,
+  ``find_reasoning_end``) is answered from the format's reasoning markers and call openers.
 * The full :class:`~toolwire.ParsedOutput` (diagnostics, typed candidates, statuses) of a finished request
   is ``parser.result``.
 """
