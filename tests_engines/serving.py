@@ -111,7 +111,9 @@ class RenderServer:
         self.started_in = 0.0
 
     def start(self) -> "RenderServer":
-        env = dict(os.environ, VLLM_TARGET_DEVICE="cpu", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
+        # no GPU is visible (CUDA_VISIBLE_DEVICES=""): vLLM 0.34 on x86 then accepts the installed Triton
+        # without a CPU backend (the render server runs no kernel) instead of refusing to start
+        env = dict(os.environ, VLLM_TARGET_DEVICE="cpu", CUDA_VISIBLE_DEVICES="", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
                    VLLM_NO_USAGE_STATS="1", DO_NOT_TRACK="1", VLLM_LOGGING_LEVEL="INFO")
         cmd = [VLLM, "launch", "render", str(self.model), "--host", "127.0.0.1", "--port", str(self.port),
                "--served-model-name", MODEL, *self.args]
