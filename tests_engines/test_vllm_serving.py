@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 
-import anthropic
 import openai
 import pytest
 from openai.types.chat import ChatCompletion, ChatCompletionChunk

@@ -18,7 +18,7 @@ import toolwire
 from conftest import REAL_TOKENIZER, golden_rows, hf_tokenizer, opens_reasoning
 from serving import MODEL, RenderServer, chat_request, model_dir, own_args, own_key, own_template, record
 from serving_expected import OWN_DERENDER, OWN_FAIL_CLOSED, OWN_RENDER
-from test_vllm_serving import (FAMILIES, STREAM_CHUNK, WEATHER, call_output, derender_stream, derender_whole,
+from test_vllm_serving import (FAMILIES, STREAM_CHUNK, WEATHER, derender_stream, derender_whole,
                                joined, render_rows, toolwire_ids, unusable_outputs)
 
 GROUPS: dict[tuple, list[str]] = {}

@@ -13,7 +13,7 @@ import pytest
 
 import toolwire
 import vllm
-from conftest import REAL_TOKENIZER, golden_rows, opens_reasoning, tokenizer_for
+from conftest import REAL_TOKENIZER, golden_rows, tokenizer_for
 from toolwire.integrations.engine_stream import reasoning_pair
 from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
 from vllm.entrypoints.openai.chat_completion.stream_processor import ChatStreamProcessor
