@@ -16,6 +16,11 @@ import pytest
 
 import toolwire
 
+# vLLM picks its platform when it is first imported: a CPU, with no CUDA device visible (vLLM 0.34 on an x86 CPU
+# then accepts the installed Triton; nothing here runs a kernel)
+os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
+os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
+
 SHARED = Path(os.environ.get("TOOLWIRE_SHARED", Path(__file__).resolve().parents[1].parent / "shared"))
 GOLDEN = SHARED / "golden" / "parse"
 TOKENIZERS = SHARED / "real" / "tokenizers"
