@@ -48,7 +48,7 @@ $(ENGINES_VENV)/.ready: tests_engines/setup_venv.sh pyproject.toml
 test-engines: $(ENGINES_VENV)/.ready
 	cd tests_engines && ../$(ENGINES_VENV)/bin/python $(PYTEST_ENGINES) --durations=10
 	cd tests_engines && TOOLWIRE_SERVING_FAMILIES=qwen3,deepseek_v4 ../$(ENGINES_VENV_NEXT)/bin/python $(PYTEST_ENGINES) \
-		test_vllm_versions.py test_vllm_serving.py
+		test_vllm_versions.py test_vllm_renderer.py test_vllm_serving.py
 	cd tests_engines && ../$(ENGINES_VENV_NEXT)/bin/python $(PYTEST_ENGINES) test_vllm_adapter.py \
 		test_vllm_reasoning_alone.py -k "qwen3/ or not (golden or parser_alone_)"
 
