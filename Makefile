@@ -36,16 +36,25 @@ fuzz: $(VENV)/.dev-installed
 
 # vLLM and SGLang adapters against the engines' real classes, in their own venv (tests_engines/setup_venv.sh
 # lists what it installs); not part of `make test`, whose collection is tests/ only
+# vLLM 0.33 + SGLang in ENGINES_VENV (everything), vLLM 0.34 in ENGINES_VENV_NEXT (over the same packages): the
+# version-sensitive tests, the adapter tests on qwen3's vectors and the serving tests of two families
 ENGINES_VENV := .engines-venv
+ENGINES_VENV_NEXT := $(ENGINES_VENV)-vllm034
+PYTEST_ENGINES := -m pytest -o addopts="" -q -p no:cacheprovider -W ignore::DeprecationWarning
 
 $(ENGINES_VENV)/.ready: tests_engines/setup_venv.sh pyproject.toml
-	ENGINES_VENV=$(CURDIR)/$(ENGINES_VENV) PYTHON=$(PY) bash tests_engines/setup_venv.sh
+	ENGINES_VENV=$(CURDIR)/$(ENGINES_VENV) ENGINES_VENV_NEXT=$(CURDIR)/$(ENGINES_VENV_NEXT) PYTHON=$(PY) \
+		bash tests_engines/setup_venv.sh
 
 test-engines: $(ENGINES_VENV)/.ready
-	cd tests_engines && ../$(ENGINES_VENV)/bin/python -m pytest -o addopts="" -q -p no:cacheprovider -W ignore::DeprecationWarning
+	cd tests_engines && ../$(ENGINES_VENV)/bin/python $(PYTEST_ENGINES) --durations=10
+	cd tests_engines && TOOLWIRE_SERVING_FAMILIES=qwen3,deepseek_v4 ../$(ENGINES_VENV_NEXT)/bin/python $(PYTEST_ENGINES) \
+		test_vllm_versions.py test_vllm_renderer.py test_vllm_serving.py
+	cd tests_engines && ../$(ENGINES_VENV_NEXT)/bin/python $(PYTEST_ENGINES) test_vllm_adapter.py \
+		test_vllm_reasoning_alone.py -k "qwen3/ or not (golden or parser_alone_)"
 
 bench: $(VENV)/.dev-installed
 	$(BIN)/python -m bench
 
 clean:
-	rm -rf $(VENV) $(ENGINES_VENV) build *.egg-info
+	rm -rf $(VENV) $(ENGINES_VENV) $(ENGINES_VENV_NEXT) build *.egg-info

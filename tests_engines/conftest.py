@@ -16,6 +16,11 @@ import pytest
 
 import toolwire
 
+# vLLM picks its platform when it is first imported: a CPU, with no CUDA device visible (vLLM 0.34 on an x86 CPU
+# then accepts the installed Triton; nothing here runs a kernel)
+os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
+os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
+
 SHARED = Path(os.environ.get("TOOLWIRE_SHARED", Path(__file__).resolve().parents[1].parent / "shared"))
 GOLDEN = SHARED / "golden" / "parse"
 TOKENIZERS = SHARED / "real" / "tokenizers"
@@ -97,3 +102,33 @@ def check_expected(row, truth, content, reasoning, calls):
         pytest.xfail("toolwire's own parse() differs from this golden vector on this checkout")
     assert content == exp["content"] and reasoning == exp["reasoning"]
     assert calls == exp_calls
+
+
+@pytest.fixture(scope="session")
+def serving_root():
+    """A private directory for the serving tests' model folders and server logs (not pytest's shared basetemp,
+    which another pytest run of the same user may prune while a server reads it)."""
+    import shutil
+    import tempfile
+
+    root = Path(tempfile.mkdtemp(prefix="toolwire-serving-"))
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The serving tests' tables (tests_engines/serving.py RESULTS), for the closing note and docs/engines.md."""
+    try:
+        from serving import RESULTS
+    except ImportError:
+        return
+    tables: dict[str, list] = {}
+    for (table, family), counts in sorted(RESULTS.items()):
+        tables.setdefault(table, []).append((family, counts))
+    for table, rows in tables.items():
+        terminalreporter.write_sep("-", table)
+        columns = list(dict.fromkeys(key for _family, counts in rows for key in counts))
+        terminalreporter.write_line("| family | " + " | ".join(columns) + " |")
+        terminalreporter.write_line("|---" * (len(columns) + 1) + "|")
+        for family, counts in rows:
+            terminalreporter.write_line(f"| {family} | " + " | ".join(str(counts.get(c, "")) for c in columns) + " |")

@@ -109,6 +109,8 @@ def check_against_parse(row, messages, parser):
     assert parser.tool_parser.get_remaining_unstreamed_args() == ""
     result = parser.tool_parser.result
     assert result is not None and result.content == truth.content
+    # one id per call: the same in parser.result and on the wire
+    assert [c.id for c in result.tool_calls if c.source != "reasoning"] == ids
     # and the golden vector's own expectation (written from the reference)
     check_expected(row, truth, content, reasoning, want)
 
@@ -160,13 +162,24 @@ def test_one_stream_per_request_shared_by_both_parsers():
     assert a.tool_parser.state is not b.tool_parser.state
 
 
-def test_ids_differ_between_requests():
+def test_ids_are_per_prompt_and_output():
+    """A generated id is derived from the prompt and the output before the call: the same request replayed gives
+    the same id (vLLM's stateless streaming derender rebuilds the parser on every chunk), another prompt
+    another id; without a prompt, a fresh random id."""
     row = {"family": "qwen3", "model_output": '<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call>',
            "tools": [{"type": "function", "function": {"name": "f", "parameters": {}}}],
            "options": {}, "prompt_opens_reasoning": False}
     first = rebuild(replay(row, 1)[0])[2][0]["ids"]
-    second = rebuild(replay(row, 1)[0])[2][0]["ids"]
-    assert first != second and first[0].startswith("chatcmpl-tool-")
+    again = rebuild(replay(row, 3)[0])[2][0]["ids"]
+    assert first == again and first[0].startswith("chatcmpl-tool-")
+    other = dict(row, prompt_opens_reasoning=True, model_output="</think>" + row["model_output"])
+    assert rebuild(replay(other, 1)[0])[2][0]["ids"] != first
+    tokenizer, _ = tokenizer_for("qwen3")
+    parser = ToolParserManager.get_tool_parser("toolwire_qwen3")(tokenizer, make_request(row).tools)
+    ids = [parser.extract_tool_calls(row["model_output"], make_request(row, stream=False)).tool_calls[0].id
+           for parser in (parser, ToolParserManager.get_tool_parser("toolwire_qwen3")(tokenizer,
+                                                                                       make_request(row).tools))]
+    assert ids[0] != ids[1]  # no prompt ids: random
 
 
 def test_injected_marker_text_stays_content_with_token_ids():

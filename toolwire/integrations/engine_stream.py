@@ -19,6 +19,7 @@ from toolwire.errors import ToolwireError
 from toolwire.tokenize import vocabulary
 from toolwire.output import (ArgumentsDelta, ContentDelta, ParsedOutput, ReasoningDelta, ToolCallFinished,
                              ToolCallStarted)
+from toolwire.prompt import RenderedPrompt
 
 
 def random_call_id() -> str:
@@ -66,17 +67,24 @@ class EngineStream:
 
     Calls the model wrote inside its reasoning are not streamed as calls (toolwire reports them, rejected,
     in :attr:`parsed` unless ``promote_reasoning_calls``); every other candidate is, in order, indexed 0, 1,
-    ... over the streamed calls.
+    ... over the streamed calls. ``prompt``: the :class:`~toolwire.RenderedPrompt` the output continues (where
+    it starts; ``thinking`` is then ignored). A call the format gives no id gets ``make_id()``, one per call, and
+    the candidate in :attr:`parsed` has the same id.
     """
 
     def __init__(self, format_name: str, tools: Sequence[Any] | None = None, *, thinking: bool = False,
-                 tokenizer: Any = None, make_id: Callable[[], str] = random_call_id, **options: Any):
+                 prompt: RenderedPrompt | None = None, tokenizer: Any = None,
+                 make_id: Callable[[], str] = random_call_id, **options: Any):
         self.format = toolwire.get_format(format_name)
         self._make_id = make_id
+        self._made_ids: dict[int, str] = {}
         self._tokenizer = tokenizer
-        self._parser = self.format.stream(tools, thinking=thinking, **options)
+        # toolwire's own call ids are the wire ids (one id per call, the same in ``parsed`` and on the wire)
+        self._options = dict(options, thinking=thinking, call_ids=self._call_id)
+        if prompt is not None:  # the RenderedPrompt the output continues: it says where the output starts
+            self._options["prompt"] = prompt
+        self._parser = self.format.stream(tools, **self._options)
         self._id_parser = None
-        self._options = dict(options, thinking=thinking)
         self._tools = tools
         self._mode: str | None = None  # "text" or "ids", fixed by the first non-empty delta
         self._index: dict[int, int] = {}  # toolwire call index -> streamed index
@@ -120,6 +128,14 @@ class EngineStream:
         self.parsed = self._parser.finish()
         return fold
 
+    def _call_id(self, index: int) -> str:
+        """The id of toolwire's call ``index`` when the format carries none: one fresh id per call, the same for
+        the streamed call and the candidate in :attr:`parsed`."""
+        made = self._made_ids.get(index)
+        if made is None:
+            made = self._made_ids[index] = self._make_id()
+        return made
+
     def _start_ids(self) -> bool:
         """Rebuild the (still unfed) parser with the tokenizer; False when toolwire cannot read it."""
         try:
@@ -155,9 +171,8 @@ class EngineStream:
                 if event.source == "reasoning":
                     continue
                 at = index[event.index] = len(self.calls)
-                call_id = event.id if event.id != f"call_{event.index}" else self._make_id()
-                self.calls.append(StreamedCall(at, call_id, event.name))
-                fold.calls.append(CallPiece(at, call_id, event.name))
+                self.calls.append(StreamedCall(at, event.id, event.name))
+                fold.calls.append(CallPiece(at, event.id, event.name))
             elif kind is ToolCallFinished:
                 at = index.get(event.index)
                 if at is not None:
@@ -237,6 +252,16 @@ def streamed_calls(parsed: ParsedOutput) -> list:
     return [call for call in parsed.tool_calls if call.source != "reasoning"]
 
 
+# ---------------------------------------------------------------- importing an engine adapter
+
+def missing_engine(module: str, engine: str, extra: str, exc: ModuleNotFoundError) -> str:
+    """The message of the ImportError an engine adapter raises when the engine, or a module the engine itself
+    imports (``torch`` ...), is not installed."""
+    return (f"{module} needs {engine} installed with its own dependencies, and importing it failed: no module "
+            f"named {exc.name!r}. Install them with: pip install 'toolwire[{extra}]' (or install {engine} as its "
+            f"documentation says; a CPU-only machine needs torch first)")
+
+
 # ---------------------------------------------------------------- where the output starts
 
 def reasoning_pair(format_name: str) -> tuple[str, str]:
@@ -252,6 +277,32 @@ def _reasoning_markers(format_name: str) -> tuple[str, str] | None:
     if "think_open" in markers and "think_close" in markers:
         return markers["think_open"], markers["think_close"]
     return None
+
+
+@lru_cache(maxsize=None)
+def implicit_reasoning_ends(format_name: str) -> tuple[str, ...]:
+    """The call openers that end the family's reasoning block when the model writes one inside it (the
+    opener then starts content), read from the format: its reasoning markers, and the call opener of its grammar
+    description (``toolwire.grammar.engines.call_boundaries``), tried by toolwire's own parse of a reasoning
+    block holding a call. Empty for every format today (a call in reasoning is reported ``call_in_reasoning``;
+    the reasoning goes on)."""
+    if not reasoning_pair(format_name)[1]:
+        return ()
+    from toolwire.grammar.engines import call_boundaries, has_grammar
+
+    if not has_grammar(format_name):
+        return ()
+    tool = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}
+    begin, end, trigger = call_boundaries(format_name, tool)
+    opener = trigger.strip()
+    if not opener:
+        return ()
+    text = ("" if begin.startswith(opener) else opener) + begin + ("{}" if end else "") + end
+    try:
+        parsed = toolwire.get_format(format_name).parse("r " + text, [tool], thinking=True)
+    except ToolwireError:
+        return ()
+    return (opener,) if any(call.source == "content" for call in parsed.tool_calls) else ()
 
 
 def prompt_opens_reasoning(format_name: str, prompt_tail: str) -> bool:

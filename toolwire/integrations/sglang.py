@@ -23,11 +23,16 @@ from typing import Any, List
 import toolwire
 from toolwire.integrations.engine_stream import (EngineStream, ReasoningSplitter, generation_prompt_opens_reasoning,
                                                  reasoning_pair)
-from sglang.srt.function_call.base_format_detector import BaseFormatDetector
-from sglang.srt.function_call.core_types import StreamingParseResult, ToolCallItem
-from sglang.srt.function_call.function_call_parser import FunctionCallParser
-from sglang.srt.parser.reasoning_parser import BaseReasoningFormatDetector, ReasoningParser
-from sglang.srt.parser.reasoning_parser import StreamingParseResult as ReasoningResult
+from toolwire.integrations.engine_stream import missing_engine
+
+try:
+    from sglang.srt.function_call.base_format_detector import BaseFormatDetector
+    from sglang.srt.function_call.core_types import StreamingParseResult, ToolCallItem
+    from sglang.srt.function_call.function_call_parser import FunctionCallParser
+    from sglang.srt.parser.reasoning_parser import BaseReasoningFormatDetector, ReasoningParser
+    from sglang.srt.parser.reasoning_parser import StreamingParseResult as ReasoningResult
+except ModuleNotFoundError as _exc:  # SGLang, or a module SGLang itself imports (torch ...), is not installed
+    raise ImportError(missing_engine(__name__, "SGLang", "sglang", _exc), name=_exc.name) from _exc
 
 PREFIX = "toolwire_"
 

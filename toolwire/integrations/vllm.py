@@ -1,7 +1,8 @@
-"""toolwire as vLLM's tool-call parser and reasoning parser (tested against vLLM 0.33.0).
+"""toolwire as vLLM's tool-call parser and reasoning parser (tested against vLLM 0.33.0 and 0.34.0).
 
 Every toolwire format ``<f>`` is registered as ``toolwire_<f>`` with vLLM's ``ToolParserManager`` and
-``ReasoningParserManager`` when this module is imported::
+``ReasoningParserManager`` when this module is imported, and as a tokenizer mode whose renderer is toolwire's
+(:mod:`toolwire.integrations.vllm_render`: ``--tokenizer-mode toolwire_<f>``)::
 
     vllm serve <model> --enable-auto-tool-choice \\
         --tool-parser-plugin toolwire.integrations.vllm \\
@@ -26,12 +27,21 @@ How it fits vLLM's serving loop (``vllm.parser.abstract_parser.DelegatingParser.
   stream, which flushes the text toolwire held back (a possible marker prefix, an unclosed call).
 * Token ids are fed when vLLM gives them and toolwire can read the tokenizer (injection-safe: a marker
   counts only as its control token); text otherwise.
+* Fail-closed (:mod:`toolwire.integrations.wire_policy`): a call to a tool the request does not declare, or one
+  toolwire rejects or finds cut off, never reaches the client as a call: its text stays in the content; streamed,
+  a call starts only once its name is known declared, its arguments are never complete JSON until it ends usable,
+  and the last delta carries the ``toolwire`` marker naming unusable calls (docs/engines.md).
 * Call ids: the id the model wrote where the format carries one (Kimi ``functions.<name>:<n>``, Mistral
-  ``[CALL_ID]``), else a fresh ``chatcmpl-tool-<uuid>`` per call (never ``call_0`` on every request).
+  ``[CALL_ID]``), else ``chatcmpl-tool-<hash>``, derived from the prompt and the output before the call (the same
+  when vLLM's stateless derender replays the output), or random without a prompt; the same id in ``parser.result``.
 * ``prev_tool_call_arr`` / ``streamed_args_for_tool`` hold exactly what was streamed, so vLLM's
   end-of-stream ``get_remaining_unstreamed_args`` adds nothing.
-* Where the output starts: see :func:`~toolwire.integrations.engine_stream.start_in_reasoning` (the prompt
-  ids vLLM passes to ``set_prompt_token_ids`` first, else the request's ``chat_template_kwargs``).
+* Where the output starts: the ``RenderedPrompt`` toolwire's renderer made for the request (found by its ids,
+  :mod:`toolwire.integrations.engine_prompts`), else
+  :func:`~toolwire.integrations.engine_stream.start_in_reasoning` (the prompt ids vLLM passes to
+  ``set_prompt_token_ids`` first, else the request's ``chat_template_kwargs``).
+* vLLM 0.34's reasoning-end API (``reasoning_end_token_ids``, ``implicit_reasoning_end_token_ids``,
+  ``find_reasoning_end``) is answered from the format's reasoning markers and call openers.
 * The full :class:`~toolwire.ParsedOutput` (diagnostics, typed candidates, statuses) of a finished request
   is ``parser.result``.
 """
@@ -43,25 +53,60 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
+import hashlib
+import logging
+from array import array
+from typing import NamedTuple
+
 import toolwire
-from toolwire.integrations.engine_stream import (EngineStream, Fold, ReasoningSplitter, reasoning_pair,
-                                                 start_in_reasoning)
-from vllm.entrypoints.generate.base.protocol import (DeltaFunctionCall, DeltaMessage, DeltaToolCall,
-                                                     ExtractedToolCallInformation, FunctionCall, ToolCall)
-from vllm.reasoning.abs_reasoning_parsers import ReasoningParser, ReasoningParserManager
-from vllm.tool_parsers.abstract_tool_parser import ToolParser, ToolParserManager
+from toolwire.integrations import engine_prompts
+from toolwire.integrations.engine_stream import (Fold, ReasoningSplitter, implicit_reasoning_ends, missing_engine,
+                                                 reasoning_pair, start_in_reasoning)
+from toolwire.integrations.wire_policy import FailClosedStream
+
+try:
+    from vllm.entrypoints.generate.base.protocol import (DeltaFunctionCall, DeltaMessage, DeltaToolCall,
+                                                         ExtractedToolCallInformation, FunctionCall, ToolCall)
+    from vllm.reasoning.abs_reasoning_parsers import ReasoningParser, ReasoningParserManager
+    from vllm.tool_parsers.abstract_tool_parser import ToolParser, ToolParserManager
+except ModuleNotFoundError as _exc:  # vLLM, or a module vLLM itself imports (torch ...), is not installed
+    raise ImportError(missing_engine(__name__, "vLLM", "vllm", _exc), name=_exc.name) from _exc
+
+try:  # vLLM >= 0.34: where reasoning ends in token ids (structured outputs, speculative decoding)
+    from vllm.parser.engine.parser_engine import ReasoningEnd
+except ImportError:  # vLLM 0.33 has no such API: the same shape, for callers of find_reasoning_end
+    class ReasoningEnd(NamedTuple):  # type: ignore[no-redef]
+        offset: int
+        implicit: bool
 
 PREFIX = "toolwire_"
+MARKER = "toolwire"
+"""The extension field of the last streamed delta that lists the calls toolwire did not vouch for
+(docs/engines.md, "Fail-closed on the wire")."""
+logger = logging.getLogger("vllm.toolwire.parse")
 _PROMPT_TAIL_TOKENS = 512  # prompt ids decoded to find the last reasoning marker (once per request)
 
 
 def _tool_dicts(tools: Sequence[Any] | None) -> list[dict] | None:
-    """vLLM's tool models (ChatCompletionToolsParam) as the plain dicts toolwire reads."""
+    """vLLM's tool models (Chat Completions' ``ChatCompletionToolsParam``, or the Responses API's flat function
+    tools) as the Chat Completions dicts toolwire reads; the Responses API's other tools (web search ...) are
+    not function tools and are left out."""
     if not tools:
         return None
+    if all(hasattr(tool, "model_dump") for tool in tools):
+        try:  # vLLM's own list of the tools the model is shown (namespaces flattened, custom tools as functions)
+            from vllm.tool_parsers.utils import get_function_tools
+
+            tools = get_function_tools(tools)
+        except ImportError:  # pragma: no cover - other vLLM versions
+            pass
     out = []
     for tool in tools:
-        out.append(tool.model_dump(exclude_none=True) if hasattr(tool, "model_dump") else dict(tool))
+        tool = tool.model_dump(exclude_none=True) if hasattr(tool, "model_dump") else dict(tool)
+        if "function" not in tool and tool.get("type") == "function" and "name" in tool:
+            tool = {"type": "function", "function": {k: v for k, v in tool.items() if k != "type"}}
+        if isinstance(tool.get("function"), dict):
+            out.append(tool)
     return out
 
 
@@ -125,6 +170,18 @@ def _single_token_id(tokenizer: Any, text: str) -> int | None:
     return token_id if isinstance(token_id, int) and token_id != unk else None
 
 
+def _named_tool(tool_choice: Any) -> str | None:
+    """The tool a named ``tool_choice`` forces (a vLLM model or a dict), else None."""
+    if tool_choice is None or isinstance(tool_choice, str):
+        return None
+    choice = tool_choice.model_dump() if hasattr(tool_choice, "model_dump") else tool_choice
+    if isinstance(choice, dict):
+        function = choice.get("function")
+        name = function.get("name") if isinstance(function, dict) else choice.get("name")
+        return name if isinstance(name, str) else None
+    return None
+
+
 class RequestState:
     """One request's state, shared by its toolwire reasoning parser and tool parser."""
 
@@ -132,9 +189,11 @@ class RequestState:
         self.format_name = format_name
         self.tokenizer = tokenizer
         self.tools: list[dict] | None = None
+        self.tool_choice: Any = None  # from the request, where a parser call carries it
         self.chat_template_kwargs: dict | None = None
         self.prompt_tail: str | None = None
-        self.stream: EngineStream | None = None
+        self.prompt = None  # the RenderedPrompt toolwire's renderer made for this request, when it did
+        self.stream: FailClosedStream | None = None
         self.driver: object | None = None  # the parser that feeds the stream
         self.prev_tool_call_arr: list[dict] = []
         self.streamed_args_for_tool: list[str] = []
@@ -143,17 +202,46 @@ class RequestState:
         self.tool_parser_alone = False
         self.adopted = False  # a toolwire tool parser took this state over (else the reasoning parser is alone)
         self.whole_output: str | None = None  # the output parse_whole read (None: streamed)
+        self.last_message: DeltaMessage | None = None  # the last delta handed to vLLM (the marker may join it)
+        self.id_seed: bytes | None = None  # the prompt's hash: call ids derived from it and the output
+        self.seen_request = False  # a request or a prompt was seen: this parser serves a request
+
+    def set_prompt(self, prompt_ids: Sequence[int]) -> None:
+        """The prompt vLLM rendered for this request: toolwire's own RenderedPrompt when toolwire rendered it
+        (``--tokenizer-mode toolwire_<format>``), else its last tokens decoded."""
+        self.seen_request = True
+        self.prompt = engine_prompts.recall(prompt_ids, self.format_name)
+        self.id_seed = hashlib.sha256(array("q", prompt_ids).tobytes()).digest()
+        if self.prompt is None:
+            self.prompt_tail = _decode(self.tokenizer, prompt_ids[-_PROMPT_TAIL_TOKENS:])
 
     def start_in_reasoning(self) -> bool:
         if self.tool_parser_alone:
             return False
+        if self.prompt is not None:
+            return bool(self.prompt.opens_reasoning)
         return start_in_reasoning(self.format_name, prompt_tail=self.prompt_tail,
                                   chat_template_kwargs=self.chat_template_kwargs)
 
-    def open(self) -> EngineStream:
+    def declared(self) -> frozenset[str] | None:
+        """The tool names a call may use on the wire: the request's tools (none: nothing), only the named
+        one for a named ``tool_choice``, nothing for ``tool_choice="none"``. None (every name, as toolwire's
+        parse without tools) for a parser used outside a request: no request, no prompt and no tools seen."""
+        if not self.tools and not self.seen_request:
+            return None
+        if self.tool_choice == "none":
+            return frozenset()
+        named = _named_tool(self.tool_choice)
+        names = frozenset(t["function"]["name"] for t in self.tools or () if isinstance(t.get("function"), dict)
+                          and isinstance(t["function"].get("name"), str))
+        return names & {named} if named is not None else names
+
+    def open(self, *, units: bool = True) -> FailClosedStream:
         if self.stream is None:
-            self.stream = EngineStream(self.format_name, self.tools, thinking=self.start_in_reasoning(),
-                                       tokenizer=self.tokenizer)
+            prompt = self.prompt if not self.tool_parser_alone else None
+            self.stream = FailClosedStream(self.format_name, self.tools, thinking=self.start_in_reasoning(),
+                                           prompt=prompt, tokenizer=self.tokenizer, declared=self.declared(),
+                                           units=units, id_seed=self.id_seed)
         return self.stream
 
     def feed(self, driver: object, delta_text: str, delta_token_ids: Sequence[int]) -> DeltaMessage | None:
@@ -171,18 +259,31 @@ class RequestState:
         reasoning parser handed on from it."""
         if self.whole_output is None or not self.stream.flushed:
             return False
-        return model_output in (self.whole_output, self.stream.parsed.content or "")
+        return model_output in (self.whole_output, self.stream.content)
 
     def _restart(self) -> None:
         self.stream = None
         self.whole_output = None
+        self.last_message = None
         self.prev_tool_call_arr.clear()
         self.streamed_args_for_tool.clear()
 
     def finish(self) -> DeltaMessage | None:
         if self.stream is None or self.stream.flushed:
             return None
-        return self._message(self.stream.flush())
+        last = self.last_message  # the delta of the last step (vLLM merges this one's fields into it)
+        message = self._message(self.stream.flush())
+        if self.stream.unusable:
+            marker = {"unusable_calls": [call.as_dict() for call in self.stream.unusable]}
+            _log_unusable(self.format_name, self.stream)
+            if message is None:
+                message = DeltaMessage()
+            # on the returned delta, and on the last one handed out: vLLM merges the end-of-stream delta's
+            # fields into the last step's delta when both exist, and keeps that one
+            for target in (message, last):
+                if target is not None:
+                    setattr(target, MARKER, marker)
+        return message
 
     def _message(self, fold: Fold) -> DeltaMessage | None:
         calls = self.stream.calls
@@ -199,20 +300,38 @@ class RequestState:
                           function=DeltaFunctionCall(name=p.name, arguments=p.arguments))
             for p in fold.calls
         ]
-        return DeltaMessage(content=fold.content or None, reasoning=fold.reasoning or None, tool_calls=tool_calls)
+        self.last_message = DeltaMessage(content=fold.content or None, reasoning=fold.reasoning or None,
+                                         tool_calls=tool_calls)
+        return self.last_message
 
     def parse_whole(self, model_output: str):
         """One-shot parse (non-streaming responses), cached so the sibling parser reuses it (it is handed the
         reasoning parser's content, not the whole output: the cached parse of the whole output answers it).
-        Any other output is a new one (the parser object reused), parsed afresh."""
+        Any other output is a new one (the parser object reused), parsed afresh. Read whole first; replayed one
+        character at a time only when a call is unusable, to cut its text exactly (wire_policy)."""
         if self.stream is not None and not self._answers(model_output):
             self._restart()  # after a streamed output, or another whole one
         if self.stream is None:
             self.whole_output = model_output
-            stream = self.open()
+            stream = self.open(units=False)
             stream.feed(model_output)
             stream.flush()
-        return self.stream.parsed
+            if stream.unusable:
+                made = stream._made_ids
+                self.stream = None
+                stream = self.open()
+                stream._made_ids.update(made)  # the same ids as the first read
+                stream.feed(model_output)
+                stream.flush()
+                _log_unusable(self.format_name, stream)
+        return self.stream
+
+
+def _log_unusable(format_name: str, stream: FailClosedStream) -> None:
+    for call in stream.unusable:
+        logger.warning("%s%s: tool call %s (%r, id %s) not sent as a call: %s [%s]; its text is in the content",
+                       PREFIX, format_name, "never started" if call.index is None else f"{call.index}", call.name,
+                       call.id, call.status, ", ".join(call.codes))
 
 
 _pending = threading.local()  # .reasoning: weakref to the reasoning parser built last on this thread
@@ -232,6 +351,7 @@ class ToolwireReasoningParser(ReasoningParser):
         self._marker_ids = {kind: ids for kind, ids in (("open", _marker_ids(tokenizer, self._opener)),
                                                         ("close", _marker_ids(tokenizer, self._closer))) if ids}
         self._prompt_ids: Sequence[int] | None = None
+        self._implicit_ids: frozenset[int] | None = None
         self._splitter: ReasoningSplitter | None = None  # used alone (no toolwire tool parser follows)
         _pending.reasoning = weakref.ref(self)
 
@@ -243,6 +363,45 @@ class ToolwireReasoningParser(ReasoningParser):
     def reasoning_end_str(self) -> str | None:
         return self._closer
 
+    # -- where reasoning ends, in token ids (vLLM >= 0.34: structured outputs, speculative decoding)
+    @property
+    def reasoning_end_token_ids(self) -> frozenset[int]:
+        """Every token id that alone ends reasoning: the family's closer, when it is one token of the
+        tokenizer, and the call openers that end reasoning (:attr:`implicit_reasoning_end_token_ids`). Empty
+        when the closer is not one token (reasoning then ends in a way one id cannot show)."""
+        closer = self._marker_ids.get("close")
+        if closer is None or len(closer) != 1:
+            return frozenset()
+        return frozenset(closer) | self.implicit_reasoning_end_token_ids
+
+    @property
+    def implicit_reasoning_end_token_ids(self) -> frozenset[int]:
+        """Reasoning-end tokens that are also content: the family's call openers that end its reasoning block
+        when written inside it (:func:`~toolwire.integrations.engine_stream.implicit_reasoning_ends`, read
+        from the format), where each is one token. Empty for every toolwire format today: a call written
+        inside reasoning is reported as such (``call_in_reasoning``), it does not end the reasoning."""
+        if self._implicit_ids is None:
+            ids = set()
+            for opener in implicit_reasoning_ends(self.format_name):
+                marker = _marker_ids(self.model_tokenizer, opener)
+                if marker is not None and len(marker) == 1:
+                    ids.update(marker)
+            self._implicit_ids = frozenset(ids)
+        return self._implicit_ids
+
+    def find_reasoning_end(self, token_ids: Sequence[int]) -> ReasoningEnd | None:
+        """The first reasoning end in ``token_ids``: its offset and whether its token is content (an implicit
+        end); ``ReasoningEnd(len(token_ids), False)`` when there is none; None when the ids cannot show where
+        reasoning ends (:attr:`reasoning_end_token_ids` empty)."""
+        ends = self.reasoning_end_token_ids
+        if not ends:
+            return None
+        implicit = self.implicit_reasoning_end_token_ids
+        for offset, token_id in enumerate(token_ids):
+            if token_id in ends:
+                return ReasoningEnd(offset, token_id in implicit)
+        return ReasoningEnd(len(token_ids), False)
+
     @property
     def result(self):
         """The request's full :class:`toolwire.ParsedOutput` once the stream ended (else None)."""
@@ -250,9 +409,11 @@ class ToolwireReasoningParser(ReasoningParser):
 
     # -- the prompt and the structured-output gate
     def set_prompt_token_ids(self, prompt_token_ids: Sequence[int]) -> None:
+        """The prompt of this request: the RenderedPrompt toolwire's renderer made for it (its start state),
+        else its last tokens, decoded (:func:`~toolwire.integrations.engine_stream.start_in_reasoning`)."""
         self._prompt_ids = prompt_token_ids
         if prompt_token_ids:
-            self.state.prompt_tail = _decode(self.model_tokenizer, prompt_token_ids[-_PROMPT_TAIL_TOKENS:])
+            self.state.set_prompt(prompt_token_ids)
 
     def is_reasoning_end(self, input_ids: Sequence[int]) -> bool:
         """Reasoning is over at the end of ``input_ids`` unless their last reasoning marker is an opener (no
@@ -315,17 +476,14 @@ class ToolwireReasoningParser(ReasoningParser):
 
     # -- parsing
     def extract_reasoning(self, model_output: str, request: Any) -> tuple[str | None, str | None]:
-        if self.state.tools is None:
-            self.state.tools = _tool_dicts(getattr(request, "tools", None))
-        if self.state.chat_template_kwargs is None:
-            self.state.chat_template_kwargs = getattr(request, "chat_template_kwargs", None)
+        _take_request(self.state, request)
         if self._alone():
             splitter = self._new_splitter()
             reasoning, rest = splitter.feed(model_output)
             more, tail = splitter.flush()
             return (reasoning + more) or None, ((rest or "") + (tail or "")) or None
-        parsed = self.state.parse_whole(model_output)
-        return parsed.reasoning or None, parsed.content or None
+        stream = self.state.parse_whole(model_output)
+        return stream.parsed.reasoning or None, stream.content or None
 
     def extract_reasoning_streaming(self, previous_text: str, current_text: str, delta_text: str,
                                     previous_token_ids: Sequence[int], current_token_ids: Sequence[int],
@@ -341,6 +499,19 @@ class ToolwireReasoningParser(ReasoningParser):
         if self._splitter is not None:
             return _split_message(*self._splitter.flush())
         return self.state.finish()
+
+
+def _take_request(state: RequestState, request: Any) -> None:
+    """What a parser call's request tells the state before its stream opens: tools, ``tool_choice``,
+    ``chat_template_kwargs``."""
+    if state.stream is None and request is not None:
+        state.seen_request = True
+        tools = getattr(request, "tools", None)
+        if state.tools is None or (isinstance(tools, (list, tuple)) and tools):  # the request's own tools decide
+            state.tools = _tool_dicts(tools)
+        state.tool_choice = getattr(request, "tool_choice", None)
+        if state.chat_template_kwargs is None:
+            state.chat_template_kwargs = getattr(request, "chat_template_kwargs", None)
 
 
 def _split_message(reasoning: str, rest: str | None) -> DeltaMessage | None:
@@ -408,28 +579,24 @@ class ToolwireToolParser(ToolParser):
 
         return StructuralTag.from_json(tag)
 
-    def _take_request(self, request: Any) -> None:
-        if self.state.stream is None:
-            if self.state.tools is None:
-                self.state.tools = _tool_dicts(getattr(request, "tools", None))
-            if self.state.chat_template_kwargs is None:
-                self.state.chat_template_kwargs = getattr(request, "chat_template_kwargs", None)
-
     def extract_tool_calls(self, model_output: str, request: Any) -> ExtractedToolCallInformation:
-        self._take_request(request)
-        parsed = self.state.parse_whole(model_output)
-        stream = self.state.stream
+        """The usable calls (declared, well formed, complete) as calls; the text of any other call stays in
+        the content where the model wrote it, and ``tools_called`` is False when no usable call is left
+        (docs/engines.md, "Fail-closed on the wire")."""
+        _take_request(self.state, request)
+        stream = self.state.parse_whole(model_output)
+        usable = stream.usable_calls
         calls = [ToolCall(id=call.id, type="function", function=FunctionCall(name=call.name, arguments=call.arguments))
-                 for call in stream.calls]
-        self.prev_tool_call_arr[:] = [{"name": c.name, "arguments": c.arguments} for c in stream.calls]
-        self.streamed_args_for_tool[:] = [c.arguments for c in stream.calls]
+                 for call in usable]
+        self.prev_tool_call_arr[:] = [{"name": c.name, "arguments": c.arguments} for c in usable]
+        self.streamed_args_for_tool[:] = [c.arguments for c in usable]
         return ExtractedToolCallInformation(tools_called=bool(calls), tool_calls=calls,
-                                            content=parsed.content or None)
+                                            content=stream.content or None)
 
     def extract_tool_calls_streaming(self, previous_text: str, current_text: str, delta_text: str,
                                      previous_token_ids: Sequence[int], current_token_ids: Sequence[int],
                                      delta_token_ids: Sequence[int], request: Any) -> DeltaMessage | None:
-        self._take_request(request)
+        _take_request(self.state, request)
         return self.state.feed(self, delta_text, delta_token_ids)
 
     def finish_streaming(self) -> DeltaMessage | None:
@@ -466,11 +633,32 @@ PARSERS = _build_classes()
 
 
 def register() -> None:
-    """Register ``toolwire_<format>`` for every format with vLLM's two parser managers (idempotent). This is
-    the ``vllm.general_plugins`` entry point; importing the module calls it too."""
+    """Register ``toolwire_<format>`` for every format with vLLM's two parser managers, and as a tokenizer mode
+    (vLLM's ``TokenizerRegistry``: the model's Hugging Face tokenizer) whose renderer (``RENDERER_REGISTRY``)
+    is :class:`toolwire.integrations.vllm_render.ToolwireRenderer` (idempotent). This is the
+    ``vllm.general_plugins`` entry point; importing the module calls it too."""
     for name, (tool_cls, reasoning_cls) in PARSERS.items():
         ToolParserManager.register_module(PREFIX + name, module=tool_cls)
         ReasoningParserManager.register_module(PREFIX + name, module=reasoning_cls)
+    _register_renderers()
+
+
+def _register_renderers() -> None:
+    """``--tokenizer-mode toolwire_<format>``: the classes are named, not imported (vLLM imports them when a
+    server selects the mode), so the parsers do not pull vLLM's renderer stack in."""
+    from vllm.renderers.registry import RENDERER_REGISTRY
+    from vllm.tokenizers.registry import TokenizerRegistry
+
+    for name in PARSERS:
+        mode = PREFIX + name
+        if TokenizerRegistry.tokenizers.get(mode) != _TOKENIZER:
+            TokenizerRegistry.register(mode, *_TOKENIZER)
+        if RENDERER_REGISTRY.renderers.get(mode) != _RENDERER:
+            RENDERER_REGISTRY.register(mode, *_RENDERER)
+
+
+_TOKENIZER = ("vllm.tokenizers.hf", "CachedHfTokenizer")  # the model's own Hugging Face tokenizer
+_RENDERER = ("toolwire.integrations.vllm_render", "ToolwireRenderer")
 
 
 register()
