@@ -57,8 +57,6 @@ def all_modules() -> dict[str, Path]:
             if spec is None or not spec.origin:
                 continue
             source = Path(spec.origin)
-            if source.suffix != ".py":  # a compiled hot path (toolwire/_compiled.py): its source lies beside it
-                source = source.with_name(info.name.rpartition(".")[2] + ".py")
             if source.is_file():
                 found[info.name] = source
     return found

@@ -12,6 +12,7 @@ import json
 from functools import cache
 
 import toolwire
+from toolwire.families import declared
 
 GROUP_OF_MODULE = {  # parser module -> family group (the three fixing helpers' split, plus the JSON group)
     "hermes_json": "JSON", "kimi": "JSON", "deepseek_legacy": "JSON", "mistral": "JSON", "llama": "JSON",
@@ -73,9 +74,9 @@ FAMILY_SYNTAX = {
                 "developer", " ", "<|channel|>final<|message|>", "<|channel|>analysis<|message|>",
                 "<|start|>assistant"] + JSON_SYNTAX,
 }
-# End-of-turn tokens a model may leave at the end of its output (any family may strip its own).
-STOP_TOKENS = ["<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|eom_id|>", "</s>", "<｜end▁of▁sentence｜>", "[e~[",
-               "<|return|>", "<|end|>", "<|call|>", "<seed:eos>"]
+# End-of-turn tokens a model may leave at the end of its output (any family may strip its own): every declared
+# family's stop tokens (toolwire/families/), so a new family's are fuzzed without an edit here.
+STOP_TOKENS = sorted({t for family in declared().values() for t in family.stop_tokens})
 # Reasoning markers every family could meet (its own come from its table).
 REASONING_MARKERS = ["<think>", "</think>", "<seed:think>", "</seed:think>"]
 # Characters that frame JSON and markup: counted loosely (templates add and parsers trim them around blocks).
