@@ -83,6 +83,16 @@ class RenderedPrompt:
         # the pieces, not the segments: merging adjacent plain pieces changes no run, and specials never merge
         return encode_segments(self.pieces, tokenizer)
 
+    def message_at(self, char: int) -> int | None:
+        """The request message index of the segment holding character ``char`` of the text (None past the end, or
+        for template text that belongs to no message)."""
+        pos = 0
+        for _kind, text, index in self.segments:
+            if pos + len(text) > char:
+                return index
+            pos += len(text)
+        return None
+
     def special_markers(self) -> list[str]:
         """The distinct special markers this prompt uses, in first-use order."""
         seen: dict[str, None] = {}

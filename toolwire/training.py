@@ -292,11 +292,11 @@ def bridge(fmt: Any, prompt_ids: Sequence[int], completion_ids: Sequence[int], n
     sampled_text = "".join(p.text for p in decode.feed(sampled) + decode.flush())
     if nxt.text.startswith(sampled_text):
         at = next((k for k, (a, b) in enumerate(zip(ids, sampled)) if a != b), min(len(ids), len(sampled)))
-        return BridgeResult(False, reason="bpe_boundary_merge", message_index=_message_at(nxt, len(sampled_text)),
+        return BridgeResult(False, reason="bpe_boundary_merge", message_index=nxt.message_at(len(sampled_text)),
                             detail=f"the text extends, but token {at} differs: a fresh tokenization merges across a "
                                    "boundary (prompt / completion / new messages) that the sampled ids keep apart")
     char = len(os.path.commonprefix([nxt.text, sampled_text]))
-    index = _message_at(nxt, char)
+    index = nxt.message_at(char)
     prompt_text_len = len("".join(p.text for p in TokenDecoder(tokenizer).feed(list(prompt_ids))))
     reason = _history_reason(fmt, msgs, tools, sampled_text, nxt.text, options)
     if char < prompt_text_len:
@@ -318,14 +318,6 @@ def _completion_finished(fmt: Any, completion_ids: Sequence[int], tokenizer: Any
         return any(text.endswith(s) for s in stops)
     return bool(pieces) and pieces[-1].special
 
-
-def _message_at(prompt: Any, char: int) -> int | None:
-    pos = 0
-    for _kind, text, index in prompt.segments:
-        if pos + len(text) > char:
-            return index
-        pos += len(text)
-    return None
 
 
 def _history_reason(fmt: Any, msgs: list, tools: Any, before: str, after: str, options: dict) -> BridgeReason | None:
@@ -363,12 +355,12 @@ def prefix_report(fmt: Any, first: dict, second: dict, tokenizer: Any = None) ->
             ia, ib = a.token_ids(tokenizer), b.token_ids(tokenizer)
             if ib[:len(ia)] != ia:
                 at = next((k for k, (x, y) in enumerate(zip(ia, ib)) if x != y), min(len(ia), len(ib)))
-                return PrefixReport(False, char=len(a.text), message_index=_message_at(b, len(a.text)), token=at,
+                return PrefixReport(False, char=len(a.text), message_index=b.message_at(len(a.text)), token=at,
                                     why="the text extends, but the tokenizer merges across the boundary "
                                         f"(token {at} differs)")
         return PrefixReport(True)
     char = len(os.path.commonprefix([a.text, b.text]))
-    index = _message_at(b, char)
+    index = b.message_at(char)
     msgs = normalize_messages(second["messages"])
     dropped = _dropped(fmt, msgs, second.get("tools"), a.text, b.text, second.get("options", {}))
     if dropped:

@@ -111,14 +111,6 @@ def _render_ids(fmt: Any, request: dict, tokenizer: Any) -> tuple[Any, list[int]
     return prompt, (prompt.token_ids(tokenizer) if tokenizer is not None else None)
 
 
-def _message_at(prompt: Any, char: int) -> int | None:
-    pos = 0
-    for _kind, text, index in prompt.segments:
-        if pos + len(text) > char:
-            return index
-        pos += len(text)
-    return None
-
 
 def _common(a: Sequence, b: Sequence) -> int:
     if isinstance(a, str):
@@ -165,12 +157,12 @@ def cache_report(fmt: Any, previous: dict, current: dict, *, turn: Any = None, c
         return StabilityReport(**base)
     token = reused_tokens
     if extends_text:
-        return StabilityReport(**base, char=len(cached_text), token=token, message_index=_message_at(prompt, reused_chars),
-                               cause="tokenization",
+        return StabilityReport(**base, char=len(cached_text), token=token,
+                               message_index=prompt.message_at(reused_chars), cause="tokenization",
                                detail=f"the text extends, but token {token} differs: the ids of the cached sequence "
                                       "are not a fresh tokenisation's (a merge across the previous prompt's end, or a "
                                       "completion sampled as other ids)")
-    index = _message_at(prompt, reused_chars)
+    index = prompt.message_at(reused_chars)
     here = f"at char {reused_chars} (message {index}): {prompt.text[reused_chars:reused_chars + 40]!r} where the " \
            f"cache holds {cached_text[reused_chars:reused_chars + 40]!r}"
     cause, detail, decisions = _cause(fmt, previous, current, turn, cached_text, prompt.text, reused_chars, index)
