@@ -31,9 +31,9 @@ from typing import Any
 
 from toolwire.errors import UnrepresentableValue
 from toolwire.format import Format, RenderOptions
-from toolwire.models import Message, Tool, call_arguments, tool_to_dict
+from toolwire.models import Message, Tool, tool_to_dict
 from toolwire.parsers.lfm25 import DIALECT, MARKERS, Lfm25Parser
-from toolwire.parsers.engine.pythonic import is_name, raw_string_closes_early
+from toolwire.parsers.engine.pythonic import named_calls, raw_string_closes_early
 from toolwire.prompt import PromptBuilder
 from toolwire.templates.json_text import tojson
 
@@ -161,22 +161,12 @@ class Lfm25Format(Format):
         """``<|tool_call_start|>[NAME(k=v, ...), ...]<|tool_call_end|>``, refusing what could not be read back."""
         pieces: list[tuple[str, str]] = []
         raw: list[tuple[int, str, str]] = []  # (piece index, value, field) of each argument string with a quote
-        for ci, call in enumerate(message.tool_calls):
-            name = call.function.name
-            field = f"tool_calls[{ci}].function"
-            if not is_name(name):
-                raise UnrepresentableValue(f"function name {name!r} cannot be written as a pythonic call name "
-                                           "(a letter or _ then letters, digits, _, - or .)", message_index=index,
-                                           field=f"{field}.name")
-            args = call_arguments(call, index, ci)
+        for ci, name, args, field in named_calls(message, index):
             if ci:
                 pieces.append(("template", ", "))
             pieces += [("content", name), ("template", "(")]
             for k, (key, value) in enumerate(args.items()):
                 where = f"{field}.arguments.{key}"
-                if not is_name(key):
-                    raise UnrepresentableValue(f"argument name {key!r} cannot be written as a keyword argument",
-                                               message_index=index, field=where)
                 for text in _value_strings(value):
                     if text is None:
                         raise UnrepresentableValue("a float that is not finite has no literal", message_index=index,

@@ -31,10 +31,10 @@ from typing import Any
 
 from toolwire.errors import UnrepresentableValue, UnsupportedByFormat
 from toolwire.format import Format, RenderOptions
-from toolwire.models import Message, Tool, call_arguments, tool_to_dict
+from toolwire.models import Message, Tool, tool_to_dict
 from toolwire.parsers.engine.tools import tool_schemas
 from toolwire.parsers.llama4_pythonic import DIALECT, MARKERS, Llama4PythonicParser
-from toolwire.parsers.engine.pythonic import is_name, raw_string_closes_early, type_text
+from toolwire.parsers.engine.pythonic import named_calls, raw_string_closes_early, type_text
 from toolwire.parsers.engine.schema_coerce import parameter_schema
 from toolwire.prompt import PromptBuilder
 from toolwire.templates.json_text import tojson, tojson_indented
@@ -180,23 +180,13 @@ class Llama4PythonicFormat(Format):
         _parts(out, message.content, index, trim=False)
         pieces: list[tuple[str, str]] = [("template", "[")]
         raw: list[tuple[int, str, str]] = []
-        for ci, call in enumerate(message.tool_calls):
-            name = call.function.name
-            field = f"tool_calls[{ci}].function"
-            if not is_name(name):
-                raise UnrepresentableValue(f"function name {name!r} cannot be written as a pythonic call name "
-                                           "(a letter or _ then letters, digits, _, - or .)", message_index=index,
-                                           field=f"{field}.name")
-            args = call_arguments(call, index, ci)
+        for ci, name, args, field in named_calls(message, index):
             schema = schemas.get(name) or {}
             if ci:
                 pieces.append(("template", ", "))
             pieces += [("content", name), ("template", "(")]
             for k, (key, value) in enumerate(args.items()):
                 where = f"{field}.arguments.{key}"
-                if not is_name(key):
-                    raise UnrepresentableValue(f"argument name {key!r} cannot be written as a keyword argument",
-                                               message_index=index, field=where)
                 text = value_text(value)
                 _check_typed_back(value, text, parameter_schema(schema, key), schema, index, where)
                 if k:

@@ -56,7 +56,10 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from json.encoder import encode_basestring
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
+
+from toolwire.errors import UnrepresentableValue
+from toolwire.request_values import call_arguments
 
 from .call_builder import CallBuilder, json_dumps
 from .tools import tool_schemas
@@ -102,6 +105,26 @@ def is_name_char(ch: str) -> bool:
 def is_name(text: str) -> bool:
     """Whether ``text`` reads as a call name or argument key (renderers refuse names that do not)."""
     return len(text) <= MAX_NAME_CHARS and _NAME.fullmatch(text) is not None
+
+
+def named_calls(message: Any, index: int) -> Iterator[tuple[int, str, dict[str, Any], str]]:
+    """A renderer's view of an assistant message's calls: ``(call index, name, arguments, field)`` for each, after
+    checking that the name and every argument key read back as names (:func:`is_name`); ``field`` is the call's
+    request field (``tool_calls[i].function``). Raises :class:`~toolwire.errors.UnrepresentableValue` naming the
+    field otherwise."""
+    for ci, call in enumerate(message.tool_calls):
+        name = call.function.name
+        field = f"tool_calls[{ci}].function"
+        if not is_name(name):
+            raise UnrepresentableValue(f"function name {name!r} cannot be written as a pythonic call name "
+                                       "(a letter or _ then letters, digits, _, - or .)", message_index=index,
+                                       field=f"{field}.name")
+        args = call_arguments(call, index, ci)
+        for key in args:
+            if not is_name(key):
+                raise UnrepresentableValue(f"argument name {key!r} cannot be written as a keyword argument",
+                                           message_index=index, field=f"{field}.arguments.{key}")
+        yield ci, name, args, field
 
 
 @dataclass(frozen=True)
