@@ -36,6 +36,8 @@ from typing import Any, Sequence
 import regex
 
 from .engine.call_builder import CallBuilder
+from .engine.drift import DeclaredTools, drift_diagnostic, refused_diagnostic, register
+from .engine import drift_json
 from .engine.stream import StreamParser
 from .engine.json_arguments import (
     ArgumentsStream,
@@ -54,10 +56,18 @@ from toolwire.families.hermes_json import MARKERS, QWEN25, QWEN3, QWEN3_INSTRUCT
 
 M = MARKERS
 
+for _code in (drift_json.FUNCTION_TAG, drift_json.PYTHON_CALL, drift_json.FUNCTION_KEY, drift_json.ARGUMENTS_KEY,
+              drift_json.NAME_WHITESPACE, drift_json.UNCLOSED_STRING, drift_json.MISSING_CALL_OPENER):
+    register(drift_json.CLASSES[_code], _code)
+
 _CALL_OPENERS = (M["call_open"], "\n" + M["call_open"])
 _THINK_CLOSERS = (M["think_close"], "\n" + M["think_close"])
 _CONTENT_SCAN = MarkerScanner(_CALL_OPENERS)
 _CONTENT_THINK_SCAN = MarkerScanner(_CALL_OPENERS + _THINK_CLOSERS)  # families with a reasoning block
+_LINE_OBJECT = "\n{"  # with declared tools: a call object at a line start may be a call whose opener is missing
+_DRIFT_CONTENT_SCAN = MarkerScanner(_CALL_OPENERS + (_LINE_OBJECT,))
+_DRIFT_CONTENT_THINK_SCAN = MarkerScanner(_CALL_OPENERS + _THINK_CLOSERS + (_LINE_OBJECT,))
+_ORPHAN_HEAD = regex.compile(r'\{[ \t\n\r]*"name"[ \t\n\r]*:')  # how such an object must open
 _REASONING_SCAN = MarkerScanner(_CALL_OPENERS + _THINK_CLOSERS)
 _BODY_END_SCAN = MarkerScanner((M["call_close"], M["call_open"]))
 _REASONING_BODY_END_SCAN = MarkerScanner((M["call_close"], M["call_open"], M["think_close"]))
@@ -79,9 +89,10 @@ class HermesState(IntEnum):
     CALL = 3             # inside <tool_call>...</tool_call>
     BARE = 4             # a bare JSON answer that may be calls without the wrapper
     REASONING_START = 5  # the start of reasoning the prompt opened
+    ORPHAN = 6           # a call object at a line start, held until an orphan </tool_call> decides (issue 33)
 
 
-_START, _CONTENT, _REASONING, _CALL, _BARE, _REASONING_START = HermesState
+_START, _CONTENT, _REASONING, _CALL, _BARE, _REASONING_START, _ORPHAN = HermesState
 
 
 class _CallBody:
@@ -147,7 +158,13 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
                  **options: Any):
         super().__init__(tools, thinking=thinking, **options)
         self.bare_json_calls = bool(bare_json_calls)
+        self._declared = DeclaredTools.of(tools)  # None: no tools declared, no drift recovery (issue 33)
         self._content_scan = _CONTENT_THINK_SCAN if self.has_reasoning or thinking else _CONTENT_SCAN
+        if self._declared is not None:
+            self._content_scan = (_DRIFT_CONTENT_THINK_SCAN if self._content_scan is _CONTENT_THINK_SCAN
+                                  else _DRIFT_CONTENT_SCAN)
+        self._orphan: list | None = None  # [scanner, held parts] while a line-start call object is held
+        self._orphan_skip = False         # the held text went back to content: its "\n{" is content
         self._mode = _REASONING_START if thinking else _START if self.think_tag_at_start else _CONTENT
         self._after_think = False        # drop the newlines that follow </think>
         self._bare_open = self.bare_json_calls  # a bare JSON answer is still possible
@@ -157,7 +174,7 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
         self._body: _CallBody | None = None
         self._return_mode = _CONTENT
         self._steps = (self._at_start, self._in_content, self._in_reasoning, self._in_call, self._in_bare,
-                       self._at_reasoning_start)
+                       self._at_reasoning_start, self._in_orphan)
 
     # ---- the state machine: each step consumes what it can and says whether to go on
     def _advance(self, final: bool) -> None:
@@ -229,6 +246,18 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
                 self._bare = JsonValueScanner(self._bounds["max_depth"] + 1)
                 return True
         hit = self._content_scan.scan(buf, final=final, literal=self._tokens)
+        if hit.marker == _LINE_OBJECT:
+            skip, self._orphan_skip = self._orphan_skip and hit.start == 0, False
+            if skip:  # held, then given back: content now
+                self._emit_content(_LINE_OBJECT)
+                self._buf = buf[hit.end:]
+                return True
+            self._emit_content(buf[:hit.start])
+            self._buf = buf[hit.start:]
+            self._orphan = [None, []]
+            self._mode = _ORPHAN
+            return True
+        self._orphan_skip = False
         self._emit_content(buf[:hit.start])
         if hit.marker is None:
             self._buf = buf[hit.start:]
@@ -333,6 +362,8 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
             return
         if not name.strip():  # names no tool: not a call (see _end_call), the body is only kept
             return
+        if self._drift_name(name):  # a drifted name a recovery may read: decided when the body ends
+            return
         body.call = self._begin_call(name, source=body.source)
         body.args = stream_arguments(body.call)
         body.args_key = m.group(2)
@@ -373,6 +404,10 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
         if unclosed is not None:
             diags.append(("call_not_closed", f"the call has no </tool_call>; it ends at {unclosed}"))
         call, stream = body.call, body.args
+        if (call is None and not truncated and unclosed is None and self._declared is not None
+                and not (isinstance(name, str) and name in self._names and isinstance(args, dict))
+                and self._drift_call(body, text, value)):
+            return
         if call is None and truncated and not isinstance(name, str):
             name = _complete_name(text)
             if name is None:  # the output ended before the name was complete: no call
@@ -424,6 +459,34 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
                 call.diag("call_body", "the whole <tool_call> body, as written", severity="info", raw=text)
         finish_call(call, closed._replace(status=status, diagnostics=closed.diagnostics + diags, raw=raw))
 
+    def _drift_name(self, name: str) -> bool:
+        """Whether a canonical opening's ``name`` is not declared but a drift reading may make it one (blanks
+        around it, ``function=NAME``): then the call is not streamed, the body is read when it ends."""
+        tools = self._declared
+        if tools is None or name in tools.names:
+            return False
+        if name.startswith("function="):
+            name = name[len("function="):]
+        return tools.resolve_name(name) is not None
+
+    def _drift_call(self, body: _CallBody, text: str, value: Any) -> bool:
+        """A closed body the format's reading cannot use: a drift reading of it (issue 33). Recovered: the call is
+        emitted ``repaired`` with the recovery's diagnostic (raw = the body) and True is returned. Refused: an
+        ``info`` diagnostic says why, and the body goes on the usual way (False)."""
+        reading = drift_json.read_call_body(text, value, self._declared, max_depth=self._bounds["max_depth"],
+                                            max_bytes=self._bounds["max_bytes"])
+        if reading is None:
+            return False
+        raw = M["call_open"] + text
+        if isinstance(reading, drift_json.Refused):
+            self._diagnostics.append(refused_diagnostic(reading.code, reading.why, raw))
+            return False
+        call = self._begin_call(reading.name, source=body.source)
+        call.diagnostics.append(drift_diagnostic(reading.code, reading.message, raw, call.index))
+        closed = stream_arguments(call).close(decoded=LadderResult(reading.arguments, "repaired", [], None))
+        finish_call(call, closed._replace(raw=text.strip(_JSON_WS)))
+        return True
+
     def _strict_body(self, body: _CallBody) -> LadderResult | None:
         """What the repair ladder would make of a closed body that is strict JSON of the canonical shape
         (``{"name": ..., "arguments": <streamed value>}`` and blanks), decoded from the streamed argument text
@@ -443,6 +506,80 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
         value = {"name": body.call.name, "arguments": loads(raw, max_depth=None)}
         return LadderResult(value, "proposed", [], None)
 
+    # ---- a call object whose <tool_call> is missing (issue 33)
+    def _in_orphan(self, final: bool) -> bool:
+        """A JSON object at a line start in content, with tools declared: held while it may be a call whose
+        ``<tool_call>`` the model left out, i.e. until its object ends and what follows (blanks, then an orphan
+        ``</tool_call>``) decides. Recovered only when its name is declared and its arguments fit
+        (``drift_missing_call_opener``); otherwise the held text is content again, as it was."""
+        held = self._orphan
+        buf = self._buf
+        if held[0] is None:  # the "\n{" marker is at the buffer's start: the object starts after the "\n"
+            head = buf[1:1 + 64]
+            m = _ORPHAN_HEAD.match(head, partial=True)
+            if m is None:
+                return self._orphan_back()
+            if m.partial:
+                if final or len(head) >= 64:
+                    return self._orphan_back()
+                return False
+            held[0] = JsonValueScanner(self._bounds["max_depth"])
+            held[1].append(buf[:1])
+            self._buf = buf = buf[1:]
+        scanner, parts = held
+        if not scanner.done:
+            end = scanner.feed(buf)
+            if not scanner.strict:
+                return self._orphan_back()
+            piece = buf if end < 0 else buf[:end]
+            parts.append(piece)
+            self._buf = buf = buf[len(piece):]
+            if not scanner.done:
+                if final or sum(map(len, parts)) > self._bounds["max_bytes"]:
+                    return self._orphan_back()
+                return False
+        blank = len(buf) - len(buf.lstrip(_JSON_WS))
+        closer = M["call_close"]
+        rest = buf[blank:blank + len(closer)]
+        if not final and (blank == len(buf) or (len(rest) < len(closer) and closer.startswith(rest))):
+            return False
+        if rest != closer or not self._marker_at(buf, blank, closer):
+            return self._orphan_back()
+        text = "".join(parts[1:])
+        raw = "".join(parts) + buf[:blank + len(closer)]
+        try:
+            value = loads(text, max_depth=self._bounds["max_depth"], max_bytes=self._bounds["max_bytes"])
+        except ValueError:
+            return self._orphan_back()
+        args, _, _ = call_object_arguments(value)
+        name = value.get("name") if isinstance(value, dict) else None
+        if not isinstance(name, str) or set(value) - {"name", "arguments", "parameters"}:
+            reading = drift_json.Refused(drift_json.MISSING_CALL_OPENER, "the object is not a call object")
+        else:
+            reading = drift_json.settle(drift_json.MISSING_CALL_OPENER, self._declared, name, args,
+                                        f"a call object before an orphan {closer!r}, without {M['call_open']!r}; "
+                                        "read as the call")
+        if isinstance(reading, drift_json.Refused):
+            self._diagnostics.append(refused_diagnostic(reading.code, reading.why, raw.lstrip("\n")))
+            return self._orphan_back()
+        self._orphan = None
+        self._buf = buf[blank + len(closer):]
+        self._mode = _CONTENT
+        call = self._begin_call(reading.name, source="content")
+        call.diagnostics.append(drift_diagnostic(reading.code, reading.message, raw.lstrip("\n"), call.index))
+        closed = stream_arguments(call).close(decoded=LadderResult(reading.arguments, "repaired", [], None))
+        finish_call(call, closed._replace(raw=_arguments_text(text)))
+        return True
+
+    def _orphan_back(self) -> bool:
+        """Not a call after all: the held text is content again (its ``\n{`` read as content)."""
+        parts = self._orphan[1]
+        self._buf = "".join(parts) + self._buf
+        self._orphan = None
+        self._orphan_skip = not parts or parts[0] == "\n"  # (not after a bare answer: no "\n{" to skip)
+        self._mode = _CONTENT
+        return True
+
     # ---- bare JSON answers (option)
     def _in_bare(self, final: bool) -> bool:
         scanner = self._bare
@@ -459,6 +596,14 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
                     return self._replay_bare()
                 return False
         if buf.strip(_JSON_WS):
+            if self._declared is not None and scanner.strict and buf.lstrip(_JSON_WS)[:1] == "<":
+                text = "".join(self._bare_parts)  # maybe a call object before an orphan </tool_call>
+                blank = len(text) - len(text.lstrip(_JSON_WS))
+                if text[blank:blank + 1] == "{":
+                    self._orphan = [scanner, [text[:blank], text[blank:]]]
+                    self._bare_parts, self._bare = [], None
+                    self._mode = _ORPHAN
+                    return True
             return self._replay_bare()
         if not final:
             return False
@@ -531,6 +676,15 @@ def _complete_name(body: str) -> str | None:
         return json.loads('"' + m.group(1) + '"')
     except ValueError:
         return None
+
+
+def _arguments_text(body: str) -> str:
+    """The arguments value as written in a call object ``body`` that opens canonically, else the whole body."""
+    m = _HEAD.match(body)
+    if m is None:
+        return body
+    offset = m.end() + len(body[m.end():]) - len(body[m.end():].lstrip(_JSON_WS))
+    return _value_text(body, offset) or body
 
 
 def _value_text(text: str | None, offset: int) -> str | None:
