@@ -45,12 +45,15 @@ NAME_WHITESPACE = "drift_name_whitespace"
 UNCLOSED_STRING = "drift_unclosed_string"
 MISSING_CALL_OPENER = "drift_missing_call_opener"
 CALL_ID_SEPARATORS = "drift_call_id_separators"
+MISSING_ARGS_MARKER = "drift_missing_args_marker"
+CALL_OBJECT_AFTER_MARKER = "drift_call_object_after_marker"
 
 CLASSES: dict[str, Drift] = {
     FUNCTION_TAG: Drift.BORROWED_SHAPE, PYTHON_CALL: Drift.BORROWED_SHAPE, FUNCTION_KEY: Drift.BORROWED_SHAPE,
     ARGUMENTS_KEY: Drift.BORROWED_SHAPE, NAME_WHITESPACE: Drift.DAMAGED_NAME,
     UNCLOSED_STRING: Drift.DAMAGED_DELIMITERS, MISSING_CALL_OPENER: Drift.MISSING_MARKERS,
-    CALL_ID_SEPARATORS: Drift.DAMAGED_NAME,
+    CALL_ID_SEPARATORS: Drift.DAMAGED_NAME, MISSING_ARGS_MARKER: Drift.MISSING_MARKERS,
+    CALL_OBJECT_AFTER_MARKER: Drift.BORROWED_SHAPE,
 }
 """Each recovery code of the JSON-bodied families and its class (the parsers register them)."""
 
@@ -256,6 +259,29 @@ def _python_arguments(text: str, *, max_depth: int, max_bytes: int | None) -> di
     return decoded.value if isinstance(decoded.value, dict) else None
 
 
+def read_mistral_header(header: str, tools: DeclaredTools, *, max_depth: int, max_bytes: int | None) -> Reading:
+    """A Mistral call header that never met ``[ARGS]``: ``NAME{json}`` (the ``[ARGS]`` token lost, the name glued to
+    the arguments) or ``{"name": ..., "arguments": {...}}`` (one call object where the format before v11 wrote an
+    array of them); None for anything else."""
+    text = header.strip(_BLANKS)
+    brace = text.find("{")
+    if brace < 0 or not text.endswith("}"):
+        return None
+    try:
+        value = loads(text[brace:], max_depth=max_depth + 1, max_bytes=max_bytes)
+    except ValueError:
+        return None
+    if brace == 0:
+        if not isinstance(value, dict) or not isinstance(value.get("name"), str) or "arguments" not in value:
+            return None
+        if set(value) - {"name", "arguments", "id"}:
+            return Refused(CALL_OBJECT_AFTER_MARKER, "the call object has other keys")
+        return settle(CALL_OBJECT_AFTER_MARKER, tools, value["name"], value["arguments"],
+                      "one call object after [TOOL_CALLS] (no array, no [ARGS]); read as the call")
+    return settle(MISSING_ARGS_MARKER, tools, text[:brace], value,
+                  "the name glued to its JSON arguments, [ARGS] missing; read as the call")
+
+
 _KIMI_GLUED = re.compile(r"functions[._]?(?P<name>.+?)(?:[:._]?(?P<index>[0-9]+))?", re.S)
 
 
@@ -284,4 +310,5 @@ def read_kimi_id(text: str, tools: DeclaredTools) -> tuple[str, str] | Refused |
     return Refused(CALL_ID_SEPARATORS, f"call id {text!r} names no declared tool")
 
 
-__all__ = ["CLASSES", "Reading", "Recovered", "Refused", "read_call_body", "read_kimi_id", "settle"]
+__all__ = ["CLASSES", "Reading", "Recovered", "Refused", "read_call_body", "read_kimi_id", "read_mistral_header",
+           "settle"]
