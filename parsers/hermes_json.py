@@ -408,6 +408,8 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
                 and not (isinstance(name, str) and name in self._names and isinstance(args, dict))
                 and self._drift_call(body, text, value)):
             return
+        if call is not None and value is None and not truncated and unclosed is None and self._declared is not None:
+            self._drift_streamed(text)
         if call is None and truncated and not isinstance(name, str):
             name = _complete_name(text)
             if name is None:  # the output ended before the name was complete: no call
@@ -486,6 +488,16 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
         closed = stream_arguments(call).close(decoded=LadderResult(reading.arguments, "repaired", [], None))
         finish_call(call, closed._replace(raw=text.strip(_JSON_WS)))
         return True
+
+    def _drift_streamed(self, text: str) -> None:
+        """A streamed call whose body does not decode: when a drift reading would have fixed it (a string left
+        unclosed before the object's end), say why it is not taken: its characters were streamed as written."""
+        reading = drift_json.read_call_body(text, None, self._declared, max_depth=self._bounds["max_depth"],
+                                            max_bytes=self._bounds["max_bytes"])
+        if isinstance(reading, drift_json.Recovered):
+            self._diagnostics.append(refused_diagnostic(
+                reading.code, "the call's arguments were streamed as written before the output showed the quote "
+                "missing; what was sent is not taken back", M["call_open"] + text))
 
     def _strict_body(self, body: _CallBody) -> LadderResult | None:
         """What the repair ladder would make of a closed body that is strict JSON of the canonical shape

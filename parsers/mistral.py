@@ -59,6 +59,9 @@ class MistralParser(JsonCallParser):
         raw = self.grammar.call_open + header
         if reading is None:
             return False
+        if code == "truncated_call_header" and reading.code == drift_json.UNCLOSED_STRING:
+            reading = drift_json.Refused(reading.code, "the output ended inside the string: it may have been cut "
+                                         "off there (a second reading)")
         if isinstance(reading, drift_json.Refused):
             self._diagnostics.append(refused_diagnostic(reading.code, reading.why, raw))
             return False

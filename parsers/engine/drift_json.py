@@ -186,30 +186,58 @@ def _unclosed_string(body: str, tools: DeclaredTools, *, max_depth: int, max_byt
     """``{..."k": "v}}`` -- the closing quote of the last string missing before the object's closing braces: close
     it before each run of the final braces in turn; recovered only when exactly one place gives a call object of a
     declared tool whose arguments fit."""
-    closers = len(body) - len(body.rstrip("}"))
-    if not closers or body.count('"') % 2 == 0:  # an even quote count: no string is left open
+    return unclosed_string(body, lambda value: (value.get("name"), value.get("arguments"))
+                           if isinstance(value, dict) and isinstance(value.get("name"), str) else None,
+                           tools, max_depth=max_depth, max_bytes=max_bytes)
+
+
+_UNCLOSED_MESSAGE = "a string value whose closing quote is missing before the object's end; closed there"
+
+
+def unclosed_string(text: str, call_of: Any, tools: DeclaredTools, *, max_depth: int,
+                    max_bytes: int | None) -> Reading:
+    """JSON ``text`` ending ``..."v}}`` whose last string never closes: the quote added before each of the final
+    closing braces in turn; ``call_of(value)`` says which call ``(name, arguments)`` each parse is (None: none).
+    Recovered only when exactly one place gives a call of a declared tool whose arguments fit; None when no place
+    gives JSON at all (not this drift)."""
+    closers = len(text) - len(text.rstrip("}"))
+    if not closers or not _open_string(text):
         return None
     fits: list[Recovered] = []
-    any_object = False
+    any_call = False
     for k in range(1, closers + 1):
-        candidate = body[:len(body) - k] + '"' + body[len(body) - k:]
+        candidate = text[:len(text) - k] + '"' + text[len(text) - k:]
         try:
             value = loads(candidate, max_depth=max_depth, max_bytes=max_bytes)
         except ValueError:
             continue
-        if not isinstance(value, dict) or not isinstance(value.get("name"), str):
+        call = call_of(value)
+        if call is None:
             continue
-        any_object = True
-        reading = settle(UNCLOSED_STRING, tools, value["name"], value.get("arguments"),
-                         "a string value whose closing quote is missing before the object's end; closed there")
+        any_call = True
+        reading = settle(UNCLOSED_STRING, tools, call[0], call[1], _UNCLOSED_MESSAGE)
         if isinstance(reading, Recovered):
             fits.append(reading)
     if len(fits) == 1:
         return fits[0]
-    if not any_object:
+    if not any_call:
         return None
     return Refused(UNCLOSED_STRING, "two places to close the string fit" if fits else
                    "closing the string gives no call of a declared tool with fitting arguments")
+
+
+def _open_string(text: str) -> bool:
+    """Whether JSON-ish ``text`` ends inside a string (quotes counted, backslash escapes skipped)."""
+    inside, i = False, 0
+    while i < len(text):
+        ch = text[i]
+        if inside and ch == "\\":
+            i += 2
+            continue
+        if ch == '"':
+            inside = not inside
+        i += 1
+    return inside
 
 
 def _python_arguments(text: str, *, max_depth: int, max_bytes: int | None) -> dict | None:
@@ -270,7 +298,10 @@ def read_mistral_header(header: str, tools: DeclaredTools, *, max_depth: int, ma
     try:
         value = loads(text[brace:], max_depth=max_depth + 1, max_bytes=max_bytes)
     except ValueError:
-        return None
+        if brace == 0:
+            return None
+        return unclosed_string(text[brace:], lambda args: (text[:brace], args), tools, max_depth=max_depth,
+                               max_bytes=max_bytes)
     if brace == 0:
         if not isinstance(value, dict) or not isinstance(value.get("name"), str) or "arguments" not in value:
             return None
