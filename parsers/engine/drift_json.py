@@ -168,8 +168,10 @@ def _call_object(value: dict, tools: DeclaredTools) -> Reading:
         arguments = value["arguments"]
     else:
         present = [key for key in _ARG_KEYS if key in value]
-        if len(present) != 1:
-            return None if code is None else Refused(code, "no single arguments object")
+        if len(present) > 1:  # two readings
+            return Refused(code or ARGUMENTS_KEY, f"two keys may hold the arguments: {present}")
+        if not present:
+            return None if code is None else Refused(code, "no arguments object")
         arguments = value[present[0]]
         if code is None:
             code, message = ARGUMENTS_KEY, f"the arguments written under {present[0]!r}; read as \"arguments\""
