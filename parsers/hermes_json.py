@@ -25,6 +25,12 @@ after ``</think>`` and the ``\\n`` before each ``<tool_call>``. An answer whose 
 ``{"name": <declared tool>, "arguments": {...}}``, or a JSON array of them, is read as ``repaired`` calls with
 ``missing_call_wrapper`` (only when every name is declared; ``bare_json_calls=False`` turns it off). A trailing
 ``<|im_end|>`` is stripped (``stop_token_in_output``). The accepted variants are listed in ``docs/variants.md``.
+
+Drift (issue 33), with tools declared only: a body the format's reading cannot use goes through the readings of
+:mod:`~toolwire.parsers.engine.drift_json` (``<function=NAME>`` bodies, Python calls, ``function=NAME`` keys,
+``args`` / ``input`` keys, blank-padded names, a string left open), recovered only when the declared tools make
+the call unambiguous; a ``{"name": ...`` object at a line start is held back until an orphan ``</tool_call>``
+after it makes it a call (``drift_missing_call_opener``) or it goes to the content as written.
 """
 
 from __future__ import annotations

@@ -3,6 +3,9 @@
 The format has no closing marker: the JSON scanner alone finds where each call's arguments end. After a
 call, blanks followed by ``[TOOL_CALLS]`` start the next call; any other text is content again. Ids are
 the model's own; a call without one gets ``callNNNNN`` (9 alphanumerics, so it renders back).
+
+Drift (issue 33), with tools declared only: a header that never meets ``[ARGS]`` and reads as ``NAME{json}`` or
+one ``{"name", "arguments"}`` object is a call when the declared tools make it unambiguous (``docs/variants.md``).
 """
 
 from __future__ import annotations
