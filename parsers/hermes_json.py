@@ -169,7 +169,7 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
         if self._declared is not None:
             self._content_scan = (_DRIFT_CONTENT_THINK_SCAN if self._content_scan is _CONTENT_THINK_SCAN
                                   else _DRIFT_CONTENT_SCAN)
-        self._orphan: list | None = None  # [scanner, held parts] while a line-start call object is held
+        self._orphan: list | None = None  # [scanner, held parts, their length] while a call object is held
         self._orphan_skip = False         # the held text went back to content: its "\n{" is content
         self._mode = _REASONING_START if thinking else _START if self.think_tag_at_start else _CONTENT
         self._after_think = False        # drop the newlines that follow </think>
@@ -260,7 +260,7 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
                 return True
             self._emit_content(buf[:hit.start])
             self._buf = buf[hit.start:]
-            self._orphan = [None, []]
+            self._orphan = [None, [], 0]
             self._mode = _ORPHAN
             return True
         self._orphan_skip = False
@@ -544,16 +544,17 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
             held[0] = JsonValueScanner(self._bounds["max_depth"])
             held[1].append(buf[:1])
             self._buf = buf = buf[1:]
-        scanner, parts = held
+        scanner, parts, _ = held
         if not scanner.done:
             end = scanner.feed(buf)
             if not scanner.strict:
                 return self._orphan_back()
             piece = buf if end < 0 else buf[:end]
             parts.append(piece)
+            held[2] += len(piece)
             self._buf = buf = buf[len(piece):]
             if not scanner.done:
-                if final or sum(map(len, parts)) > self._bounds["max_bytes"]:
+                if final or held[2] > self._bounds["max_bytes"]:
                     return self._orphan_back()
                 return False
         blank = len(buf) - len(buf.lstrip(_JSON_WS))
@@ -618,7 +619,7 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
                 text = "".join(self._bare_parts)  # maybe a call object before an orphan </tool_call>
                 blank = len(text) - len(text.lstrip(_JSON_WS))
                 if text[blank:blank + 1] == "{":
-                    self._orphan = [scanner, [text[:blank], text[blank:]]]
+                    self._orphan = [scanner, [text[:blank], text[blank:]], len(text)]
                     self._bare_parts, self._bare = [], None
                     self._mode = _ORPHAN
                     return True
