@@ -18,7 +18,7 @@ from .engine.marker_json import _BETWEEN, _HEADER, HEADER_BLANKS, Grammar, Heade
 
 from toolwire.families.mistral import MARKERS, MISTRAL_SMALL32
 M = MARKERS
-for _code in (drift_json.MISSING_ARGS_MARKER, drift_json.CALL_OBJECT_AFTER_MARKER):
+for _code in (drift_json.MISSING_ARGS_MARKER, drift_json.CALL_OBJECT_AFTER_MARKER, drift_json.UNCLOSED_STRING):
     register(drift_json.CLASSES[_code], _code)
 
 CALL_ID_LENGTH = 9

@@ -42,7 +42,8 @@ PYTHONIC_SYNTAX = ['[', ']', '(', ')', '=', ',', "'", '"', '{', '}', ':', '\\', 
 # start before an orphan closer, Qwen3-Coder's <function=NAME> tag, a Python call, "function=NAME" keys, other
 # arguments keys, a blank-padded name, a string left open before the closing braces.
 JSON_DRIFT = ['\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>', "\n{", "</tool_call>",
-              '<function=get_weather>', '<function get_weather>', '</function>', '<parameter=city>\nParis\n</parameter>',
+              '<function=get_weather>', '<function get_weather>', '</function>',
+              '<parameter=city>\nParis\n</parameter>',
               'get_weather(city="Paris")', "search_papers(query='x', limit=2)", '{"function=get_weather": ',
               '"function=get_weather"', '"args": ', '"input": ', '{"name": "get_weather ", "arguments": ',
               '"Paris}}', '{"city": "Paris}']

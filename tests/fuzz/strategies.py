@@ -204,8 +204,8 @@ DRIFT_EDITS = {  # (old, new) replacements of a rendered call's text that make o
                     ('"get_weather"', '"get_weather "'), ('"get_weather"', '"function=get_weather"'),
                     ('{"name": "get_weather", "arguments": ', "<function=get_weather>"),
                     ('"}}\n</tool_call>', '}}\n</tool_call>')],
-    "kimi": [("functions.get_weather:0", "functionsget_weather0"), ("functions.get_weather:0", "functions_get_weather_0"),
-             ("<|tool_call_begin|>", "")],
+    "kimi": [("functions.get_weather:0", "functionsget_weather0"),
+             ("functions.get_weather:0", "functions_get_weather_0"), ("<|tool_call_begin|>", "")],
     "mistral": [("[ARGS]", ""), ('"}', "}")],
 }
 DRIFT_EDITS["hermes3"] = DRIFT_EDITS["granite"] = DRIFT_EDITS["hermes_json"]
