@@ -73,6 +73,7 @@ _CONTENT_THINK_SCAN = MarkerScanner(_CALL_OPENERS + _THINK_CLOSERS)  # families 
 _LINE_OBJECT = "\n{"  # with declared tools: a call object at a line start may be a call whose opener is missing
 _DRIFT_CONTENT_SCAN = MarkerScanner(_CALL_OPENERS + (_LINE_OBJECT,))
 _DRIFT_CONTENT_THINK_SCAN = MarkerScanner(_CALL_OPENERS + _THINK_CLOSERS + (_LINE_OBJECT,))
+_BRACE_RUN = regex.compile(r"\}{1,64}(?=[\x00-\x1f]|$)")  # closing braces that may end a string left open
 _ORPHAN_HEAD = regex.compile(r'\{[ \t\n\r]*"name"[ \t\n\r]*:')  # how such an object must open
 _REASONING_SCAN = MarkerScanner(_CALL_OPENERS + _THINK_CLOSERS)
 _BODY_END_SCAN = MarkerScanner((M["call_close"], M["call_open"]))
@@ -104,7 +105,7 @@ _START, _CONTENT, _REASONING, _CALL, _BARE, _REASONING_START, _ORPHAN = HermesSt
 class _CallBody:
     """One ``<tool_call>`` body while it streams in."""
 
-    __slots__ = ("source", "parts", "scanner", "head", "call", "args", "args_offset", "args_key", "tail")
+    __slots__ = ("source", "parts", "scanner", "head", "call", "args", "args_offset", "args_key", "tail", "held_run")
 
     def __init__(self, source: str, max_depth: int):
         self.source = source
@@ -116,6 +117,7 @@ class _CallBody:
         self.args_offset = -1             # body position where the argument value starts (after blanks)
         self.args_key = ""                # "arguments" or "parameters" (an alias), as the opening wrote it
         self.tail: list[str] | None = None  # text after the JSON ended (or after a grammar error)
+        self.held_run = ""                # "}}" ending a string value before a raw newline: not streamed (issue 33)
 
     def text(self) -> str:
         return "".join(self.parts) + "".join(self.tail or ())
@@ -303,6 +305,38 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
         self._bare_open = False
 
     def _in_call(self, final: bool) -> bool:
+        """A call body. With tools declared, a run of ``}`` inside a streamed string value is held back until the
+        next character says what it is: a raw control character after it (the ``\n`` before ``</tool_call>``)
+        makes it the object's end with the string's quote missing (``drift_unclosed_string``), so it is not
+        streamed as string text; anything else streams it as usual."""
+        body = self._body
+        if (body.tail is not None or (body.args is None and body.head is None) or self._declared is None
+                or body.source == "reasoning"):
+            return self._in_call_body(final)
+        buf = self._buf
+        m = _BRACE_RUN.search(buf)
+        if m is None:
+            return self._in_call_body(final)
+        if m.start():  # the text before the run, as usual (the JSON phase may end there)
+            self._buf = buf[:m.start()]
+            self._in_call_body(False)
+            self._buf += buf[m.start():]
+            return True
+        scanner = body.scanner
+        if not (scanner.strict and scanner.in_string and not scanner.done and scanner._esc == 0):
+            self._buf = buf[:m.end()]  # not inside a string: the run is read as usual
+            self._in_call_body(False)
+            self._buf += buf[m.end():]
+            return True
+        if m.end() == len(buf):
+            if not final:
+                return False  # wait for the character after the run
+            return self._in_call_body(final)
+        body.held_run = m.group()  # a raw control character follows: the run goes to the tail, not streamed
+        body.tail = []
+        return True
+
+    def _in_call_body(self, final: bool) -> bool:
         body = self._body
         buf = self._buf
         if body.tail is None:  # JSON phase
@@ -415,7 +449,10 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
                 and self._drift_call(body, text, value)):
             return
         if call is not None and value is None and not truncated and unclosed is None and self._declared is not None:
-            self._drift_streamed(text)
+            if self._drift_streamed(body, text):
+                return
+        if body.held_run and body.args is not None:  # not recovered: the held run streams as the string text it was read as before
+            self._feed_arguments(body, body.held_run)
         if call is None and truncated and not isinstance(name, str):
             name = _complete_name(text)
             if name is None:  # the output ended before the name was complete: no call
@@ -495,15 +532,29 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
         finish_call(call, closed._replace(raw=text.strip(_JSON_WS)))
         return True
 
-    def _drift_streamed(self, text: str) -> None:
-        """A streamed call whose body does not decode: when a drift reading would have fixed it (a string left
-        unclosed before the object's end), say why it is not taken: its characters were streamed as written."""
+    def _drift_streamed(self, body: _CallBody, text: str) -> bool:
+        """A streamed call whose body does not decode: a string left unclosed before the object's end. Recovered
+        (True) when its closing braces were held back (so nothing sent reads otherwise) and the declared tools
+        make the call unambiguous; else the refusal says why (False)."""
         reading = drift_json.read_call_body(text, None, self._declared, max_depth=self._bounds["max_depth"],
                                             max_bytes=self._bounds["max_bytes"])
-        if isinstance(reading, drift_json.Recovered):
-            self._diagnostics.append(refused_diagnostic(
-                reading.code, "the call's arguments were streamed as written before the output showed the quote "
-                "missing; what was sent is not taken back", M["call_open"] + text))
+        if reading is None:
+            return False
+        raw_body = M["call_open"] + text
+        if isinstance(reading, drift_json.Refused) or not body.held_run or reading.name != body.call.name:
+            why = reading.why if isinstance(reading, drift_json.Refused) else (
+                "the call's arguments were streamed as written before the output showed the quote missing")
+            self._diagnostics.append(refused_diagnostic(reading.code, why, raw_body))
+            return False
+        end = len(text.rstrip(_JSON_WS))
+        fixed = text[:end - reading.closed_at] + '"' + text[end - reading.closed_at:]
+        call = body.call
+        call.diagnostics.append(drift_diagnostic(reading.code, reading.message, raw_body, call.index))
+        closed = body.args.close(decoded=LadderResult(reading.arguments, "repaired", [],
+                                                      _value_text(fixed, body.args_offset)))
+        raw = text[body.args_offset:].rstrip(_JSON_WS)
+        finish_call(call, closed._replace(raw=raw[:-1] if raw.endswith("}") else raw))
+        return True
 
     def _strict_body(self, body: _CallBody) -> LadderResult | None:
         """What the repair ladder would make of a closed body that is strict JSON of the canonical shape

@@ -102,11 +102,20 @@ HERMES_CASES = [
      TOOLS, [call("get_weather", PARIS, "drift_name_whitespace")], "", None),
     ("name_blank_off_schema", '<tool_call>\n{"name": " exec", "arguments": {"cmd": "ls"}}\n</tool_call>',
      TOOLS, [(" exec", {"cmd": "ls"}, "rejected", None)], "", "drift_name_whitespace"),
-    # damaged_delimiters: recovered where the body was not streamed; a streamed call is refused (never taken back)
+    # damaged_delimiters: the closing braces of a string value are held back until the character after them
+    ("unclosed_string", '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris}}\n</tool_call>',
+     TOOLS, [call("get_weather", PARIS, "drift_unclosed_string")], "", None),
+    ("unclosed_string_second_key", '<tool_call>\n{"name": "get_weather", "arguments": {"days": 2, "city": "Oslo}}'
+     '\n</tool_call>', TOOLS, [call("get_weather", {"days": 2, "city": "Oslo"}, "drift_unclosed_string")], "", None),
     ("unclosed_string_not_streamed", '<tool_call>\n{"name": "get_weather ", "arguments": {"city": "Paris}}\n'
      '</tool_call>', TOOLS, [call("get_weather", PARIS, "drift_unclosed_string")], "", None),
-    ("unclosed_string_streamed", '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris}}\n</tool_call>',
-     TOOLS, [("get_weather", {"city": "Paris}}"}, "rejected", None)], "", "drift_unclosed_string"),
+    ("unclosed_string_off_schema", '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "days": '
+     '"3}}\n</tool_call>', TOOLS, [("get_weather", {"city": "Paris", "days": "3}}"}, "rejected", None)], "",
+     "drift_unclosed_string"),
+    ("braces_inside_a_string_stay_text", '<tool_call>\n{"name": "exec", "arguments": {"command": "echo }}"}}\n'
+     '</tool_call>', TOOLS, [("exec", {"command": "echo }}"}, "proposed", None)], "", None),
+    ("braces_then_newline_inside_a_string", '<tool_call>\n{"name": "exec", "arguments": {"command": "a}}\nb"}}\n'
+     '</tool_call>', TOOLS, [("exec", {"command": "a}}\nb"}, "repaired", None)], "", None),
 ]
 
 KIMI_CASES = [

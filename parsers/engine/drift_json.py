@@ -65,6 +65,8 @@ class Recovered(NamedTuple):
     name: str
     arguments: dict
     message: str
+    closed_at: int | None = None
+    """``drift_unclosed_string``: how many characters before the text's end the missing quote was put."""
 
 
 class Refused(NamedTuple):
@@ -219,7 +221,7 @@ def unclosed_string(text: str, call_of: Any, tools: DeclaredTools, *, max_depth:
         any_call = True
         reading = settle(UNCLOSED_STRING, tools, call[0], call[1], _UNCLOSED_MESSAGE)
         if isinstance(reading, Recovered):
-            fits.append(reading)
+            fits.append(reading._replace(closed_at=k))
     if len(fits) == 1:
         return fits[0]
     if not any_call:
