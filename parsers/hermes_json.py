@@ -317,11 +317,23 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
         m = _BRACE_RUN.search(buf)
         if m is None:
             return self._in_call_body(final)
-        if m.start():  # the text before the run, as usual (the JSON phase may end there)
-            self._buf = buf[:m.start()]
-            self._in_call_body(False)
-            self._buf += buf[m.start():]
-            return True
+        if m.start():  # where the runs are in a string: found on a copy of the scanner, so the text goes on in one
+            probe, at = _copy_scanner(body.scanner), 0  # piece (its events cut as before) unless one is
+            while m is not None:
+                if probe.feed(buf[at:m.start()]) >= 0 or not probe.strict:
+                    return self._in_call_body(final)  # the JSON phase ends before this run
+                if probe.in_string and probe._esc == 0:
+                    break
+                probe.feed(m.group())
+                at = m.end()
+                m = _BRACE_RUN.search(buf, at)
+            if m is None:
+                return self._in_call_body(final)
+            if m.start():  # the text before the run in a string, as usual; then the run is decided
+                self._buf = buf[:m.start()]
+                self._in_call_body(False)
+                self._buf += buf[m.start():]
+                return True
         scanner = body.scanner
         if not (scanner.strict and scanner.in_string and not scanner.done and scanner._esc == 0):
             self._buf = buf[:m.end()]  # not inside a string: the run is read as usual
@@ -746,6 +758,15 @@ def _complete_name(body: str) -> str | None:
         return json.loads('"' + m.group(1) + '"')
     except ValueError:
         return None
+
+
+def _copy_scanner(scanner: JsonValueScanner) -> JsonValueScanner:
+    """A scanner in the same state, to look ahead with."""
+    copy = JsonValueScanner.__new__(JsonValueScanner)
+    for slot in JsonValueScanner.__slots__:
+        setattr(copy, slot, getattr(scanner, slot))
+    copy._stack = list(scanner._stack)
+    return copy
 
 
 def _arguments_text(body: str) -> str:
