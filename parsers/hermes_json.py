@@ -254,6 +254,9 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
                 self._bare = JsonValueScanner(self._bounds["max_depth"] + 1)
                 return True
         hit = self._content_scan.scan(buf, final=final, literal=self._tokens)
+        while hit.marker == _LINE_OBJECT and not (self._orphan_skip and hit.start == 0) and _ORPHAN_HEAD.match(
+                buf, hit.start + 1, min(len(buf), hit.start + 65), partial=True) is None:
+            hit = self._content_scan.scan(buf, hit.end, final=final, literal=self._tokens)  # a plain "{": content
         if hit.marker == _LINE_OBJECT:
             skip, self._orphan_skip = self._orphan_skip and hit.start == 0, False
             if skip:  # held, then given back: content now
