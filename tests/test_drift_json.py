@@ -10,6 +10,12 @@ Granite habit), ``parameters`` / ``args`` keys (localharness #104), Kimi ids tha
 call object after ``[TOOL_CALLS]``. Every class has negative cases (an undeclared name, arguments off-schema, two
 readings, no tools declared), where the text stays where it was and an ``info`` diagnostic with the recovery's code
 says why.
+
+How each recovery streams (docs/variants.md, "Drift recovery"): text that may be a call without its opener is held
+back until its closer decides; closing braces inside a string are held until the next character; calls whose
+body is read when it ends are emitted whole. The chunking tests below check "same result for every chunking" and,
+through the events (content deltas join to the final content, a call's fragments to JSON of its final arguments),
+"never take back"; two tests watch the held text directly.
 """
 
 from __future__ import annotations
@@ -250,3 +256,30 @@ def test_a_refused_recovery_keeps_the_model_text():
     (d,) = out.diagnostics
     assert d.severity == "info" and "not recovered" in d.message and d.raw in output
     assert out.content == output
+
+
+def test_a_call_object_without_its_opener_is_held_until_the_closer_decides():
+    """Streamed a character at a time: nothing of the object is sent as content while it may be a call; when the
+    orphan closer makes it one, the content events never held it (nothing is taken back)."""
+    fmt = toolwire.get_format("qwen3")
+    head = 'Let me check.\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n'
+    parser = fmt.stream(TOOLS)
+    sent = "".join(e.text for ch in head for e in parser.feed(ch) if e.type == "content")
+    assert sent == "Let me check."
+    events = parser.feed("</tool_call>") + parser.flush()
+    assert [e.type for e in events if e.type != "arguments"] == ["tool_call_started", "tool_call_finished"]
+    assert parser.finish().content == "Let me check."
+
+
+def test_braces_in_a_string_are_held_until_the_next_character():
+    """Streamed a character at a time: the ``}}`` that end a string left open are not sent as string text; the
+    fragments end with the quote the recovery adds. Braces followed by more string text are sent as text."""
+    fmt = toolwire.get_format("qwen3")
+    text = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris}}\n</tool_call>'
+    parser = fmt.stream(TOOLS)
+    fragments = [e.fragment for ch in text for e in parser.feed(ch) if e.type == "arguments"]
+    fragments += [e.fragment for e in parser.flush() if e.type == "arguments"]
+    assert "".join(fragments) == '{"city": "Paris"}' and not any("}}" in f for f in fragments)
+    kept = '<tool_call>\n{"name": "exec", "arguments": {"command": "a}}b"}}\n</tool_call>'
+    out, _ = stream_parse(fmt, kept, None, TOOLS)
+    assert out.tool_calls[0].arguments == {"command": "a}}b"} and out.tool_calls[0].status == "proposed"
