@@ -309,7 +309,7 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
 
     def _in_call(self, final: bool) -> bool:
         """A call body. With tools declared, a run of ``}`` inside a streamed string value is held back until the
-        next character says what it is: a raw control character after it (the ``\n`` before ``</tool_call>``)
+        next character says what it is: a raw control character after it (the ``\\n`` before ``</tool_call>``)
         makes it the object's end with the string's quote missing (``drift_unclosed_string``), so it is not
         streamed as string text; anything else streams it as usual."""
         body = self._body
@@ -466,7 +466,7 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
         if call is not None and value is None and not truncated and unclosed is None and self._declared is not None:
             if self._drift_streamed(body, text):
                 return
-        if body.held_run and body.args is not None:  # not recovered: the held run streams as the string text it was read as before
+        if body.held_run and body.args is not None:  # not recovered: the held run streams as the string text
             self._feed_arguments(body, body.held_run)
         if call is None and truncated and not isinstance(name, str):
             name = _complete_name(text)
@@ -657,7 +657,7 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
         return True
 
     def _orphan_back(self) -> bool:
-        """Not a call after all: the held text is content again (its ``\n{`` read as content)."""
+        """Not a call after all: the held text is content again (its ``\\n{`` read as content)."""
         parts = self._orphan[1]
         self._buf = "".join(parts) + self._buf
         self._orphan = None

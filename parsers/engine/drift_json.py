@@ -83,6 +83,7 @@ _FUNCTION_TAG = re.compile(r"<function(?:=|[ \t]+)([^>\n]{1,256})>(.*?)(?:</func
 _PARAMETER = re.compile(r"<parameter(?:=|[ \t]+name=\")([^>\n\"]{1,256})\"?>\n?(.*?)\n?</parameter>", re.S)
 _PY_CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_.\-]{0,255})[ \t]*\((.*)\)", re.S)
 _ARG_KEYS = ("args", "input", "parameters")
+_KEYWORD = re.compile(r"[ \t\r\n]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*=(?!=)")
 
 
 def settle(code: str, tools: DeclaredTools, written: str, arguments: Any, message: str) -> Reading:
@@ -259,7 +260,7 @@ def _python_arguments(text: str, *, max_depth: int, max_bytes: int | None) -> di
             elif ch == quote:
                 quote = ""
         elif expect_key and depth == 0:
-            m = re.compile(r"[ \t\r\n]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*=(?!=)").match(text, i)
+            m = _KEYWORD.match(text, i)
             if m is None:
                 if text[i:].strip(_BLANKS) == "" and not out:
                     break
