@@ -4,8 +4,9 @@ in random chunks and (Qwen families, with the real Qwen3 tokenizer) as token ids
 
 The cases are written from the formats' documentation and from public reports, in our own words and values:
 a Qwen3-Coder-style ``<function=NAME>`` written inside a Hermes ``<tool_call>`` and the opener left out before an
-orphan ``</tool_call>`` (ollama #16686, vLLM Qwen3 reports), a Python call inside the wrapper (vLLM #43104's
-Granite habit), ``parameters`` / ``args`` keys (localharness #104), Kimi ids that lost their separators
+orphan ``</tool_call>`` (ollama #16686, vLLM Qwen3 reports), a Python call inside the wrapper (the Python-call
+habit vLLM #43104 reports for Granite), ``parameters`` / ``args`` keys (localharness #104), Kimi ids that lost their
+separators
 (``functionsexec5``: SGLang #21377; ``functions_NAME_1``: exo #2281), Mistral calls without ``[ARGS]`` or with one
 call object after ``[TOOL_CALLS]``. Every class has negative cases (an undeclared name, arguments off-schema, two
 readings, no tools declared), where the text stays where it was and an ``info`` diagnostic with the recovery's code
