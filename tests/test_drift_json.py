@@ -6,8 +6,7 @@ The cases are written from the formats' documentation and from public reports, i
 a Qwen3-Coder-style ``<function=NAME>`` written inside a Hermes ``<tool_call>`` and the opener left out before an
 orphan ``</tool_call>`` (ollama #16686, vLLM Qwen3 reports), a Python call inside the wrapper (the Python-call
 habit vLLM #43104 reports for Granite), ``parameters`` / ``args`` keys (localharness #104), Kimi ids that lost their
-separators
-(``functionsexec5``: SGLang #21377; ``functions_NAME_1``: exo #2281), Mistral calls without ``[ARGS]`` or with one
+separators (``functionsexec5``: SGLang #21377; ``functions_NAME_1``: exo #2281), Mistral calls without ``[ARGS]`` or with one
 call object after ``[TOOL_CALLS]``. Every class has negative cases (an undeclared name, arguments off-schema, two
 readings, no tools declared), where the text stays where it was and an ``info`` diagnostic with the recovery's code
 says why.
