@@ -25,6 +25,12 @@ after ``</think>`` and the ``\\n`` before each ``<tool_call>``. An answer whose 
 ``{"name": <declared tool>, "arguments": {...}}``, or a JSON array of them, is read as ``repaired`` calls with
 ``missing_call_wrapper`` (only when every name is declared; ``bare_json_calls=False`` turns it off). A trailing
 ``<|im_end|>`` is stripped (``stop_token_in_output``). The accepted variants are listed in ``docs/variants.md``.
+
+Drift (issue 33), with tools declared only: a body the format's reading cannot use goes through the readings of
+:mod:`~toolwire.parsers.engine.drift_json` (``<function=NAME>`` bodies, Python calls, ``function=NAME`` keys,
+``args`` / ``input`` keys, blank-padded names, a string left open), recovered only when the declared tools make
+the call unambiguous; a ``{"name": ...`` object at a line start is held back until an orphan ``</tool_call>``
+after it makes it a call (``drift_missing_call_opener``) or it goes to the content as written.
 """
 
 from __future__ import annotations
@@ -36,6 +42,8 @@ from typing import Any, Sequence
 import regex
 
 from .engine.call_builder import CallBuilder
+from .engine.drift import DeclaredTools, drift_diagnostic, refused_diagnostic, register
+from .engine import drift_json
 from .engine.stream import StreamParser
 from .engine.json_arguments import (
     ArgumentsStream,
@@ -54,10 +62,19 @@ from toolwire.families.hermes_json import MARKERS, QWEN25, QWEN3, QWEN3_INSTRUCT
 
 M = MARKERS
 
+for _code in (drift_json.FUNCTION_TAG, drift_json.PYTHON_CALL, drift_json.FUNCTION_KEY, drift_json.ARGUMENTS_KEY,
+              drift_json.NAME_WHITESPACE, drift_json.UNCLOSED_STRING, drift_json.MISSING_CALL_OPENER):
+    register(drift_json.CLASSES[_code], _code)
+
 _CALL_OPENERS = (M["call_open"], "\n" + M["call_open"])
 _THINK_CLOSERS = (M["think_close"], "\n" + M["think_close"])
 _CONTENT_SCAN = MarkerScanner(_CALL_OPENERS)
 _CONTENT_THINK_SCAN = MarkerScanner(_CALL_OPENERS + _THINK_CLOSERS)  # families with a reasoning block
+_LINE_OBJECT = "\n{"  # with declared tools: a call object at a line start may be a call whose opener is missing
+_DRIFT_CONTENT_SCAN = MarkerScanner(_CALL_OPENERS + (_LINE_OBJECT,))
+_DRIFT_CONTENT_THINK_SCAN = MarkerScanner(_CALL_OPENERS + _THINK_CLOSERS + (_LINE_OBJECT,))
+_BRACE_RUN = regex.compile(r"\}{1,64}(?=[\x00-\x1f]|$)")  # closing braces that may end a string left open
+_ORPHAN_HEAD = regex.compile(r'\{[ \t\n\r]*"name"[ \t\n\r]*:')  # how such an object must open
 _REASONING_SCAN = MarkerScanner(_CALL_OPENERS + _THINK_CLOSERS)
 _BODY_END_SCAN = MarkerScanner((M["call_close"], M["call_open"]))
 _REASONING_BODY_END_SCAN = MarkerScanner((M["call_close"], M["call_open"], M["think_close"]))
@@ -79,15 +96,16 @@ class HermesState(IntEnum):
     CALL = 3             # inside <tool_call>...</tool_call>
     BARE = 4             # a bare JSON answer that may be calls without the wrapper
     REASONING_START = 5  # the start of reasoning the prompt opened
+    ORPHAN = 6           # a call object at a line start, held until an orphan </tool_call> decides (issue 33)
 
 
-_START, _CONTENT, _REASONING, _CALL, _BARE, _REASONING_START = HermesState
+_START, _CONTENT, _REASONING, _CALL, _BARE, _REASONING_START, _ORPHAN = HermesState
 
 
 class _CallBody:
     """One ``<tool_call>`` body while it streams in."""
 
-    __slots__ = ("source", "parts", "scanner", "head", "call", "args", "args_offset", "args_key", "tail")
+    __slots__ = ("source", "parts", "scanner", "head", "call", "args", "args_offset", "args_key", "tail", "held_run")
 
     def __init__(self, source: str, max_depth: int):
         self.source = source
@@ -99,6 +117,7 @@ class _CallBody:
         self.args_offset = -1             # body position where the argument value starts (after blanks)
         self.args_key = ""                # "arguments" or "parameters" (an alias), as the opening wrote it
         self.tail: list[str] | None = None  # text after the JSON ended (or after a grammar error)
+        self.held_run = ""                # "}}" ending a string value before a raw newline: not streamed (issue 33)
 
     def text(self) -> str:
         return "".join(self.parts) + "".join(self.tail or ())
@@ -147,7 +166,13 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
                  **options: Any):
         super().__init__(tools, thinking=thinking, **options)
         self.bare_json_calls = bool(bare_json_calls)
+        self._declared = DeclaredTools.of(tools)  # None: no tools declared, no drift recovery (issue 33)
         self._content_scan = _CONTENT_THINK_SCAN if self.has_reasoning or thinking else _CONTENT_SCAN
+        if self._declared is not None:
+            self._content_scan = (_DRIFT_CONTENT_THINK_SCAN if self._content_scan is _CONTENT_THINK_SCAN
+                                  else _DRIFT_CONTENT_SCAN)
+        self._orphan: list | None = None  # [scanner, held parts, their length] while a call object is held
+        self._orphan_skip = False         # the held text went back to content: its "\n{" is content
         self._mode = _REASONING_START if thinking else _START if self.think_tag_at_start else _CONTENT
         self._after_think = False        # drop the newlines that follow </think>
         self._bare_open = self.bare_json_calls  # a bare JSON answer is still possible
@@ -157,7 +182,7 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
         self._body: _CallBody | None = None
         self._return_mode = _CONTENT
         self._steps = (self._at_start, self._in_content, self._in_reasoning, self._in_call, self._in_bare,
-                       self._at_reasoning_start)
+                       self._at_reasoning_start, self._in_orphan)
 
     # ---- the state machine: each step consumes what it can and says whether to go on
     def _advance(self, final: bool) -> None:
@@ -229,6 +254,21 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
                 self._bare = JsonValueScanner(self._bounds["max_depth"] + 1)
                 return True
         hit = self._content_scan.scan(buf, final=final, literal=self._tokens)
+        while hit.marker == _LINE_OBJECT and not (self._orphan_skip and hit.start == 0) and _ORPHAN_HEAD.match(
+                buf, hit.start + 1, min(len(buf), hit.start + 65), partial=True) is None:
+            hit = self._content_scan.scan(buf, hit.end, final=final, literal=self._tokens)  # a plain "{": content
+        if hit.marker == _LINE_OBJECT:
+            skip, self._orphan_skip = self._orphan_skip and hit.start == 0, False
+            if skip:  # held, then given back: content now
+                self._emit_content(_LINE_OBJECT)
+                self._buf = buf[hit.end:]
+                return True
+            self._emit_content(buf[:hit.start])
+            self._buf = buf[hit.start:]
+            self._orphan = [None, [], 0]
+            self._mode = _ORPHAN
+            return True
+        self._orphan_skip = False
         self._emit_content(buf[:hit.start])
         if hit.marker is None:
             self._buf = buf[hit.start:]
@@ -268,6 +308,50 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
         self._bare_open = False
 
     def _in_call(self, final: bool) -> bool:
+        """A call body. With tools declared, a run of ``}`` inside a streamed string value is held back until the
+        next character says what it is: a raw control character after it (the ``\\n`` before ``</tool_call>``)
+        makes it the object's end with the string's quote missing (``drift_unclosed_string``), so it is not
+        streamed as string text; anything else streams it as usual."""
+        body = self._body
+        if (body.tail is not None or (body.args is None and body.head is None) or self._declared is None
+                or body.source == "reasoning"):
+            return self._in_call_body(final)
+        buf = self._buf
+        m = _BRACE_RUN.search(buf)
+        if m is None:
+            return self._in_call_body(final)
+        if m.start():  # where the runs are in a string: found on a copy of the scanner, so the text goes on in one
+            probe, at = _copy_scanner(body.scanner), 0  # piece (its events cut as before) unless one is
+            while m is not None:
+                if probe.feed(buf[at:m.start()]) >= 0 or not probe.strict:
+                    return self._in_call_body(final)  # the JSON phase ends before this run
+                if probe.in_string and probe._esc == 0:
+                    break
+                probe.feed(m.group())
+                at = m.end()
+                m = _BRACE_RUN.search(buf, at)
+            if m is None:
+                return self._in_call_body(final)
+            if m.start():  # the text before the run in a string, as usual; then the run is decided
+                self._buf = buf[:m.start()]
+                self._in_call_body(False)
+                self._buf += buf[m.start():]
+                return True
+        scanner = body.scanner
+        if not (scanner.strict and scanner.in_string and not scanner.done and scanner._esc == 0):
+            self._buf = buf[:m.end()]  # not inside a string: the run is read as usual
+            self._in_call_body(False)
+            self._buf += buf[m.end():]
+            return True
+        if m.end() == len(buf):
+            if not final:
+                return False  # wait for the character after the run
+            return self._in_call_body(final)
+        body.held_run = m.group()  # a raw control character follows: the run goes to the tail, not streamed
+        body.tail = []
+        return True
+
+    def _in_call_body(self, final: bool) -> bool:
         body = self._body
         buf = self._buf
         if body.tail is None:  # JSON phase
@@ -333,6 +417,8 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
             return
         if not name.strip():  # names no tool: not a call (see _end_call), the body is only kept
             return
+        if self._drift_name(name):  # a drifted name a recovery may read: decided when the body ends
+            return
         body.call = self._begin_call(name, source=body.source)
         body.args = stream_arguments(body.call)
         body.args_key = m.group(2)
@@ -373,6 +459,15 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
         if unclosed is not None:
             diags.append(("call_not_closed", f"the call has no </tool_call>; it ends at {unclosed}"))
         call, stream = body.call, body.args
+        if (call is None and not truncated and unclosed is None and self._declared is not None
+                and not (isinstance(name, str) and name in self._names and isinstance(args, dict))
+                and self._drift_call(body, text, value)):
+            return
+        if call is not None and value is None and not truncated and unclosed is None and self._declared is not None:
+            if self._drift_streamed(body, text):
+                return
+        if body.held_run and body.args is not None:  # not recovered: the held run streams as the string text
+            self._feed_arguments(body, body.held_run)
         if call is None and truncated and not isinstance(name, str):
             name = _complete_name(text)
             if name is None:  # the output ended before the name was complete: no call
@@ -424,6 +519,58 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
                 call.diag("call_body", "the whole <tool_call> body, as written", severity="info", raw=text)
         finish_call(call, closed._replace(status=status, diagnostics=closed.diagnostics + diags, raw=raw))
 
+    def _drift_name(self, name: str) -> bool:
+        """Whether a canonical opening's ``name`` is not declared but a drift reading may make it one (blanks
+        around it, ``function=NAME``): then the call is not streamed, the body is read when it ends."""
+        tools = self._declared
+        if tools is None or name in tools.names:
+            return False
+        if name.startswith("function="):
+            name = name[len("function="):]
+        return tools.resolve_name(name) is not None
+
+    def _drift_call(self, body: _CallBody, text: str, value: Any) -> bool:
+        """A closed body the format's reading cannot use: a drift reading of it (issue 33). Recovered: the call is
+        emitted ``repaired`` with the recovery's diagnostic (raw = the body) and True is returned. Refused: an
+        ``info`` diagnostic says why, and the body goes on the usual way (False)."""
+        reading = drift_json.read_call_body(text, value, self._declared, max_depth=self._bounds["max_depth"],
+                                            max_bytes=self._bounds["max_bytes"])
+        if reading is None:
+            return False
+        raw = M["call_open"] + text
+        if isinstance(reading, drift_json.Refused):
+            self._diagnostics.append(refused_diagnostic(reading.code, reading.why, raw))
+            return False
+        call = self._begin_call(reading.name, source=body.source)
+        call.diagnostics.append(drift_diagnostic(reading.code, reading.message, raw, call.index))
+        closed = stream_arguments(call).close(decoded=LadderResult(reading.arguments, "repaired", [], None))
+        finish_call(call, closed._replace(raw=text.strip(_JSON_WS)))
+        return True
+
+    def _drift_streamed(self, body: _CallBody, text: str) -> bool:
+        """A streamed call whose body does not decode: a string left unclosed before the object's end. Recovered
+        (True) when its closing braces were held back (so nothing sent reads otherwise) and the declared tools
+        make the call unambiguous; else the refusal says why (False)."""
+        reading = drift_json.read_call_body(text, None, self._declared, max_depth=self._bounds["max_depth"],
+                                            max_bytes=self._bounds["max_bytes"])
+        if reading is None:
+            return False
+        raw_body = M["call_open"] + text
+        if isinstance(reading, drift_json.Refused) or not body.held_run or reading.name != body.call.name:
+            why = reading.why if isinstance(reading, drift_json.Refused) else (
+                "the call's arguments were streamed as written before the output showed the quote missing")
+            self._diagnostics.append(refused_diagnostic(reading.code, why, raw_body))
+            return False
+        end = len(text.rstrip(_JSON_WS))
+        fixed = text[:end - reading.closed_at] + '"' + text[end - reading.closed_at:]
+        call = body.call
+        call.diagnostics.append(drift_diagnostic(reading.code, reading.message, raw_body, call.index))
+        closed = body.args.close(decoded=LadderResult(reading.arguments, "repaired", [],
+                                                      _value_text(fixed, body.args_offset)))
+        raw = text[body.args_offset:].rstrip(_JSON_WS)
+        finish_call(call, closed._replace(raw=raw[:-1] if raw.endswith("}") else raw))
+        return True
+
     def _strict_body(self, body: _CallBody) -> LadderResult | None:
         """What the repair ladder would make of a closed body that is strict JSON of the canonical shape
         (``{"name": ..., "arguments": <streamed value>}`` and blanks), decoded from the streamed argument text
@@ -443,6 +590,81 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
         value = {"name": body.call.name, "arguments": loads(raw, max_depth=None)}
         return LadderResult(value, "proposed", [], None)
 
+    # ---- a call object whose <tool_call> is missing (issue 33)
+    def _in_orphan(self, final: bool) -> bool:
+        """A JSON object at a line start in content, with tools declared: held while it may be a call whose
+        ``<tool_call>`` the model left out, i.e. until its object ends and what follows (blanks, then an orphan
+        ``</tool_call>``) decides. Recovered only when its name is declared and its arguments fit
+        (``drift_missing_call_opener``); otherwise the held text is content again, as it was."""
+        held = self._orphan
+        buf = self._buf
+        if held[0] is None:  # the "\n{" marker is at the buffer's start: the object starts after the "\n"
+            head = buf[1:1 + 64]
+            m = _ORPHAN_HEAD.match(head, partial=True)
+            if m is None:
+                return self._orphan_back()
+            if m.partial:
+                if final or len(head) >= 64:
+                    return self._orphan_back()
+                return False
+            held[0] = JsonValueScanner(self._bounds["max_depth"])
+            held[1].append(buf[:1])
+            self._buf = buf = buf[1:]
+        scanner, parts, _ = held
+        if not scanner.done:
+            end = scanner.feed(buf)
+            if not scanner.strict:
+                return self._orphan_back()
+            piece = buf if end < 0 else buf[:end]
+            parts.append(piece)
+            held[2] += len(piece)
+            self._buf = buf = buf[len(piece):]
+            if not scanner.done:
+                if final or held[2] > self._bounds["max_bytes"]:
+                    return self._orphan_back()
+                return False
+        blank = len(buf) - len(buf.lstrip(_JSON_WS))
+        closer = M["call_close"]
+        rest = buf[blank:blank + len(closer)]
+        if not final and (blank == len(buf) or (len(rest) < len(closer) and closer.startswith(rest))):
+            return False
+        if rest != closer or not self._marker_at(buf, blank, closer):
+            return self._orphan_back()
+        text = "".join(parts[1:])
+        raw = "".join(parts) + buf[:blank + len(closer)]
+        try:
+            value = loads(text, max_depth=self._bounds["max_depth"], max_bytes=self._bounds["max_bytes"])
+        except ValueError:
+            return self._orphan_back()
+        args, _, _ = call_object_arguments(value)
+        name = value.get("name") if isinstance(value, dict) else None
+        if not isinstance(name, str) or set(value) - {"name", "arguments", "parameters"}:
+            reading = drift_json.Refused(drift_json.MISSING_CALL_OPENER, "the object is not a call object")
+        else:
+            reading = drift_json.settle(drift_json.MISSING_CALL_OPENER, self._declared, name, args,
+                                        f"a call object before an orphan {closer!r}, without {M['call_open']!r}; "
+                                        "read as the call")
+        if isinstance(reading, drift_json.Refused):
+            self._diagnostics.append(refused_diagnostic(reading.code, reading.why, raw.lstrip("\n")))
+            return self._orphan_back()
+        self._orphan = None
+        self._buf = buf[blank + len(closer):]
+        self._mode = _CONTENT
+        call = self._begin_call(reading.name, source="content")
+        call.diagnostics.append(drift_diagnostic(reading.code, reading.message, raw.lstrip("\n"), call.index))
+        closed = stream_arguments(call).close(decoded=LadderResult(reading.arguments, "repaired", [], None))
+        finish_call(call, closed._replace(raw=_arguments_text(text)))
+        return True
+
+    def _orphan_back(self) -> bool:
+        """Not a call after all: the held text is content again (its ``\\n{`` read as content)."""
+        parts = self._orphan[1]
+        self._buf = "".join(parts) + self._buf
+        self._orphan = None
+        self._orphan_skip = not parts or parts[0] == "\n"  # (not after a bare answer: no "\n{" to skip)
+        self._mode = _CONTENT
+        return True
+
     # ---- bare JSON answers (option)
     def _in_bare(self, final: bool) -> bool:
         scanner = self._bare
@@ -459,6 +681,14 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
                     return self._replay_bare()
                 return False
         if buf.strip(_JSON_WS):
+            if self._declared is not None and scanner.strict and buf.lstrip(_JSON_WS)[:1] == "<":
+                text = "".join(self._bare_parts)  # maybe a call object before an orphan </tool_call>
+                blank = len(text) - len(text.lstrip(_JSON_WS))
+                if text[blank:blank + 1] == "{":
+                    self._orphan = [scanner, [text[:blank], text[blank:]], len(text)]
+                    self._bare_parts, self._bare = [], None
+                    self._mode = _ORPHAN
+                    return True
             return self._replay_bare()
         if not final:
             return False
@@ -531,6 +761,24 @@ def _complete_name(body: str) -> str | None:
         return json.loads('"' + m.group(1) + '"')
     except ValueError:
         return None
+
+
+def _copy_scanner(scanner: JsonValueScanner) -> JsonValueScanner:
+    """A scanner in the same state, to look ahead with."""
+    copy = JsonValueScanner.__new__(JsonValueScanner)
+    for slot in JsonValueScanner.__slots__:
+        setattr(copy, slot, getattr(scanner, slot))
+    copy._stack = list(scanner._stack)
+    return copy
+
+
+def _arguments_text(body: str) -> str:
+    """The arguments value as written in a call object ``body`` that opens canonically, else the whole body."""
+    m = _HEAD.match(body)
+    if m is None:
+        return body
+    offset = m.end() + len(body[m.end():]) - len(body[m.end():].lstrip(_JSON_WS))
+    return _value_text(body, offset) or body
 
 
 def _value_text(text: str | None, offset: int) -> str | None:

@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import re
 
-from .engine.marker_json import HEADER_BLANKS, Grammar, Header, JsonCallParser
+from .engine import drift_json
+from .engine.drift import DeclaredTools, drift_diagnostic, refused_diagnostic, register
+from .engine.json_arguments import finish_call
+from .engine.marker_json import HEADER_BLANKS, Grammar, Header, JsonCallParser, StreamedCall
 
 from toolwire.families.kimi import KIMI_K2, KIMI_K2_THINKING, MARKERS
 M = MARKERS
+register(drift_json.CLASSES[drift_json.CALL_ID_SEPARATORS], drift_json.CALL_ID_SEPARATORS)
 
 CALL_ID_PREFIX = "functions."
 _CALL_ID = re.compile(r"functions\.(?P<name>.+):(?P<index>[0-9]+)", re.S)
@@ -51,9 +55,60 @@ class KimiParser(JsonCallParser):
                       think_close=M["think_close"], own_reasoning=False)  # K2 has none: only thinking=True opens it
     family = KIMI_K2
 
+    def __init__(self, tools=None, *, thinking: bool = False, **options):
+        super().__init__(tools, thinking=thinking, **options)
+        self._declared = DeclaredTools.of(tools)  # None: no tools declared, no drift recovery (issue 33)
+        self._drift_id: str | None = None         # the damaged id the header being begun was read from
+
     def parse_header(self, header: str) -> Header:
-        """``functions.NAME:IDX``: the id names the tool (see :func:`split_call_id`)."""
-        return split_call_id(header)
+        """``functions.NAME:IDX``: the id names the tool (see :func:`split_call_id`). With tools declared, an id
+        that lost its separators (``functionsexec5``, ``functions_get_weather_1``; reported with SGLang and exo)
+        names the one declared tool it reads as (``drift_call_id_separators``, issue 33); the call is then
+        ``repaired`` when its arguments fit that tool's schema, ``rejected`` (with the same code, ``info``)
+        when they do not."""
+        parsed = split_call_id(header)
+        tools = self._declared
+        if tools is None or parsed.name in tools.names or not parsed.name:
+            return parsed
+        text = header.strip(HEADER_BLANKS)
+        reading = drift_json.read_kimi_id(text, tools)
+        if reading is None:
+            return parsed
+        if isinstance(reading, drift_json.Refused):
+            self._diagnostics.append(refused_diagnostic(reading.code, reading.why, text))
+            return parsed
+        name, message = reading
+        self._drift_id = text
+        diagnostic = drift_diagnostic(drift_json.CALL_ID_SEPARATORS, message, text)
+        return Header(name, text, ((diagnostic.code, diagnostic.message, text),), "repaired")
+
+    def _begin(self) -> None:
+        super()._begin()
+        damaged, self._drift_id = self._drift_id, None
+        if damaged is not None and self._call is not None:
+            self._call = _FitChecked(self._call, self._declared, damaged)
+
+
+class _FitChecked(StreamedCall):
+    """A call whose name came from a damaged id: when it closes, its arguments must fit the tool's schema, or the
+    recovery is not taken (the call is ``rejected``, the refusal said with the recovery's code)."""
+
+    __slots__ = ("tools", "damaged")
+
+    def __init__(self, streamed: StreamedCall, tools: DeclaredTools, damaged: str):
+        self.call, self.stream, self.tools, self.damaged = streamed.call, streamed.stream, tools, damaged
+
+    def close(self, *, truncated: bool = False, closed: bool = False):
+        if truncated:
+            return super().close(truncated=True)
+        result = self.stream.close(closed=closed)
+        if result.status != "rejected" and not self.tools.arguments_fit(self.call.name, result.arguments):
+            self.call.status = "rejected"  # the name was streamed already: it stays, the call is not usable
+            self.call.diagnostics[:] = [d for d in self.call.diagnostics if d.code != drift_json.CALL_ID_SEPARATORS]
+            refusal = refused_diagnostic(drift_json.CALL_ID_SEPARATORS, "the arguments do not fit the schema of "
+                                         f"{self.call.name!r}", self.damaged)
+            self.call.diagnostics.append(refusal.model_copy(update={"call_index": self.call.index}))
+        return finish_call(self.call, result)
 
 
 class KimiThinkingParser(KimiParser):

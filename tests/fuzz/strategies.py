@@ -12,7 +12,10 @@ and a seed for the random chunkings. Texts are one of
 * a marker inside reasoning followed by the reasoning close and an answer (issue 21:
   ``I might call <tool_call> later.\\n</think>\\n\\nFinal answer.``);
 * a limit crossing (issue 33 N3-N5): markers of the format, then a run just under to just past one of the
-  parsers' header / tag / head bounds, then maybe a marker or the reasoning close.
+  parsers' header / tag / head bounds, then maybe a marker or the reasoning close;
+* a drifted call (issue 33, JSON-bodied families): a rendered call with one drift edit (its opener or ``[ARGS]``
+  left out, ``"arguments"`` renamed, a blank after the name, Kimi's id without separators, the JSON wrapped in
+  ``<function=NAME>`` or replaced by a Python call, a string's closing quote dropped), then maybe edited and cut.
 
 Edits include numbers outside the JSON grammar (``-01``, ``0x1F``: N1/N2), odd whitespace next to JSON
 punctuation (N11) and runs of one character (blanks after a marker: N8), short or past the bounds.
@@ -196,11 +199,38 @@ def limit_crossing(draw, name: str):
     return text, thinking
 
 
+DRIFT_EDITS = {  # (old, new) replacements of a rendered call's text that make one drift shape (issue 33)
+    "hermes_json": [("<tool_call>\n", ""), ('"arguments"', '"args"'), ('"arguments"', '"input"'),
+                    ('"get_weather"', '"get_weather "'), ('"get_weather"', '"function=get_weather"'),
+                    ('{"name": "get_weather", "arguments": ', "<function=get_weather>"),
+                    ('"}}\n</tool_call>', '}}\n</tool_call>')],
+    "kimi": [("functions.get_weather:0", "functionsget_weather0"),
+             ("functions.get_weather:0", "functions_get_weather_0"), ("<|tool_call_begin|>", "")],
+    "mistral": [("[ARGS]", ""), ('"}', "}")],
+}
+DRIFT_EDITS["hermes3"] = DRIFT_EDITS["granite"] = DRIFT_EDITS["hermes_json"]
+DRIFT_EDITS["ministral"] = DRIFT_EDITS["mistral"]
+
+
+@st.composite
+def drift_call(draw, name: str):
+    """``(text, thinking)``: a rendered call to a golden tool with one drift edit of its family (or a rendered call
+    as it is, for a family with none), then maybe mutated."""
+    text, thinking = draw(rendered_call(name))
+    edits = [(old, new) for old, new in DRIFT_EDITS.get(families.parser_module(name), []) if old in text]
+    if edits:
+        old, new = draw(st.sampled_from(edits))
+        at = text.find(old)
+        text = text[:at] + new + text[at + len(old):]
+    return text, thinking
+
+
 @st.composite
 def parser_inputs(draw, name: str):
     """``(text, thinking, seed, answer)`` for format ``name``: ``seed`` drives the random chunkings,
     ``answer`` (or None) is text the content must end with."""
-    kind = draw(st.sampled_from(["soup", "seed", "call", "call", "reasoning", "limit"]))
+    kind = draw(st.sampled_from(["soup", "seed", "call", "call", "reasoning", "limit"]
+                                + (["drift"] if families.parser_module(name) in DRIFT_EDITS else [])))
     if kind == "reasoning":
         text, thinking, answer = draw(marker_in_reasoning(name))
         return text, thinking, draw(st.integers(0, 2 ** 16)), answer
@@ -210,6 +240,8 @@ def parser_inputs(draw, name: str):
         text, thinking = draw(soup(name)), draw(st.booleans())
     elif kind == "seed":
         text, thinking = draw(cut_seed(name))
+    elif kind == "drift":
+        text, thinking = draw(drift_call(name))
     else:
         text, thinking = draw(rendered_call(name))
     return text, thinking, draw(st.integers(0, 2 ** 16)), None

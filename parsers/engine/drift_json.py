@@ -1,0 +1,350 @@
+"""Drift readings of a JSON-bodied call (issue 33): what a call body or header that drifted from its format says,
+when the declared tools make it unambiguous.
+
+Each reading recognises one drift shape and returns a :class:`Recovered` (the call: declared name, arguments that
+fit its schema) or a :class:`Refused` (the shape is there, but the declared tools do not make it one call: an
+undeclared name, arguments off-schema, two readings). The family parser decides what to do with either
+(:mod:`toolwire.parsers.hermes_json`, :mod:`toolwire.parsers.kimi`); the checks themselves are
+:class:`~toolwire.parsers.engine.drift.DeclaredTools`'. Nothing here runs without declared tools.
+
+Readings of a Hermes/Qwen ``<tool_call>`` body (:func:`read_call_body`):
+
+* ``<function=NAME>{json}</function>`` and ``<function NAME>{json}</function>`` (Qwen3-Coder's tag around a JSON
+  body) -- ``drift_function_tag`` (borrowed shape);
+* ``<function=NAME><parameter=k>v</parameter>...</function>`` (Qwen3-Coder's XML call written inside a Hermes
+  wrapper; values typed by the schema) -- ``drift_function_tag`` (borrowed shape);
+* ``NAME(k="v", n=3)`` (a Python call) -- ``drift_python_call`` (borrowed shape);
+* ``{"function=NAME": {...}}`` or ``{"name": "function=NAME", "arguments": {...}}`` -- ``drift_function_key``;
+* ``{"name": ..., "args": {...}}`` / ``"input"`` / ``"parameters"`` with no ``"arguments"`` --
+  ``drift_arguments_key`` (borrowed shape; ``parameters`` keeps its older code ``arguments_alias_parameters``
+  where the name is clean, this reading only fires where the call is otherwise unusable);
+* a name with blanks around it (``"get_weather "``) -- ``drift_name_whitespace`` (damaged name);
+* a string value whose closing quote is missing before the object's closing braces
+  (``{"city": "Paris}}``) -- ``drift_unclosed_string`` (damaged delimiters): the one place to close it that gives
+  a call object for a declared tool with fitting arguments.
+
+Readings of a Kimi call id (:func:`read_kimi_id`): ``functionsNAMEN``, ``functions_NAME_N``, ``functionsNAME:N``
+(the id's separators lost) -- ``drift_call_id_separators`` (damaged name).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, NamedTuple
+
+from .drift import DeclaredTools, Drift
+from .json_repair import repair_ladder
+from .safe_json import loads
+from .schema_coerce import coerce
+
+FUNCTION_TAG = "drift_function_tag"
+PYTHON_CALL = "drift_python_call"
+FUNCTION_KEY = "drift_function_key"
+ARGUMENTS_KEY = "drift_arguments_key"
+NAME_WHITESPACE = "drift_name_whitespace"
+UNCLOSED_STRING = "drift_unclosed_string"
+MISSING_CALL_OPENER = "drift_missing_call_opener"
+CALL_ID_SEPARATORS = "drift_call_id_separators"
+MISSING_ARGS_MARKER = "drift_missing_args_marker"
+CALL_OBJECT_AFTER_MARKER = "drift_call_object_after_marker"
+
+CLASSES: dict[str, Drift] = {
+    FUNCTION_TAG: Drift.BORROWED_SHAPE, PYTHON_CALL: Drift.BORROWED_SHAPE, FUNCTION_KEY: Drift.BORROWED_SHAPE,
+    ARGUMENTS_KEY: Drift.BORROWED_SHAPE, NAME_WHITESPACE: Drift.DAMAGED_NAME,
+    UNCLOSED_STRING: Drift.DAMAGED_DELIMITERS, MISSING_CALL_OPENER: Drift.MISSING_MARKERS,
+    CALL_ID_SEPARATORS: Drift.DAMAGED_NAME, MISSING_ARGS_MARKER: Drift.MISSING_MARKERS,
+    CALL_OBJECT_AFTER_MARKER: Drift.BORROWED_SHAPE,
+}
+"""Each recovery code of the JSON-bodied families and its class (the parsers register them)."""
+
+
+class Recovered(NamedTuple):
+    """A drifted call read unambiguously: the declared tool, its arguments, the recovery's code and what it did."""
+
+    code: str
+    name: str
+    arguments: dict
+    message: str
+    closed_at: int | None = None
+    """``drift_unclosed_string``: how many characters before the text's end the missing quote was put."""
+
+
+class Refused(NamedTuple):
+    """A drift shape the declared tools do not make one call: the recovery's code and why."""
+
+    code: str
+    why: str
+
+
+Reading = Recovered | Refused | None
+
+_BLANKS = " \t\r\n"
+_FUNCTION_TAG = re.compile(r"<function(?:=|[ \t]+)([^>\n]{1,256})>(.*?)(?:</function>)?", re.S)
+_PARAMETER = re.compile(r"<parameter(?:=|[ \t]+name=\")([^>\n\"]{1,256})\"?>\n?(.*?)\n?</parameter>", re.S)
+_PY_CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_.\-]{0,255})[ \t]*\((.*)\)", re.S)
+_ARG_KEYS = ("args", "input", "parameters")
+_KEYWORD = re.compile(r"[ \t\r\n]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*=(?!=)")
+
+
+def settle(code: str, tools: DeclaredTools, written: str, arguments: Any, message: str) -> Reading:
+    """The drift reading of a call that names ``written`` with ``arguments``: recovered when ``written`` resolves to
+    a declared tool and ``arguments`` fit its schema; refused otherwise."""
+    name = tools.resolve_name(written)
+    if name is None:
+        return Refused(code, f"{written!r} is not a declared tool")
+    if not tools.arguments_fit(name, arguments):
+        return Refused(code, f"the arguments do not fit the schema of {name!r}")
+    return Recovered(code, name, arguments, message)
+
+
+def read_call_body(text: str, value: Any, tools: DeclaredTools, *, max_depth: int, max_bytes: int | None) -> Reading:
+    """The drift reading of a closed ``<tool_call>`` body ``text`` (``value``: what the repair ladder decoded from
+    it, or None), or None when the body shows no drift shape this module knows."""
+    body = text.strip(_BLANKS)
+    if body.startswith("<function"):
+        return _function_tag(body, tools, max_depth=max_depth, max_bytes=max_bytes)
+    if isinstance(value, dict):
+        return _call_object(value, tools)
+    if value is None and body.startswith("{"):
+        return _unclosed_string(body, tools, max_depth=max_depth, max_bytes=max_bytes)
+    m = _PY_CALL.fullmatch(body)
+    if m is not None and value is None:
+        arguments = _python_arguments(m.group(2), max_depth=max_depth, max_bytes=max_bytes)
+        if arguments is None:
+            return Refused(PYTHON_CALL, "the call's arguments are not keyword literals")
+        return settle(PYTHON_CALL, tools, m.group(1), arguments,
+                      "a Python call NAME(k=v, ...) inside the wrapper; read as the call")
+    return None
+
+
+def _function_tag(body: str, tools: DeclaredTools, *, max_depth: int, max_bytes: int | None) -> Reading:
+    m = _FUNCTION_TAG.fullmatch(body)
+    if m is None:
+        return Refused(FUNCTION_TAG, "a <function...> tag that does not enclose the whole body")
+    written, inner = m.group(1), m.group(2).strip(_BLANKS)
+    if written.startswith("name="):  # <function name="NAME">
+        written = written[5:].strip("\"'")
+    if inner.startswith("{"):
+        try:
+            arguments = loads(inner, max_depth=max_depth, max_bytes=max_bytes)
+        except ValueError:
+            return Refused(FUNCTION_TAG, "the JSON inside the <function> tag does not parse")
+        return settle(FUNCTION_TAG, tools, written, arguments,
+                      "a <function=NAME> tag around a JSON body (Qwen3-Coder's shape); read as the call")
+    name = tools.resolve_name(written)
+    if name is None:
+        return Refused(FUNCTION_TAG, f"{written!r} is not a declared tool")
+    arguments: dict[str, Any] = {}
+    pos = 0
+    schema = tools.schemas.get(name) or {}
+    for p in _PARAMETER.finditer(inner):
+        if inner[pos:p.start()].strip(_BLANKS):
+            return Refused(FUNCTION_TAG, "text between the <parameter> tags")
+        key = p.group(1).strip(_BLANKS)
+        if key in arguments:
+            return Refused(FUNCTION_TAG, f"parameter {key!r} given twice")
+        prop = tools.properties(name).get(key)
+        arguments[key], _ = coerce(p.group(2), prop if isinstance(prop, dict) else None, schema,
+                                   max_depth=max_depth, max_bytes=max_bytes)
+        pos = p.end()
+    if inner[pos:].strip(_BLANKS):
+        return Refused(FUNCTION_TAG, "text inside the <function> tag that is neither JSON nor <parameter> tags")
+    return settle(FUNCTION_TAG, tools, written, arguments,
+                  "a Qwen3-Coder <function=NAME><parameter=...> call inside the wrapper; read as the call")
+
+
+def _call_object(value: dict, tools: DeclaredTools) -> Reading:
+    name = value.get("name")
+    if len(value) == 1:
+        (key, arguments), = value.items()
+        if isinstance(key, str) and key.startswith("function="):
+            return settle(FUNCTION_KEY, tools, key[len("function="):], arguments,
+                          "\"function=NAME\" written as the call object's key; read as the call")
+        return None
+    if not isinstance(name, str):
+        return None
+    code, message = None, ""
+    if name.startswith("function="):
+        code, name = FUNCTION_KEY, name[len("function="):]
+        message = "the name written \"function=NAME\"; read as NAME"
+    if "arguments" in value:
+        arguments = value["arguments"]
+    else:
+        present = [key for key in _ARG_KEYS if key in value]
+        if len(present) > 1:  # two readings
+            return Refused(code or ARGUMENTS_KEY, f"two keys may hold the arguments: {present}")
+        if not present:
+            return None if code is None else Refused(code, "no arguments object")
+        arguments = value[present[0]]
+        if code is None:
+            code, message = ARGUMENTS_KEY, f"the arguments written under {present[0]!r}; read as \"arguments\""
+    if code is None and name != name.strip(_BLANKS) and name.strip(_BLANKS):
+        code, message = NAME_WHITESPACE, f"the name {name!r} has blanks around it; read as {name.strip(_BLANKS)!r}"
+    if code is None:
+        return None
+    if len(set(value) - {"name", "arguments", *_ARG_KEYS}) or not isinstance(arguments, dict):
+        return Refused(code, "the call object has other keys, or its arguments are not an object")
+    return settle(code, tools, name, arguments, message)
+
+
+def _unclosed_string(body: str, tools: DeclaredTools, *, max_depth: int, max_bytes: int | None) -> Reading:
+    """``{..."k": "v}}`` -- the closing quote of the last string missing before the object's closing braces: close
+    it before each run of the final braces in turn; recovered only when exactly one place gives a call object of a
+    declared tool whose arguments fit."""
+    return unclosed_string(body, lambda value: (value.get("name"), value.get("arguments"))
+                           if isinstance(value, dict) and isinstance(value.get("name"), str) else None,
+                           tools, max_depth=max_depth, max_bytes=max_bytes)
+
+
+_UNCLOSED_MESSAGE = "a string value whose closing quote is missing before the object's end; closed there"
+
+
+def unclosed_string(text: str, call_of: Any, tools: DeclaredTools, *, max_depth: int,
+                    max_bytes: int | None) -> Reading:
+    """JSON ``text`` ending ``..."v}}`` whose last string never closes: the quote added before each of the final
+    closing braces in turn; ``call_of(value)`` says which call ``(name, arguments)`` each parse is (None: none).
+    Recovered only when exactly one place gives a call of a declared tool whose arguments fit; None when no place
+    gives JSON at all (not this drift)."""
+    closers = len(text) - len(text.rstrip("}"))
+    if not closers or not _open_string(text):
+        return None
+    fits: list[Recovered] = []
+    any_call = False
+    for k in range(1, closers + 1):
+        candidate = text[:len(text) - k] + '"' + text[len(text) - k:]
+        try:
+            value = loads(candidate, max_depth=max_depth, max_bytes=max_bytes)
+        except ValueError:
+            continue
+        call = call_of(value)
+        if call is None:
+            continue
+        any_call = True
+        reading = settle(UNCLOSED_STRING, tools, call[0], call[1], _UNCLOSED_MESSAGE)
+        if isinstance(reading, Recovered):
+            fits.append(reading._replace(closed_at=k))
+    if len(fits) == 1:
+        return fits[0]
+    if not any_call:
+        return None
+    return Refused(UNCLOSED_STRING, "two places to close the string fit" if fits else
+                   "closing the string gives no call of a declared tool with fitting arguments")
+
+
+def _open_string(text: str) -> bool:
+    """Whether JSON-ish ``text`` ends inside a string (quotes counted, backslash escapes skipped)."""
+    inside, i = False, 0
+    while i < len(text):
+        ch = text[i]
+        if inside and ch == "\\":
+            i += 2
+            continue
+        if ch == '"':
+            inside = not inside
+        i += 1
+    return inside
+
+
+def _python_arguments(text: str, *, max_depth: int, max_bytes: int | None) -> dict | None:
+    """``k="v", n=3`` to an object: each top-level ``key=`` becomes ``"key":``, the rest goes through the repair
+    ladder (Python literals, single quotes); None unless that gives an object of keyword arguments."""
+    out: list[str] = []
+    depth, quote, i, expect_key = 0, "", 0, True
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            out.append(ch)
+            if ch == "\\" and i + 1 < len(text):
+                out.append(text[i + 1])
+                i += 1
+            elif ch == quote:
+                quote = ""
+        elif expect_key and depth == 0:
+            m = _KEYWORD.match(text, i)
+            if m is None:
+                if text[i:].strip(_BLANKS) == "" and not out:
+                    break
+                return None
+            out.append(f'"{m.group(1)}":')
+            i = m.end()
+            expect_key = False
+            continue
+        elif ch in "\"'":
+            quote = ch
+            out.append(ch)
+        elif ch in "([{":
+            depth += 1
+            out.append("[" if ch == "(" else ch)
+        elif ch in ")]}":
+            depth -= 1
+            if depth < 0:
+                return None
+            out.append("]" if ch == ")" else ch)
+        elif ch == "," and depth == 0:
+            out.append(ch)
+            expect_key = True
+        else:
+            out.append(ch)
+        i += 1
+    if quote or depth:
+        return None
+    decoded = repair_ladder("{" + "".join(out) + "}", False, max_depth=max_depth, max_bytes=max_bytes, closed=True)
+    return decoded.value if isinstance(decoded.value, dict) else None
+
+
+def read_mistral_header(header: str, tools: DeclaredTools, *, max_depth: int, max_bytes: int | None) -> Reading:
+    """A Mistral call header that never met ``[ARGS]``: ``NAME{json}`` (the ``[ARGS]`` token lost, the name glued to
+    the arguments) or ``{"name": ..., "arguments": {...}}`` (one call object where the format before v11 wrote an
+    array of them); None for anything else."""
+    text = header.strip(_BLANKS)
+    brace = text.find("{")
+    if brace < 0 or not text.endswith("}"):
+        return None
+    try:
+        value = loads(text[brace:], max_depth=max_depth + 1, max_bytes=max_bytes)
+    except ValueError:
+        if brace == 0:
+            return None
+        return unclosed_string(text[brace:], lambda args: (text[:brace], args), tools, max_depth=max_depth,
+                               max_bytes=max_bytes)
+    if brace == 0:
+        if not isinstance(value, dict) or not isinstance(value.get("name"), str) or "arguments" not in value:
+            return None
+        if set(value) - {"name", "arguments", "id"}:
+            return Refused(CALL_OBJECT_AFTER_MARKER, "the call object has other keys")
+        return settle(CALL_OBJECT_AFTER_MARKER, tools, value["name"], value["arguments"],
+                      "one call object after [TOOL_CALLS] (no array, no [ARGS]); read as the call")
+    return settle(MISSING_ARGS_MARKER, tools, text[:brace], value,
+                  "the name glued to its JSON arguments, [ARGS] missing; read as the call")
+
+
+_KIMI_GLUED = re.compile(r"functions[._]?(?P<name>.+?)(?:[:._]?(?P<index>[0-9]+))?", re.S)
+
+
+def read_kimi_id(text: str, tools: DeclaredTools) -> tuple[str, str] | Refused | None:
+    """A Kimi call id whose separators were lost (``functionsexec5``, ``functions_get_weather_1``,
+    ``functionsget_weather:0``): ``(name, message)`` when exactly one declared tool reads it, Refused when the id
+    has the shape but no declared tool (or two) fits it, None when it is not such an id."""
+    if not text.startswith("functions") or text.startswith("functions.") and ":" in text:
+        return None
+    readings = set()
+    rest = text[len("functions"):]
+    for sep in ("", ".", "_"):
+        if sep and not rest.startswith(sep):
+            continue
+        body = rest[len(sep):]
+        digits = len(body) - len(body.rstrip("0123456789"))
+        stem = body[:len(body) - digits] if digits else body
+        for cut in (stem, stem[:-1] if stem[-1:] in ":._" else None):
+            if cut and cut in tools.names:
+                readings.add(cut)
+    if len(readings) == 1:
+        name = readings.pop()
+        return name, f"call id {text!r} has lost its separators (functions.NAME:IDX); read as a call of {name!r}"
+    if readings:
+        return Refused(CALL_ID_SEPARATORS, f"call id {text!r} reads as two declared tools: {sorted(readings)}")
+    return Refused(CALL_ID_SEPARATORS, f"call id {text!r} names no declared tool")
+
+
+__all__ = ["CLASSES", "Reading", "Recovered", "Refused", "read_call_body", "read_kimi_id", "read_mistral_header",
+           "settle"]
