@@ -80,7 +80,8 @@ Reading = Recovered | Refused | None
 
 _BLANKS = " \t\r\n"
 _FUNCTION_TAG = re.compile(r"<function(?:=|[ \t]+)([^>\n]{1,256})>(.*?)(?:</function>)?", re.S)
-_PARAMETER = re.compile(r"<parameter(?:=|[ \t]+name=\")([^>\n\"]{1,256})\"?>\n?(.*?)\n?</parameter>", re.S)
+_PARAMETER_HEAD = re.compile(r"<parameter(?:=|[ \t]+name=\")([^>\n\"]{1,256})\"?>\n?")
+_PARAMETER_CLOSE = "</parameter>"
 _PY_CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_.\-]{0,255})[ \t]*\((.*)\)", re.S)
 _ARG_KEYS = ("args", "input", "parameters")
 _KEYWORD = re.compile(r"[ \t\r\n]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*=(?!=)")
@@ -137,16 +138,21 @@ def _function_tag(body: str, tools: DeclaredTools, *, max_depth: int, max_bytes:
     arguments: dict[str, Any] = {}
     pos = 0
     schema = tools.schemas.get(name) or {}
-    for p in _PARAMETER.finditer(inner):
-        if inner[pos:p.start()].strip(_BLANKS):
+    while (start := inner.find("<parameter", pos)) >= 0:  # one pass: each tag's close found once (linear)
+        if inner[pos:start].strip(_BLANKS):
             return Refused(FUNCTION_TAG, "text between the <parameter> tags")
-        key = p.group(1).strip(_BLANKS)
+        head = _PARAMETER_HEAD.match(inner, start)
+        end = inner.find(_PARAMETER_CLOSE, head.end()) if head else -1
+        if end < 0:
+            return Refused(FUNCTION_TAG, "a <parameter> tag that is malformed or not closed")
+        key = head.group(1).strip(_BLANKS)
         if key in arguments:
             return Refused(FUNCTION_TAG, f"parameter {key!r} given twice")
+        raw = inner[head.end():end]
         prop = tools.properties(name).get(key)
-        arguments[key], _ = coerce(p.group(2), prop if isinstance(prop, dict) else None, schema,
-                                   max_depth=max_depth, max_bytes=max_bytes)
-        pos = p.end()
+        arguments[key], _ = coerce(raw[:-1] if raw.endswith("\n") else raw, prop if isinstance(prop, dict) else None,
+                                   schema, max_depth=max_depth, max_bytes=max_bytes)
+        pos = end + len(_PARAMETER_CLOSE)
     if inner[pos:].strip(_BLANKS):
         return Refused(FUNCTION_TAG, "text inside the <function> tag that is neither JSON nor <parameter> tags")
     return settle(FUNCTION_TAG, tools, written, arguments,
@@ -210,7 +216,7 @@ def unclosed_string(text: str, call_of: Any, tools: DeclaredTools, *, max_depth:
         return None
     fits: list[Recovered] = []
     any_call = False
-    for k in range(1, closers + 1):
+    for k in range(1, min(closers, max_depth + 1) + 1):  # more braces after the quote than levels cannot parse
         candidate = text[:len(text) - k] + '"' + text[len(text) - k:]
         try:
             value = loads(candidate, max_depth=max_depth, max_bytes=max_bytes)
