@@ -1,0 +1,77 @@
+"""Drift recoveries of the XML-bodied families (issue 33): their codes, and the checks they share.
+
+Each recovery is one diagnostic code registered with its class in :data:`~.drift.DRIFT_CODES` (see
+:mod:`.drift`); a parser takes it only when the declared tools make the reading unambiguous, and otherwise
+leaves the text where it was with the same code at severity ``info`` (:func:`~.drift.refused_diagnostic`).
+docs/variants.md ("Drift recovery (issue 33)") lists them per family, with how each streams.
+
+Every recovery here is decided before the stream sends anything it would change: the text it reads is held
+back (a call head up to its ``>``, a body up to ``</function>``, whitespace up to a possible closer), so a
+stream never takes back what it sent and every chunking gives the one-shot result.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from .drift import DeclaredTools, Drift, register
+
+MISSING_CALL_WRAPPER = "missing_call_wrapper"
+"""``<function=NAME>`` in content with no ``<tool_call>`` before it (Qwen3-Coder and kin; already a repair
+before issue 33, now counted as a drift recovery of class ``missing_markers``)."""
+ORPHAN_CALL_CLOSER = "drift_orphan_call_closer"
+"""The ``</tool_call>`` closing a call whose ``<tool_call>`` was missing: dropped, not left in the content."""
+MISSING_BLOCK_OPENER = "drift_missing_block_opener"
+"""MiniMax-M2: ``<invoke name="NAME">`` in content with no ``<minimax:tool_call>`` before it."""
+FUNCTION_SPACE = "drift_function_space"
+"""``<function NAME>`` (a space for the ``=``) inside a call block."""
+PARAMETER_ATTRIBUTE = "drift_parameter_attribute"
+"""``<parameter name="KEY">`` (MiniMax's attribute style) inside a Qwen ``<function=NAME>`` call."""
+JSON_BODY = "drift_json_body"
+"""A ``<function=NAME>`` call whose body is one JSON object of arguments instead of ``<parameter=...>`` tags."""
+NAME_WHITESPACE = "drift_name_whitespace"
+"""A tool name written with whitespace around it (``<function=get_weather >``, GLM ``get_weather \\n``)."""
+GLUED_NAME = "drift_glued_name"
+"""GLM: the name glued to the first key, ``<tool_call>get_weathercity</arg_key>`` (``<arg_key>`` lost)."""
+
+register(Drift.MISSING_MARKERS, MISSING_CALL_WRAPPER, ORPHAN_CALL_CLOSER, MISSING_BLOCK_OPENER)
+register(Drift.BORROWED_SHAPE, FUNCTION_SPACE, PARAMETER_ATTRIBUTE, JSON_BODY)
+register(Drift.DAMAGED_NAME, NAME_WHITESPACE, GLUED_NAME)
+
+NO_TOOLS = "no tools were declared"
+
+
+def declared(tools: Iterable[Any] | None) -> DeclaredTools | None:
+    """The declared tools as a recovery reads them (None: none declared, no recovery fires)."""
+    return DeclaredTools.of(tools)
+
+
+def spaced(marker: str) -> str:
+    """The opener ``marker`` (``<function=``) with a space for its final ``=`` (``<function ``)."""
+    return marker[:-1] + " " if marker.endswith("=") else marker + " "
+
+
+def attribute_opener(marker: str) -> str:
+    """The attribute-style spelling of a ``<parameter=`` opener: ``<parameter name="``."""
+    return marker.rstrip("=") + ' name="'
+
+
+def whitespace_name(tools: Iterable[Any] | None, written: str) -> tuple[str | None, str | None]:
+    """``(declared name, None)`` when ``written`` is a declared name followed by whitespace (and not itself
+    declared); ``(None, why not)`` when it has such whitespace but is not recovered; ``(None, None)`` when the
+    recovery does not apply (no trailing whitespace, or ``written`` is declared as written). Leading whitespace
+    is not this drift (models write it after a damaged opener): such a name is matched exactly."""
+    name = written.rstrip()
+    if written == name or not name or name != name.lstrip():
+        return None, None
+    known = declared(tools)
+    if known is None:
+        return None, NO_TOOLS
+    if written in known.names:
+        return None, None
+    return (name, None) if name in known.names else (None, f"{name!r} is not a declared tool")
+
+
+__all__ = ["FUNCTION_SPACE", "GLUED_NAME", "JSON_BODY", "MISSING_BLOCK_OPENER", "MISSING_CALL_WRAPPER",
+           "NAME_WHITESPACE", "NO_TOOLS", "ORPHAN_CALL_CLOSER", "PARAMETER_ATTRIBUTE", "attribute_opener",
+           "declared", "spaced", "whitespace_name"]
