@@ -17,7 +17,7 @@ from __future__ import annotations
 from .engine.lexer import MarkerScanner
 from .engine.drift import drift_diagnostic
 from .engine.xml_calls import MAX_HEAD_CHARS, WHITESPACE, Closer, XmlCallParser
-from .engine.xml_drift import MISSING_BLOCK_OPENER, NO_TOOLS, ORPHAN_CALL_CLOSER
+from .engine.xml_drift import MISSING_CALL_WRAPPER, NO_TOOLS, ORPHAN_CALL_CLOSER
 
 from toolwire.families.minimax import MARKERS, MINIMAX_M2
 M = MARKERS
@@ -56,7 +56,7 @@ class MiniMaxParser(XmlCallParser):
 
     def _bare_head(self, final: bool) -> bool:
         """``<invoke name="`` in content with no ``<minimax:tool_call>`` before it: a call only when the name is
-        a declared tool (``drift_missing_block_opener``); otherwise it is content, as before. From token ids a
+        a declared tool (``missing_call_wrapper``, as Qwen's ``<function=`` without ``<tool_call>``); otherwise it is content, as before. From token ids a
         call needs its block's control-token opener, so there it stays content."""
         buf, pos = self._buf, self._pos
         end = buf.find(ATTR_CLOSE, pos, pos + MAX_HEAD_CHARS + len(ATTR_CLOSE))
@@ -69,12 +69,12 @@ class MiniMaxParser(XmlCallParser):
         if named and self._names is not None and name in self._names and not self._reading_ids():
             self._pos = end + len(ATTR_CLOSE)
             self._open_call(name)
-            self._drift(MISSING_BLOCK_OPENER, f"{INVOKE_OPEN}{name}{ATTR_CLOSE} came without {BLOCK_OPEN} before "
+            self._drift(MISSING_CALL_WRAPPER, f"{INVOKE_OPEN}{name}{ATTR_CLOSE} came without {BLOCK_OPEN} before "
                         "it", raw=INVOKE_OPEN + name + ATTR_CLOSE)
             self._state = "invoke"
             return True
         if named and not self._reading_ids():
-            self._refuse(MISSING_BLOCK_OPENER, NO_TOOLS if self._names is None else f"{name!r} is not a declared "
+            self._refuse(MISSING_CALL_WRAPPER, NO_TOOLS if self._names is None else f"{name!r} is not a declared "
                          "tool", raw=INVOKE_OPEN + name + ATTR_CLOSE)
         self._emit_content(framing + INVOKE_OPEN)
         self._state = "text"
@@ -82,7 +82,7 @@ class MiniMaxParser(XmlCallParser):
 
     def _block_state(self) -> str:
         """Where a finished ``</invoke>`` leads: the block, or (a call written without its block) what follows."""
-        bare = self.call is not None and any(d.code == MISSING_BLOCK_OPENER for d in self.call.diagnostics)
+        bare = self.call is not None and any(d.code == MISSING_CALL_WRAPPER for d in self.call.diagnostics)
         return "after_bare" if bare else "block"
 
     def _after_bare(self, final: bool) -> bool:

@@ -210,6 +210,9 @@ class XmlToolParser(XmlCallParser):
                         raw=g.function_open + name + ">")
             self._state = "body"
             return True
+        if name and not any(ch in name for ch in "<\n") and not self._reading_ids():
+            self._refuse(MISSING_CALL_WRAPPER, NO_TOOLS if self._names is None else f"{name!r} is not a declared "
+                         "tool", raw=g.function_open + name + ">")
         self._emit_content(framing + g.function_open)
         self._state = "text"
         return True

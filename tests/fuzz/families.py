@@ -38,6 +38,14 @@ PYTHONIC_SYNTAX = ['[', ']', '(', ')', '=', ',', "'", '"', '{', '}', ':', '\\', 
                    '007', '12345678901234567890', 'get_weather(', 'search_papers(', 'city=', 'days=', 'query=',
                    "city='", '"Paris"', "'Paris'", "__import__('os')", 'os.system', '1 + 2', '(1,)', '[[[[', ']]]]',
                    "{'a': 1}", '{"a": [1, 2]}', "'), ", "')]", ", days=", ')]', '), ', 'lambda: 0', '*args']
+# Drift pieces (issue 33, docs/variants.md "Drift recovery"): shapes models write that the XML parsers recover
+# only when the declared tools make them unambiguous - a call without its opener, <function NAME>, attribute-style
+# parameters, a JSON body, names with trailing whitespace or glued to their first key, borrowed key names.
+XML_DRIFT = ['<function get_weather>', '<function ', '<function=get_weather>', '<function=get_weather >',
+             '<parameter name="city">', '<parameter name="', '{"city": "Paris"}', '{"city": "Paris", "days": 2}',
+             '</tool_call>', 'get_weathercity</arg_key>', 'get_weather \n', 'get_weathercity',
+             '<invoke name="get_weather">', '</minimax:tool_call>', '"args": ', '"parameters": ']
+XML_SYNTAX = XML_SYNTAX + XML_DRIFT
 FAMILY_SYNTAX = {
     "hermes_json": JSON_SYNTAX,
     "kimi": JSON_SYNTAX + ["functions.", ":0", ":1", ":", "get_weather:0", "functions.get_weather:0", "invalid.0"],
