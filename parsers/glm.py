@@ -108,12 +108,19 @@ class GlmParser(XmlCallParser):
         return True
 
     def _glued_head(self, head: str) -> None:
-        """``<tool_call>NAMEKEY</arg_key>``: the name glued to the first key, its ``<arg_key>`` lost (a GLM-4.5
-        report). A call of ``NAME`` with argument ``KEY`` when exactly one declared tool's name and one of its
-        parameters read ``NAMEKEY`` (``drift_glued_name``); otherwise the head reads on as before."""
+        """``<tool_call>NAMEKEY</arg_key>``: the name glued to the first key, its ``<arg_key>`` lost (GLM-4.5 /
+        4.7 reports; also ``NAME KEY</arg_key>``). A call of ``NAME`` with argument ``KEY`` when exactly one
+        declared tool's name and one of its parameters read the head (``drift_glued_name``); otherwise the head
+        reads on as before."""
         known = declared(self.tools)
-        glued = head and not any(ch.isspace() or ch == "<" for ch in head)
-        split = known.split_glued(head) if glued and known is not None and head not in known.names else None
+        glued = head and not any(ch in "<\n" for ch in head)
+        split = None
+        if glued and known is not None and head not in known.names:
+            words = head.split()
+            if len(words) == 1:
+                split = known.split_glued(head)
+            elif len(words) == 2 and words[0] in known.names and words[1] in known.properties(words[0]):
+                split = (words[0], words[1])  # a space where <arg_key> was: NAME KEY</arg_key>
         if split is None:
             if glued and (known is None or head not in known.names):
                 self._refuse(GLUED_NAME, NO_TOOLS if known is None else f"{head!r} is not one declared tool name "
