@@ -56,8 +56,9 @@ class MiniMaxParser(XmlCallParser):
 
     def _bare_head(self, final: bool) -> bool:
         """``<invoke name="`` in content with no ``<minimax:tool_call>`` before it: a call only when the name is
-        a declared tool (``missing_call_wrapper``, as Qwen's ``<function=`` without ``<tool_call>``); otherwise it is content, as before. From token ids a
-        call needs its block's control-token opener, so there it stays content."""
+        a declared tool (``missing_call_wrapper``, as Qwen's ``<function=`` without ``<tool_call>``); otherwise
+        it is content, as before. From token ids a call needs its block's control-token opener, so there it
+        stays content."""
         buf, pos = self._buf, self._pos
         end = buf.find(ATTR_CLOSE, pos, pos + MAX_HEAD_CHARS + len(ATTR_CLOSE))
         if end < 0 and not final and len(buf) - pos <= MAX_HEAD_CHARS:

@@ -162,6 +162,24 @@ def cases() -> list[Case]:
                  recovered=False, raw='\n{"days": "two"}\n'))
         add(Case("json_body_no_tools", f, Drift.BORROWED_SHAPE, "drift_json_body", qwen_block(f, head, body),
                  calls=(("get_weather", {}, "repaired"),), recovered=False, raw="\n" + body, tools=None))
+        # a Hermes-style JSON call in the block (Qwen3's own shape, in Qwen3-Coder's block), with the borrowed
+        # "args" / "parameters" keys too
+        def block(body: str) -> str:
+            return f"{k.CALL_OPEN}\n{body}\n{k.CALL_CLOSE}"
+
+        for key in ("arguments", "args", "parameters"):
+            body = f'{{"name": "get_weather", "{key}": {{"city": "Paris"}}}}'
+            add(Case(f"json_call_{key}", f, Drift.BORROWED_SHAPE, "drift_json_call", block(body),
+                     calls=(("get_weather", PARIS, "repaired"),), raw=f"\n{body}\n"))
+        body = '{"name": "get_weather", "arguments": "{\\"city\\": \\"Paris\\"}"}'
+        add(Case("json_call_arguments_string", f, Drift.BORROWED_SHAPE, "drift_json_call", block(body),
+                 calls=(("get_weather", PARIS, "repaired"),), raw=f"\n{body}\n"))
+        for why, body, tools in (
+                ("undeclared", '{"name": "rm_rf", "arguments": {"path": "/"}}', TOOLS),
+                ("off_schema", '{"name": "get_weather", "arguments": {"city": 7}}', TOOLS),
+                ("no_tools", '{"name": "get_weather", "arguments": {"city": "Paris"}}', None)):
+            add(Case(f"json_call_{why}", f, Drift.BORROWED_SHAPE, "drift_json_call", block(body), recovered=False,
+                     raw=f"\n{body}\n", tools=tools))
     # ---- damaged_name: trailing whitespace (Qwen-style, GLM, MiniMax-M2)
     for f in QWEN_STYLE:
         k = m(f)

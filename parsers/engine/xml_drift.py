@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from .drift import DeclaredTools, Drift, register
+from .safe_json import loads
 
 MISSING_CALL_WRAPPER = "missing_call_wrapper"
 """A call written without its wrapper marker: ``<function=NAME>`` in content with no ``<tool_call>`` before it
@@ -29,13 +30,17 @@ PARAMETER_ATTRIBUTE = "drift_parameter_attribute"
 """``<parameter name="KEY">`` (MiniMax's attribute style) inside a Qwen ``<function=NAME>`` call."""
 JSON_BODY = "drift_json_body"
 """A ``<function=NAME>`` call whose body is one JSON object of arguments instead of ``<parameter=...>`` tags."""
+JSON_CALL = "drift_json_call"
+"""A call block holding a Hermes-style JSON call, ``{"name": ..., "arguments": {...}}`` (``args`` /
+``parameters`` for ``arguments`` too), instead of ``<function=NAME>``: the Qwen3 JSON shape in Qwen3-Coder's
+block."""
 NAME_WHITESPACE = "drift_name_whitespace"
 """A tool name written with whitespace around it (``<function=get_weather >``, GLM ``get_weather \\n``)."""
 GLUED_NAME = "drift_glued_name"
 """GLM: the name glued to the first key, ``<tool_call>get_weathercity</arg_key>`` (``<arg_key>`` lost)."""
 
 register(Drift.MISSING_MARKERS, MISSING_CALL_WRAPPER, ORPHAN_CALL_CLOSER)
-register(Drift.BORROWED_SHAPE, FUNCTION_SPACE, PARAMETER_ATTRIBUTE, JSON_BODY)
+register(Drift.BORROWED_SHAPE, FUNCTION_SPACE, PARAMETER_ATTRIBUTE, JSON_BODY, JSON_CALL)
 register(Drift.DAMAGED_NAME, NAME_WHITESPACE, GLUED_NAME)
 
 NO_TOOLS = "no tools were declared"
@@ -44,6 +49,44 @@ NO_TOOLS = "no tools were declared"
 def declared(tools: Iterable[Any] | None) -> DeclaredTools | None:
     """The declared tools as a recovery reads them (None: none declared, no recovery fires)."""
     return DeclaredTools.of(tools)
+
+
+ARGUMENT_KEYS = ("arguments", "args", "parameters")
+"""The keys a JSON call's arguments come under: the format's own, and the two borrowed spellings models write."""
+
+
+def json_call(tools: Iterable[Any] | None, text: str, *, max_depth: int, max_bytes: int
+              ) -> tuple[tuple[str, dict] | None, str | None]:
+    """``((name, arguments), None)`` when ``text`` is one JSON object ``{"name": N, K: {...}}`` (``K`` one of
+    :data:`ARGUMENT_KEYS`, the arguments an object or a JSON string of one) whose name is a declared tool and
+    whose arguments fit its schema; ``(None, why not)`` when it is such an object but not recovered;
+    ``(None, None)`` when ``text`` is no such object (the recovery does not apply)."""
+    body = text.strip(" \t\r\n")
+    if not (body.startswith("{") and body.endswith("}")):
+        return None, None
+    try:
+        value = loads(body, max_depth=max_depth, max_bytes=max_bytes)
+    except ValueError:
+        return None, None
+    keys = [k for k in ARGUMENT_KEYS if isinstance(value, dict) and k in value]
+    if not isinstance(value, dict) or not isinstance(value.get("name"), str) or len(keys) > 1 \
+            or set(value) - {"name", *keys}:
+        return None, None
+    arguments = value[keys[0]] if keys else {}
+    if isinstance(arguments, str):
+        try:
+            arguments = loads(arguments, max_depth=max_depth, max_bytes=max_bytes)
+        except ValueError:
+            return None, "the arguments string is not JSON"
+    known = declared(tools)
+    if known is None:
+        return None, NO_TOOLS
+    name = value["name"]
+    if name not in known.names:
+        return None, f"{name!r} is not a declared tool"
+    if not known.arguments_fit(name, arguments):
+        return None, f"the arguments do not fit {name!r}"
+    return (name, arguments), None
 
 
 def spaced(marker: str) -> str:
@@ -72,6 +115,6 @@ def whitespace_name(tools: Iterable[Any] | None, written: str) -> tuple[str | No
     return (name, None) if name in known.names else (None, f"{name!r} is not a declared tool")
 
 
-__all__ = ["FUNCTION_SPACE", "GLUED_NAME", "JSON_BODY", "MISSING_CALL_WRAPPER",
+__all__ = ["ARGUMENT_KEYS", "FUNCTION_SPACE", "GLUED_NAME", "JSON_BODY", "JSON_CALL", "MISSING_CALL_WRAPPER",
            "NAME_WHITESPACE", "NO_TOOLS", "ORPHAN_CALL_CLOSER", "PARAMETER_ATTRIBUTE", "attribute_opener",
-           "declared", "spaced", "whitespace_name"]
+           "declared", "json_call", "spaced", "whitespace_name"]

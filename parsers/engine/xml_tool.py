@@ -15,8 +15,9 @@ from .lexer import MarkerScanner
 from .safe_json import loads
 from .schema_coerce import declared_parameter
 from .xml_calls import WHITESPACE, Closer, XmlCallParser, closing_text
-from .xml_drift import (FUNCTION_SPACE, JSON_BODY, MISSING_CALL_WRAPPER, NO_TOOLS, ORPHAN_CALL_CLOSER,
-                        PARAMETER_ATTRIBUTE, attribute_opener, declared, spaced, whitespace_name)
+from .xml_drift import (FUNCTION_SPACE, JSON_BODY, JSON_CALL, MISSING_CALL_WRAPPER, NO_TOOLS, ORPHAN_CALL_CLOSER,
+                        PARAMETER_ATTRIBUTE, attribute_opener, declared, json_call, spaced,
+                        whitespace_name)
 
 MAX_NAME_CHARS = 256
 """A function or parameter name longer than this (no ``>`` yet) is malformed, not held back forever."""
@@ -233,8 +234,30 @@ class XmlToolParser(XmlCallParser):
         else:
             if not junk.strip(WHITESPACE):
                 self._diag("empty_tool_call", "a tool-call block without a function", severity="info")
+            elif self._json_call(junk):
+                return True
             self._stray(junk, "malformed_tool_call")
             self._after_block()
+        return True
+
+    def _json_call(self, text: str) -> bool:
+        """A call block holding a Hermes-style JSON call instead of ``<function=NAME>`` (``drift_json_call``):
+        a call when its name is declared and its arguments fit; False (the block's text stays in its
+        ``malformed_tool_call`` diagnostic) otherwise."""
+        found, why = json_call(self.tools, text, max_depth=self.limits.max_depth,
+                               max_bytes=self.limits.max_argument_bytes)
+        if found is None:
+            if why is not None:
+                self._refuse(JSON_CALL, why, raw=text)
+            return False
+        name, arguments = found
+        self.call = self._begin_call(name, source=self._mode)
+        self._raw(text)
+        for key, value in arguments.items():
+            self.call.value(key, value)
+        self._drift(JSON_CALL, f"the call was written as a JSON object in {self.grammar.call_open}", raw=text)
+        self._finish_call()
+        self._after_block()
         return True
 
     def _func_name(self, final: bool) -> bool:
