@@ -225,6 +225,20 @@ def cases() -> list[Case]:
                      glm(f, f"{head}{k.KEY_CLOSE}", value),
                      calls=((name, {}, status),), recovered=False, raw=f"{k.CALL_OPEN}{head}{k.KEY_CLOSE}",
                      tools=tools))
+    # ---- Hy3: trailing space in a name
+    k = m("hy3")
+
+    def hy3(name: str) -> str:
+        return (f"{k.CALLS_OPEN}\n{k.CALL_OPEN}{name}{k.SEP}\n{k.KEY_OPEN}city{k.KEY_CLOSE}\n"
+                f"{k.VALUE_OPEN}Paris{k.VALUE_CLOSE}\n{k.CALL_CLOSE}\n{k.CALLS_CLOSE}")
+
+    add(Case("name_trailing_space", "hy3", Drift.DAMAGED_NAME, "drift_name_whitespace", hy3("get_weather "),
+             calls=(("get_weather", PARIS, "repaired"),), raw="get_weather "))
+    add(Case("name_trailing_space_undeclared", "hy3", Drift.DAMAGED_NAME, "drift_name_whitespace",
+             hy3("get_wether "), calls=(("get_wether ", PARIS, "rejected"),), recovered=False, raw="get_wether "))
+    add(Case("name_trailing_space_no_tools", "hy3", Drift.DAMAGED_NAME, "drift_name_whitespace",
+             hy3("get_weather "), calls=(("get_weather ", PARIS, "proposed"),), recovered=False, raw="get_weather ",
+             tools=None))
     # ---- MiniMax-M2: trailing space in a name; <invoke> with no <minimax:tool_call> before it
     f, k = "minimax_m2", m("minimax_m2")
     think = {"thinking": True}
