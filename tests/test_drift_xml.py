@@ -239,6 +239,24 @@ def cases() -> list[Case]:
     add(Case("name_trailing_space_no_tools", "hy3", Drift.DAMAGED_NAME, "drift_name_whitespace",
              hy3("get_weather "), calls=(("get_weather ", PARIS, "proposed"),), recovered=False, raw="get_weather ",
              tools=None))
+    # ---- Gemma 4: call:NAME{...} whose <|tool_call> a detokenizer stripped (its <|"|> quotes too, at times)
+    k = m("gemma4")
+    q = k.QUOTE
+    body = f"city:{q}Paris{q},days:2}}"
+    add(Case("bare_call_orphan_closer", "gemma4", Drift.MISSING_MARKERS, "missing_call_wrapper",
+             f"Checking. call:get_weather{{{body}{k.CALL_CLOSE}", content="Checking. ",
+             calls=(("get_weather", {"city": "Paris", "days": 2}, "repaired"),), raw="call:get_weather{"))
+    add(Case("orphan_closer_dropped", "gemma4", Drift.MISSING_MARKERS, "drift_orphan_call_closer",
+             f"call:get_weather{{{body}{k.CALL_CLOSE}\nDone.", content="\nDone.",
+             calls=(("get_weather", {"city": "Paris", "days": 2}, "repaired"),), raw=k.CALL_CLOSE))
+    add(Case("bare_call_quotes_stripped", "gemma4", Drift.MISSING_MARKERS, "missing_call_wrapper",
+             "call:get_weather{city:Paris}", calls=(("get_weather", PARIS, "repaired"),), raw="call:get_weather{"))
+    for why, text, tools in (("undeclared", f"call:rm_rf{{path:{q}/{q}}}", TOOLS),
+                             ("off_schema", "call:get_weather{days:2}", TOOLS),
+                             ("unclosed", f"call:get_weather{{city:{q}Paris", TOOLS),
+                             ("no_tools", f"call:get_weather{{{body}", None)):
+        add(Case(f"bare_call_{why}", "gemma4", Drift.MISSING_MARKERS, "missing_call_wrapper", text, content=text,
+                 recovered=False, raw=text[:text.index("{") + 1], tools=tools))
     # ---- MiniMax-M2: trailing space in a name; <invoke> with no <minimax:tool_call> before it
     f, k = "minimax_m2", m("minimax_m2")
     think = {"thinking": True}

@@ -70,7 +70,8 @@ FAMILY_SYNTAX = {
     "step35": XML_SYNTAX + ["\n"],
     "laguna": XML_SYNTAX + ["\n"],
     "hy3": XML_SYNTAX + ["\n", ":opensource>", "<arg_key:opensource>", "<arg_value:opensource>"],
-    "gemma": ["call:", "{", "}", ":", ",", '<|"|>', "[", "]", "true", "false", "null", "<|channel>thought", "\n"],
+    "gemma": ["call:", "{", "}", ":", ",", '<|"|>', "[", "]", "true", "false", "null", "<|channel>thought", "\n",
+              "call:get_weather{", "city:Paris", "<tool_call|>"],  # drift: a call without <|tool_call>
     "minimax_m3": XML_SYNTAX + ["\n", "]<]minimax[>[", "<tool_call>", "</tool_call>"],
     "kimi_k3": XML_SYNTAX + ["\n", "<|open|>", "<|sep|>", "<|close|>", "think", "response", "tools", "call",
                              "argument", "message", "tool=", "index=", "key=", "type=", "name="],
