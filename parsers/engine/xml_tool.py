@@ -149,7 +149,7 @@ class XmlToolParser(XmlCallParser):
         self._gap = []
 
     def _unfinished_head(self, text: str) -> str | None:
-        if self._state in ("call", "func_name"):
+        if self._state in ("call", "func_name", "spaced_name"):
             return self.grammar.call_open + text
         return None
 
