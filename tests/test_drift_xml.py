@@ -426,3 +426,39 @@ def test_cases_are_json_serialisable_for_reports():
     """Each case's expectation is plain data (so the docs table and a reviewer can read them)."""
     for case in CASES:
         json.dumps([case.family, case.code, case.output, case.calls, case.content])
+
+
+# ---------------------------------------------------------------- a call started by a recovery, then off-schema
+
+def _off_schema_outputs():
+    """Recoveries that must start a call once its name is known (a stream cannot wait for the arguments) whose
+    arguments then miss the required ``city``: one per such recovery."""
+    q = "qwen3_coder"
+    k = m(q)
+    days = qwen_parameter(q, "days", "2")
+    yield "missing_call_wrapper", q, f"{k.FUNCTION_OPEN}get_weather>\n{days}{k.FUNCTION_CLOSE}", {}
+    yield "drift_function_space", q, qwen_block(q, "<function get_weather>", days), {}
+    yield "drift_name_whitespace", q, qwen_block(q, f"{k.FUNCTION_OPEN}get_weather >", days), {}
+    yield ("drift_parameter_attribute", q,
+           qwen_block(q, f"{k.FUNCTION_OPEN}get_weather>", '<parameter name="days">2</parameter>\n'), {})
+    g = m("glm47")
+    yield ("drift_glued_name", "glm47",
+           f"{g.CALL_OPEN}get_weatherdays{g.KEY_CLOSE}{g.VALUE_OPEN}2{g.VALUE_CLOSE}{g.CALL_CLOSE}", {})
+    mm = m("minimax_m2")
+    yield ("missing_call_wrapper", "minimax_m2",
+           f'Ok.\n</think>\n\n{mm.INVOKE_OPEN}get_weather{mm.ATTR_CLOSE}\n<parameter name="days">2</parameter>\n'
+           f"{mm.INVOKE_CLOSE}", {"thinking": True})
+
+
+@pytest.mark.parametrize("code, family, text, options", list(_off_schema_outputs()),
+                         ids=lambda v: v if isinstance(v, str) and len(v) < 40 else "")
+def test_a_started_recovery_whose_arguments_miss_the_schema_is_rejected(code, family, text, options):
+    """The recovery was taken (its diagnostic says so) but the complete arguments do not fit the tool: the call
+    ends ``rejected`` with ``drift_arguments_off_schema``, its text in ``raw_arguments``, at every chunking (the
+    status is decided when the call ends, before ``ToolCallFinished``: nothing sent is taken back)."""
+    out = check_chunking(toolwire.get_format(family), text, TOOLS, **options)
+    [call] = out.tool_calls
+    assert call.status == "rejected" and call.arguments == {"days": 2}
+    codes = [d.code for d in call.diagnostics]
+    assert code in codes and "drift_arguments_off_schema" in codes
+    assert "2" in call.raw_arguments

@@ -50,7 +50,7 @@ from .tools import tool_schemas
 from .lexer import LiteralCheck, MarkerScanner
 from .schema_coerce import coerce_argument, is_string_schema, parameter_schema
 from .drift import DRIFT_CODES, refused_diagnostic
-from .xml_drift import NAME_WHITESPACE, whitespace_name
+from .xml_drift import ARGUMENTS_OFF_SCHEMA, NAME_WHITESPACE, STARTED_UNVERIFIED, off_schema, whitespace_name
 
 WHITESPACE = " \t\r\n"
 """Whitespace allowed between a closing tag and the structural marker that confirms it."""
@@ -581,6 +581,13 @@ class XmlCallParser(StreamParser):
             self._diagnostics.append(diag)
 
     def _finish_call(self, status: str | None = None) -> None:
+        call = self.call
+        if call is not None and status is None and call.status == "repaired" and not call.past_limit \
+                and any(d.code in STARTED_UNVERIFIED and d.severity == "warning" for d in call.diagnostics) \
+                and off_schema(self.tools, call.name, call.arguments):
+            call.status = "rejected"  # a drift recovery is taken only when the arguments fit (issue 33)
+            call.diag(ARGUMENTS_OFF_SCHEMA, f"the call was recovered from drift, but its arguments do not fit "
+                      f"{call.name!r}; rejected", severity="error")
         if self.call is not None:
             self.call.finish(status)
             self.call = None

@@ -45,6 +45,20 @@ register(Drift.DAMAGED_NAME, NAME_WHITESPACE, GLUED_NAME)
 
 NO_TOOLS = "no tools were declared"
 
+STARTED_UNVERIFIED = frozenset((MISSING_CALL_WRAPPER, FUNCTION_SPACE, PARAMETER_ATTRIBUTE, NAME_WHITESPACE, GLUED_NAME))
+"""Recoveries that start a call (or add an argument) before its arguments are complete: a streamed call must
+start once its name is known, so these check the arguments when the call ends (:func:`off_schema`)."""
+ARGUMENTS_OFF_SCHEMA = "drift_arguments_off_schema"
+"""A call recovered from drift whose arguments, once complete, do not fit its tool's schema: ``rejected`` (the
+call's text stays in its ``raw_arguments``). Not a recovery itself, so not in ``DRIFT_CODES``."""
+
+
+def off_schema(tools: Iterable[Any] | None, name: str, arguments: Any) -> bool:
+    """Whether a recovered call's complete arguments fail its declared tool's schema (see :func:`DeclaredTools.
+    arguments_fit`)."""
+    known = declared(tools)
+    return known is not None and not known.arguments_fit(name, arguments)
+
 
 def declared(tools: Iterable[Any] | None) -> DeclaredTools | None:
     """The declared tools as a recovery reads them (None: none declared, no recovery fires)."""
@@ -115,6 +129,6 @@ def whitespace_name(tools: Iterable[Any] | None, written: str) -> tuple[str | No
     return (name, None) if name in known.names else (None, f"{name!r} is not a declared tool")
 
 
-__all__ = ["ARGUMENT_KEYS", "FUNCTION_SPACE", "GLUED_NAME", "JSON_BODY", "JSON_CALL", "MISSING_CALL_WRAPPER",
-           "NAME_WHITESPACE", "NO_TOOLS", "ORPHAN_CALL_CLOSER", "PARAMETER_ATTRIBUTE", "attribute_opener",
-           "declared", "json_call", "spaced", "whitespace_name"]
+__all__ = ["ARGUMENTS_OFF_SCHEMA", "ARGUMENT_KEYS", "FUNCTION_SPACE", "GLUED_NAME", "JSON_BODY", "JSON_CALL",
+           "MISSING_CALL_WRAPPER", "NAME_WHITESPACE", "NO_TOOLS", "ORPHAN_CALL_CLOSER", "PARAMETER_ATTRIBUTE",
+           "STARTED_UNVERIFIED", "attribute_opener", "declared", "json_call", "off_schema", "spaced", "whitespace_name"]
