@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from .engine.lexer import MarkerScanner
 from .engine.xml_calls import Closer, XmlCallParser
-from .engine.xml_drift import GLUED_NAME, NO_TOOLS, declared
+from .engine.xml_drift import GLUED_NAME, NO_TOOLS, STRAY_CLOSER, declared
 
 from toolwire.families.glm import GLM45, GLM46, GLM47, GLM53, MARKERS
 M = MARKERS
@@ -95,7 +95,13 @@ class GlmParser(XmlCallParser):
             self._not_a_call(head)
             self._unread(marker)
             return True
-        self._open_call(head)
+        name = None if reasoning else self._stray_closer(head)
+        if name is not None:
+            self._open_call(name)
+            self._raw(head[len(name):])
+            self._drift(STRAY_CLOSER, f"a closing tag glued to the tool name {name!r} was removed", raw=head)
+        else:
+            self._open_call(head)
         if marker == "\n":
             if not self.newline_after_name:
                 self._repair("tool_name_newline", "a newline after the tool name was removed", raw="\n")
@@ -106,6 +112,21 @@ class GlmParser(XmlCallParser):
         else:
             self._end_call()
         return True
+
+    def _stray_closer(self, head: str) -> str | None:
+        """The declared name in ``NAME</arg_value>`` / ``NAME</arg_key>`` (a closer glued to it), or None."""
+        for closer in (VALUE_CLOSE, KEY_CLOSE):
+            if head.endswith(closer) and len(head) > len(closer):
+                name = head[:-len(closer)].rstrip()
+                if not name or any(ch in "<>\n" for ch in name):
+                    return None
+                known = declared(self.tools)
+                if known is not None and name in known.names:
+                    return name
+                self._refuse(STRAY_CLOSER, NO_TOOLS if known is None else f"{name!r} is not a declared tool",
+                             raw=head)
+                return None
+        return None
 
     def _glued_head(self, head: str) -> None:
         """``<tool_call>NAMEKEY</arg_key>``: the name glued to the first key, its ``<arg_key>`` lost (GLM-4.5 /

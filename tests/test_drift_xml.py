@@ -38,6 +38,8 @@ TOOLS = [
     {"type": "function", "function": {"name": "grep_tool", "description": "Search files.", "parameters": {
         "type": "object", "properties": {"pattern": {"type": "string"}, "path": {"type": "string"}},
         "required": ["pattern"]}}},
+    {"type": "function", "function": {"name": "list_mailboxes", "description": "No arguments.", "parameters": {
+        "type": "object", "properties": {}}}},
 ]
 # two tools whose names and parameters read "get_weathercity" two ways (a negative case for glued names)
 TWO_READINGS = [
@@ -215,6 +217,17 @@ def cases() -> list[Case]:
                  glm(f, f"grep_tool pattern{k.KEY_CLOSE}", rest),
                  calls=(("grep_tool", {"pattern": "a.*b", "path": "src"}, "repaired"),),
                  raw=f"grep_tool pattern{k.KEY_CLOSE}"))
+        # ---- damaged_name: a closing tag glued to a no-argument call's name (GLM 5.x report)
+        for closer in (k.VALUE_CLOSE, k.KEY_CLOSE):
+            add(Case(f"stray_closer_{closer.strip('</>')}", f, Drift.DAMAGED_NAME, "drift_stray_closer",
+                     glm(f, f"list_mailboxes{closer}", ""), calls=(("list_mailboxes", {}, "repaired"),),
+                     raw=f"list_mailboxes{closer}"))
+        for why, tools in (("undeclared", TOOLS), ("no_tools", None)):
+            name = "list_mailbox" if why == "undeclared" else "list_mailboxes"
+            add(Case(f"stray_closer_{why}", f, Drift.DAMAGED_NAME, "drift_stray_closer",
+                     glm(f, f"{name}{k.VALUE_CLOSE}", ""),
+                     calls=((f"{name}{k.VALUE_CLOSE}", {}, "rejected" if tools else "proposed"),), recovered=False,
+                     raw=f"{name}{k.VALUE_CLOSE}", tools=tools))
         value = f"{nl}{k.VALUE_OPEN}Paris{k.VALUE_CLOSE}"
         for why, tools in (("undeclared", TOOLS), ("two_readings", TWO_READINGS), ("no_tools", None)):
             head = "get_wethercity" if why == "undeclared" else "get_weathercity"

@@ -36,16 +36,20 @@ JSON_CALL = "drift_json_call"
 block."""
 NAME_WHITESPACE = "drift_name_whitespace"
 """A tool name written with whitespace around it (``<function=get_weather >``, GLM ``get_weather \\n``)."""
+STRAY_CLOSER = "drift_stray_closer"
+"""GLM: a closing tag glued to the name, ``<tool_call>NAME</arg_value></tool_call>`` (GLM 5.x no-argument calls,
+a public report): the name without it."""
 GLUED_NAME = "drift_glued_name"
 """GLM: the name glued to the first key, ``<tool_call>get_weathercity</arg_key>`` (``<arg_key>`` lost)."""
 
 register(Drift.MISSING_MARKERS, MISSING_CALL_WRAPPER, ORPHAN_CALL_CLOSER)
 register(Drift.BORROWED_SHAPE, FUNCTION_SPACE, PARAMETER_ATTRIBUTE, JSON_BODY, JSON_CALL)
-register(Drift.DAMAGED_NAME, NAME_WHITESPACE, GLUED_NAME)
+register(Drift.DAMAGED_NAME, NAME_WHITESPACE, GLUED_NAME, STRAY_CLOSER)
 
 NO_TOOLS = "no tools were declared"
 
-STARTED_UNVERIFIED = frozenset((MISSING_CALL_WRAPPER, FUNCTION_SPACE, PARAMETER_ATTRIBUTE, NAME_WHITESPACE, GLUED_NAME))
+STARTED_UNVERIFIED = frozenset((MISSING_CALL_WRAPPER, FUNCTION_SPACE, PARAMETER_ATTRIBUTE, NAME_WHITESPACE, GLUED_NAME,
+                                STRAY_CLOSER))
 """Recoveries that start a call (or add an argument) before its arguments are complete: a streamed call must
 start once its name is known, so these check the arguments when the call ends (:func:`off_schema`)."""
 ARGUMENTS_OFF_SCHEMA = "drift_arguments_off_schema"
@@ -131,4 +135,4 @@ def whitespace_name(tools: Iterable[Any] | None, written: str) -> tuple[str | No
 
 __all__ = ["ARGUMENTS_OFF_SCHEMA", "ARGUMENT_KEYS", "FUNCTION_SPACE", "GLUED_NAME", "JSON_BODY", "JSON_CALL",
            "MISSING_CALL_WRAPPER", "NAME_WHITESPACE", "NO_TOOLS", "ORPHAN_CALL_CLOSER", "PARAMETER_ATTRIBUTE",
-           "STARTED_UNVERIFIED", "attribute_opener", "declared", "json_call", "off_schema", "spaced", "whitespace_name"]
+           "STARTED_UNVERIFIED", "STRAY_CLOSER", "attribute_opener", "declared", "json_call", "off_schema", "spaced", "whitespace_name"]

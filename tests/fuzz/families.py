@@ -44,7 +44,8 @@ PYTHONIC_SYNTAX = ['[', ']', '(', ')', '=', ',', "'", '"', '{', '}', ':', '\\', 
 XML_DRIFT = ['<function get_weather>', '<function ', '<function=get_weather>', '<function=get_weather >',
              '<parameter name="city">', '<parameter name="', '{"city": "Paris"}', '{"city": "Paris", "days": 2}',
              '</tool_call>', 'get_weathercity</arg_key>', 'get_weather \n', 'get_weathercity',
-             '<invoke name="get_weather">', '</minimax:tool_call>', '"args": ', '"parameters": ']
+             '<invoke name="get_weather">', '</minimax:tool_call>', '"args": ', '"parameters": ',
+             'get_weather</arg_value>', '{"name": "get_weather", "args": {"city": "Paris"}}']
 XML_SYNTAX = XML_SYNTAX + XML_DRIFT
 FAMILY_SYNTAX = {
     "hermes_json": JSON_SYNTAX,
