@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from .engine.lexer import MarkerScanner
 from .engine.xml_calls import Closer, XmlCallParser
-from .engine.xml_drift import GLUED_NAME, NO_TOOLS, STRAY_CLOSER, declared
+from .engine.xml_drift import GLUED_NAME, NO_TOOLS, STRAY_CLOSER, declared, stray_closer_name
 
 from toolwire.families.glm import GLM45, GLM46, GLM47, GLM53, MARKERS
 M = MARKERS
@@ -115,18 +115,10 @@ class GlmParser(XmlCallParser):
 
     def _stray_closer(self, head: str) -> str | None:
         """The declared name in ``NAME</arg_value>`` / ``NAME</arg_key>`` (a closer glued to it), or None."""
-        for closer in (VALUE_CLOSE, KEY_CLOSE):
-            if head.endswith(closer) and len(head) > len(closer):
-                name = head[:-len(closer)].rstrip()
-                if not name or any(ch in "<>\n" for ch in name):
-                    return None
-                known = declared(self.tools)
-                if known is not None and name in known.names:
-                    return name
-                self._refuse(STRAY_CLOSER, NO_TOOLS if known is None else f"{name!r} is not a declared tool",
-                             raw=head)
-                return None
-        return None
+        name, why = stray_closer_name(self.tools, head, (VALUE_CLOSE, KEY_CLOSE))
+        if why is not None:
+            self._refuse(STRAY_CLOSER, why, raw=head)
+        return name
 
     def _glued_head(self, head: str) -> None:
         """``<tool_call>NAMEKEY</arg_key>``: the name glued to the first key, its ``<arg_key>`` lost (GLM-4.5 /

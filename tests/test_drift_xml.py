@@ -270,6 +270,16 @@ def cases() -> list[Case]:
                              ("no_tools", f"call:get_weather{{{body}", None)):
         add(Case(f"bare_call_{why}", "gemma4", Drift.MISSING_MARKERS, "missing_call_wrapper", text, content=text,
                  recovered=False, raw=text[:text.index("{") + 1], tools=tools))
+    k = m("hy3")
+    stray = f"{k.CALLS_OPEN}\n{k.CALL_OPEN}{{}}{k.VALUE_CLOSE}{k.CALL_CLOSE}\n{k.CALLS_CLOSE}"
+    add(Case("stray_closer", "hy3", Drift.DAMAGED_NAME, "drift_stray_closer", stray.format("list_mailboxes"),
+             calls=(("list_mailboxes", {}, "repaired"),), raw=f"list_mailboxes{k.VALUE_CLOSE}"))
+    add(Case("stray_closer_undeclared", "hy3", Drift.DAMAGED_NAME, "drift_stray_closer",
+             stray.format("list_mailbox"), calls=((f"list_mailbox{k.VALUE_CLOSE}", {}, "rejected"),),
+             recovered=False, raw=f"list_mailbox{k.VALUE_CLOSE}"))
+    add(Case("stray_closer_no_tools", "hy3", Drift.DAMAGED_NAME, "drift_stray_closer",
+             stray.format("list_mailboxes"), calls=((f"list_mailboxes{k.VALUE_CLOSE}", {}, "repaired"),),
+             recovered=False, raw=f"list_mailboxes{k.VALUE_CLOSE}", tools=None))
     # ---- MiniMax-M2: trailing space in a name; <invoke> with no <minimax:tool_call> before it
     f, k = "minimax_m2", m("minimax_m2")
     think = {"thinking": True}

@@ -107,6 +107,22 @@ def json_call(tools: Iterable[Any] | None, text: str, *, max_depth: int, max_byt
     return (name, arguments), None
 
 
+def stray_closer_name(tools: Iterable[Any] | None, head: str, closers: Iterable[str]) -> tuple[str | None, str | None]:
+    """``(declared name, None)`` when ``head`` is a declared name followed by one of ``closers`` (a closing tag
+    glued to it: ``NAME</arg_value>``); ``(None, why not)`` when it has that shape but is not recovered;
+    ``(None, None)`` when it has not."""
+    for closer in closers:
+        if head.endswith(closer) and len(head) > len(closer):
+            name = head[:-len(closer)].rstrip()
+            if not name or any(ch in "<>\n" for ch in name):
+                return None, None
+            known = declared(tools)
+            if known is None:
+                return None, NO_TOOLS
+            return (name, None) if name in known.names else (None, f"{name!r} is not a declared tool")
+    return None, None
+
+
 def spaced(marker: str) -> str:
     """The opener ``marker`` (``<function=``) with a space for its final ``=`` (``<function ``)."""
     return marker[:-1] + " " if marker.endswith("=") else marker + " "
@@ -135,4 +151,5 @@ def whitespace_name(tools: Iterable[Any] | None, written: str) -> tuple[str | No
 
 __all__ = ["ARGUMENTS_OFF_SCHEMA", "ARGUMENT_KEYS", "FUNCTION_SPACE", "GLUED_NAME", "JSON_BODY", "JSON_CALL",
            "MISSING_CALL_WRAPPER", "NAME_WHITESPACE", "NO_TOOLS", "ORPHAN_CALL_CLOSER", "PARAMETER_ATTRIBUTE",
-           "STARTED_UNVERIFIED", "STRAY_CLOSER", "attribute_opener", "declared", "json_call", "off_schema", "spaced", "whitespace_name"]
+           "STARTED_UNVERIFIED", "STRAY_CLOSER", "attribute_opener", "declared", "json_call", "off_schema", "spaced", "stray_closer_name",
+           "whitespace_name"]
