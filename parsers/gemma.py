@@ -14,6 +14,11 @@ Accepted real-world variants (each call ``repaired``, with a diagnostic naming i
 as a string when the tool's schema says string, or the tool is not typed: Ollama #15374), ``python_literal``
 (``True`` / ``False`` / ``None``), ``missing_closing_brace`` and ``missing_call_close``. Anything else in a body
 rejects the call (``malformed_arguments``), its text kept in ``raw_arguments``.
+
+Drift (issue 33): ``call:NAME{…}`` in content with no ``<|tool_call>`` (a detokenizer stripped the special
+tokens, the ``<|"|>`` quotes too at times) is a call only when ``NAME`` is declared, its braces close and its
+arguments fit the tool (``missing_call_wrapper``; text input only); its body is held until then, so a refused
+one goes out as the content it was. An orphan ``<tool_call|>`` after it is dropped (``drift_orphan_call_closer``).
 """
 
 from __future__ import annotations
@@ -27,7 +32,9 @@ from .engine.tools import tool_schemas
 from .engine.lexer import MarkerScanner
 from .engine.safe_json import NUMBER as _NUMBER
 from .engine.schema_coerce import is_string_schema, parameter_schema
+from .engine.drift import drift_diagnostic, refused_diagnostic
 from .engine.steps import BLANKS, StepParser
+from .engine.xml_drift import MISSING_CALL_WRAPPER, NO_TOOLS, ORPHAN_CALL_CLOSER, declared
 
 from toolwire.families.gemma import GEMMA4, MARKERS
 M = MARKERS
@@ -38,7 +45,10 @@ STOPS = (*GEMMA4.stop_tokens, M["response_open"])
 THOUGHT = "thought\n"
 MAX_HEADER_CHARS = 256
 
-_CONTENT = MarkerScanner((CALL_OPEN, CH_OPEN, CH_CLOSE) + STOPS)
+BARE_CALL = "call:"
+"""A call whose ``<|tool_call>`` a server's detokenizer stripped (or the model left out) starts with this in
+content: ``call:NAME{…}`` (issue 33 drift, ``missing_call_wrapper``)."""
+_CONTENT = MarkerScanner((CALL_OPEN, CH_OPEN, CH_CLOSE, BARE_CALL) + STOPS)
 _REASONING = MarkerScanner(("\n" + CH_CLOSE, CH_CLOSE, CALL_OPEN) + STOPS)
 _HEADER = MarkerScanner(("{", CALL_CLOSE, CALL_OPEN))
 _BODY = MarkerScanner((Q, CALL_CLOSE, CALL_OPEN))
@@ -50,7 +60,9 @@ STRING = "\udfff"
 """Where a ``<|"|>`` string stood in a body's structure text (the strings are read apart, so a quote written
 with ordinary tokens, or any other text, inside a string can never confuse the structure)."""
 
-_START, _TEXT, _OPENER, _HEAD, _BODY_S, _AFTER = range(6)
+_BARE = MarkerScanner((Q, "{", "}"))
+_BARE_IN_STRING = MarkerScanner((Q,))
+_START, _TEXT, _OPENER, _HEAD, _BODY_S, _AFTER, _BARE_HEAD, _BARE_BODY, _BARE_AFTER = range(9)
 
 
 class BodyError(ValueError):
@@ -303,6 +315,12 @@ class GemmaParser(StepParser):
             self._state, self._head, self._head_len = _HEAD, [], 0
             self._call_repairs = []
             return end
+        if marker == BARE_CALL:  # from token ids a call needs its control-token opener: text
+            if self._reading_ids():
+                self._emit_content(marker)
+            else:
+                self._state = _BARE_HEAD
+            return end
         if marker == CH_OPEN:  # content: the model opens its reasoning
             self._mode, self._state = "reasoning", _OPENER
             return end
@@ -517,10 +535,118 @@ class GemmaParser(StepParser):
         for key, value in args.items():
             call.value(key, value)
 
+    # ---- a call without <|tool_call> (issue 33 drift)
+    def _bare_head(self, buf: str, pos: int, final: bool) -> int | None:
+        """After ``call:`` in content: a name, then ``{``. Only a declared name starts a call (whose body is
+        held until its braces close); anything else is content, as before."""
+        i, n = pos, len(buf)
+        while i < n and i - pos <= MAX_HEADER_CHARS and (buf[i].isalnum() or buf[i] in "_-."):
+            i += 1
+        if i == n and not final and i - pos <= MAX_HEADER_CHARS:
+            return None
+        name = buf[pos:i]
+        if name and i < n and buf[i] == "{":
+            if self._names is not None and name in self._names:
+                self._head, self._head_len = [name], 1  # the name, and the braces' depth
+                self._body, self._strings, self._raw, self._in_string = [], [], [], False
+                self._state = _BARE_BODY
+                return i + 1
+            self._diagnostics.append(refused_diagnostic(
+                MISSING_CALL_WRAPPER, NO_TOOLS if self._names is None else f"{name!r} is not a declared tool",
+                raw=BARE_CALL + name + "{"))
+        self._emit_content(BARE_CALL)
+        self._state = _TEXT
+        return pos
+
+    def _bare_body(self, buf: str, pos: int, final: bool) -> int | None:
+        """The body of a call without ``<|tool_call>``, up to the ``}`` that closes its ``{`` (outside strings)."""
+        hit = (_BARE_IN_STRING if self._in_string else _BARE).scan(buf, pos, final=final, literal=self._tokens)
+        piece = buf[pos:hit.start]
+        self._raw.append(piece)
+        if self._in_string:
+            self._strings.append(piece)
+        else:
+            self._body.append(piece.replace(STRING, "\ufffd") if STRING in piece else piece)
+        marker = hit.marker
+        if marker is None:
+            if final:
+                self._close_bare(complete=False)
+            return None if hit.start == pos else hit.start
+        self._raw.append(marker)
+        if marker == Q:
+            if self._in_string:
+                self._merge_string()
+            else:
+                self._body.append(STRING)
+                self._string_at = len(self._strings)
+            self._in_string = not self._in_string
+            return hit.end
+        self._body.append(marker)
+        self._head_len += 1 if marker == "{" else -1
+        if self._head_len == 0:
+            self._close_bare(complete=True)
+        return hit.end
+
+    def _close_bare(self, complete: bool) -> None:
+        """A call without ``<|tool_call>`` ended (``complete``: its braces closed). It is a call when its body
+        reads as Gemma object notation whose arguments fit the declared tool (``missing_call_wrapper``);
+        otherwise its text is content, as it was before issue 33, with the code at ``info`` saying why."""
+        name, text, raw, strings = self._head[0], "".join(self._body), "".join(self._raw), self._strings
+        self._head, self._head_len, self._body, self._raw, self._strings = [], 0, [], [], []
+        self._in_string = False
+        written = BARE_CALL + name + "{" + raw
+        args, why, reader = None, "the output ended before the call's braces closed", None
+        if complete:
+            reader = _Body(text, strings, self._schemas.get(name) or {}, self.limits.max_depth)
+            try:
+                args, end = reader.arguments()
+                why = f"the arguments do not fit {name!r}"
+                if text[end:].strip(BLANKS) or not declared(self.tools).arguments_fit(name, args):
+                    args = None
+            except (BodyError, TooDeep, RecursionError):
+                why = "the body is not Gemma object notation"
+        if args is None:
+            self._diagnostics.append(refused_diagnostic(MISSING_CALL_WRAPPER, why, raw=BARE_CALL + name + "{"))
+            self._emit_content(written)
+            self._state = _TEXT
+            return
+        call = self._begin_call(name, source="content")
+        call.raw(raw)
+        for code, message in reader.repairs:
+            self._repaired(call, code, message)
+        drift = drift_diagnostic(MISSING_CALL_WRAPPER, f"{BARE_CALL}{name}{{ came without {CALL_OPEN} before it",
+                                 raw=BARE_CALL + name + "{")
+        call.diag(drift.code, drift.message, raw=drift.raw)
+        call.status = "repaired" if call.status == "proposed" else call.status
+        for key, value in args.items():
+            call.value(key, value)
+        call.finish()
+        self._state, self._gap = _BARE_AFTER, ""
+
+    def _bare_after(self, buf: str, pos: int, final: bool) -> int | None:
+        """After a call without ``<|tool_call>``: its orphan ``<tool_call|>`` is dropped
+        (``drift_orphan_call_closer``); anything else is content again."""
+        i = self._skip_blanks(buf, pos)
+        self._gap += buf[pos:i]
+        if self._marker_at(buf, i, CALL_CLOSE):
+            index = self._call_count - 1
+            self._diagnostics.append(drift_diagnostic(
+                ORPHAN_CALL_CLOSER, f"{CALL_CLOSE} closed call {index}, whose {CALL_OPEN} was missing; dropped",
+                raw=CALL_CLOSE, call_index=index))
+            self._state, self._gap = _AFTER, ""
+            return i + len(CALL_CLOSE)
+        if not final and self._may_still_be(buf, i, CALL_CLOSE):
+            return None if i == pos else i
+        self._emit_content(self._gap)
+        self._gap = ""
+        self._state = _TEXT
+        return i
+
     def _at_end(self) -> None:
         if self._gap:
             self._emit_content(self._gap)
             self._gap = ""
 
-    _STEPS = (_start, _text, _opener, _header, _read_body, _after)
-    """The step of each state (_START, _TEXT, _OPENER, _HEAD, _BODY_S, _AFTER): :mod:`toolwire.parsers.engine.steps`."""
+    _STEPS = (_start, _text, _opener, _header, _read_body, _after, _bare_head, _bare_body, _bare_after)
+    """The step of each state (_START, _TEXT, _OPENER, _HEAD, _BODY_S, _AFTER, _BARE_HEAD, _BARE_BODY,
+    _BARE_AFTER): :mod:`toolwire.parsers.engine.steps`."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from .engine.lexer import MarkerScanner
 from .engine.xml_calls import Closer, XmlCallParser
+from .engine.xml_drift import GLUED_NAME, NO_TOOLS, STRAY_CLOSER, declared, stray_closer_name
 
 from toolwire.families.glm import GLM45, GLM46, GLM47, GLM53, MARKERS
 M = MARKERS
@@ -29,6 +30,8 @@ KEY_OPEN, KEY_CLOSE = M["key_open"], M["key_close"]
 VALUE_OPEN, VALUE_CLOSE = M["value_open"], M["value_close"]
 
 _HEAD = MarkerScanner(("\n", KEY_OPEN, CALL_CLOSE))
+_GLUED_HEAD = MarkerScanner(("\n", KEY_OPEN, CALL_CLOSE, KEY_CLOSE))
+"""A head's first scan in content: also ``</arg_key>``, which ends a name glued to the first key (drift)."""
 _REASONING_HEAD = MarkerScanner((KEY_OPEN, CALL_CLOSE))
 _ARGS = MarkerScanner((KEY_OPEN, CALL_CLOSE, CALL_OPEN))
 _KEY = MarkerScanner((KEY_CLOSE, VALUE_OPEN, CALL_CLOSE))
@@ -46,7 +49,8 @@ class GlmParser(XmlCallParser):
         VALUE_CLOSE: Closer(VALUE_CLOSE, (KEY_OPEN, CALL_CLOSE, CALL_OPEN)),
         CALL_CLOSE: Closer(CALL_CLOSE, (CALL_OPEN,), ends_call=True),
     }
-    states = {"start": "_start", "head": "_head", "args": "_args", "key": "_key_state", "after_key": "_after_key"}
+    states = {"start": "_start", "head": "_head", "head_on": "_head", "args": "_args", "key": "_key_state",
+              "after_key": "_after_key"}
     newline_after_name = True
 
     def __init__(self, tools=None, **options):
@@ -64,20 +68,24 @@ class GlmParser(XmlCallParser):
 
     # ---- calls
     def _unfinished_head(self, text: str) -> str | None:
-        return CALL_OPEN + text if self._state == "head" else None
+        return CALL_OPEN + text if self._state in ("head", "head_on") else None
 
     def _head(self, final: bool) -> bool:
         """The name after ``<tool_call>``, up to a newline (or ``<arg_key>`` / ``</tool_call>``). Inside the
         reasoning the head must reach ``<arg_key>`` or ``</tool_call>`` first (a ``</think>`` before them makes
         it reasoning text: a mention, not a call), and the name is what comes before its first newline."""
         reasoning = self._mode == "reasoning"
-        marker = self._collect(_REASONING_HEAD if reasoning else _HEAD, final, self._head_room())
+        scanner = _REASONING_HEAD if reasoning else _GLUED_HEAD if self._state == "head" else _HEAD
+        marker = self._collect(scanner, final, self._head_room())
         if self._head_too_long():
             self._not_a_call(self._take_overlong_head(marker))
             return True
         if marker is None:
             return False
         head = self._take()
+        if marker == KEY_CLOSE:
+            self._glued_head(head)
+            return True
         if reasoning:
             name, newline, rest = head.partition("\n")
             if newline:  # what follows the name is read again as the space between arguments
@@ -87,7 +95,13 @@ class GlmParser(XmlCallParser):
             self._not_a_call(head)
             self._unread(marker)
             return True
-        self._open_call(head)
+        name = None if reasoning else self._stray_closer(head)
+        if name is not None:
+            self._open_call(name)
+            self._raw(head[len(name):])
+            self._drift(STRAY_CLOSER, f"a closing tag glued to the tool name {name!r} was removed", raw=head)
+        else:
+            self._open_call(head)
         if marker == "\n":
             if not self.newline_after_name:
                 self._repair("tool_name_newline", "a newline after the tool name was removed", raw="\n")
@@ -98,6 +112,42 @@ class GlmParser(XmlCallParser):
         else:
             self._end_call()
         return True
+
+    def _stray_closer(self, head: str) -> str | None:
+        """The declared name in ``NAME</arg_value>`` / ``NAME</arg_key>`` (a closer glued to it), or None."""
+        name, why = stray_closer_name(self.tools, head, (VALUE_CLOSE, KEY_CLOSE))
+        if why is not None:
+            self._refuse(STRAY_CLOSER, why, raw=head)
+        return name
+
+    def _glued_head(self, head: str) -> None:
+        """``<tool_call>NAMEKEY</arg_key>``: the name glued to the first key, its ``<arg_key>`` lost (GLM-4.5 /
+        4.7 reports; also ``NAME KEY</arg_key>``). A call of ``NAME`` with argument ``KEY`` when exactly one
+        declared tool's name and one of its parameters read the head (``drift_glued_name``); otherwise the head
+        reads on as before."""
+        known = declared(self.tools)
+        glued = head and not any(ch in "<\n" for ch in head)
+        split = None
+        if glued and known is not None and head not in known.names:
+            words = head.split()
+            if len(words) == 1:
+                split = known.split_glued(head)
+            elif len(words) == 2 and words[0] in known.names and words[1] in known.properties(words[0]):
+                split = (words[0], words[1])  # a space where <arg_key> was: NAME KEY</arg_key>
+        if split is None:
+            if glued and (known is None or head not in known.names):
+                self._refuse(GLUED_NAME, NO_TOOLS if known is None else f"{head!r} is not one declared tool name "
+                             "glued to one of its parameters", raw=CALL_OPEN + head + KEY_CLOSE)
+            self._parts = [head + KEY_CLOSE]
+            self._state = "head_on"
+            return
+        name, key = split
+        self._open_call(name)
+        self._drift(GLUED_NAME, f"the tool name {name!r} was glued to its first argument {key!r} "
+                    f"({KEY_OPEN} missing)", raw=head + KEY_CLOSE)
+        self._key = key
+        self._raw(key + KEY_CLOSE)
+        self._state = "after_key"
 
     def _not_a_call(self, head: str) -> None:
         text = CALL_OPEN + head

@@ -23,6 +23,7 @@ from __future__ import annotations
 from .engine.lexer import MarkerScanner
 from .engine.safe_json import loads
 from .engine.xml_calls import WHITESPACE, Closer, XmlCallParser
+from .engine.xml_drift import STRAY_CLOSER, stray_closer_name
 
 _T = ":opensource"
 from toolwire.families.hy3 import HY3, MARKERS
@@ -93,7 +94,16 @@ class Hy3Parser(XmlCallParser):
             self._unread(marker)  # what follows is read as the block's text (kept too)
             self._state = "block"
             return True
-        self._open_call(name)
+        stray, why = stray_closer_name(self.tools, name, (VALUE_CLOSE, KEY_CLOSE)) if marker == CALL_CLOSE \
+            else (None, None)
+        if why is not None:
+            self._refuse(STRAY_CLOSER, why, raw=name)
+        self._open_call(stray or name)
+        if stray is not None:  # NAME</arg_value:opensource></tool_call:opensource>: a closer glued to the name
+            self._raw(name[len(stray):])
+            self._drift(STRAY_CLOSER, f"a closing tag glued to the tool name {stray!r} was removed", raw=name)
+            self._after_call(marker)
+            return True
         if marker == SEP:
             self._raw(marker)
             self._state = "args"

@@ -15,7 +15,9 @@ ends at ``</invoke>`` followed by ``<invoke name="`` / ``</minimax:tool_call>`` 
 from __future__ import annotations
 
 from .engine.lexer import MarkerScanner
-from .engine.xml_calls import Closer, XmlCallParser
+from .engine.drift import drift_diagnostic
+from .engine.xml_calls import MAX_HEAD_CHARS, WHITESPACE, Closer, XmlCallParser
+from .engine.xml_drift import MISSING_CALL_WRAPPER, NO_TOOLS, ORPHAN_CALL_CLOSER
 
 from toolwire.families.minimax import MARKERS, MINIMAX_M2
 M = MARKERS
@@ -34,8 +36,9 @@ class MiniMaxParser(XmlCallParser):
     """MiniMax-M2 output; starts inside the reasoning block whatever ``thinking`` says (the model always thinks
     and the generation prompt always opens ``<think>``)."""
 
-    text_markers = {"content": (BLOCK_OPEN,), "reasoning": (M["think_close"], BLOCK_OPEN)}
-    framing = {("content", BLOCK_OPEN): 1, ("reasoning", M["think_close"]): 1}
+    text_markers = {"content": (BLOCK_OPEN, INVOKE_OPEN), "reasoning": (M["think_close"], BLOCK_OPEN)}
+    framing = {("content", BLOCK_OPEN): 1, ("content", INVOKE_OPEN): 1, ("reasoning", M["think_close"]): 1}
+    undecided_markers = frozenset((INVOKE_OPEN,))  # a call without its block only when the name is declared
     after_think = 2
     after_think_open = 1
     family = MINIMAX_M2
@@ -46,10 +49,73 @@ class MiniMaxParser(XmlCallParser):
         BLOCK_CLOSE: Closer(BLOCK_CLOSE, (), ends_call=True),
     }
     states = {"block_start": "_block_start", "head_first": "_head", "block": "_block", "head": "_head",
-              "invoke": "_invoke", "key": "_key_state"}
+              "invoke": "_invoke", "key": "_key_state", "bare_head": "_bare_head", "after_bare": "_after_bare"}
 
     def _text_marker(self, marker: str) -> None:
-        self._state = "block_start"
+        self._state = "bare_head" if marker == INVOKE_OPEN else "block_start"
+
+    def _bare_head(self, final: bool) -> bool:
+        """``<invoke name="`` in content with no ``<minimax:tool_call>`` before it: a call only when the name is
+        a declared tool (``missing_call_wrapper``, as Qwen's ``<function=`` without ``<tool_call>``); otherwise
+        it is content, as before. From token ids a call needs its block's control-token opener, so there it
+        stays content."""
+        buf, pos = self._buf, self._pos
+        end = buf.find(ATTR_CLOSE, pos, pos + MAX_HEAD_CHARS + len(ATTR_CLOSE))
+        if end < 0 and not final and len(buf) - pos <= MAX_HEAD_CHARS:
+            return False
+        name = buf[pos:end] if end >= 0 else ""
+        framing = "".join(self._gap)
+        self._gap = []
+        named = name and not any(ch in name for ch in '<>"\n')
+        if named and self._names is not None and name in self._names and not self._reading_ids():
+            self._pos = end + len(ATTR_CLOSE)
+            self._open_call(name)
+            self._drift(MISSING_CALL_WRAPPER, f"{INVOKE_OPEN}{name}{ATTR_CLOSE} came without {BLOCK_OPEN} before "
+                        "it", raw=INVOKE_OPEN + name + ATTR_CLOSE)
+            self._state = "invoke"
+            return True
+        if named and not self._reading_ids():
+            self._refuse(MISSING_CALL_WRAPPER, NO_TOOLS if self._names is None else f"{name!r} is not a declared "
+                         "tool", raw=INVOKE_OPEN + name + ATTR_CLOSE)
+        self._emit_content(framing + INVOKE_OPEN)
+        self._state = "text"
+        return True
+
+    def _block_state(self) -> str:
+        """Where a finished ``</invoke>`` leads: the block, or (a call written without its block) what follows."""
+        bare = self.call is not None and any(d.code == MISSING_CALL_WRAPPER for d in self.call.diagnostics)
+        return "after_bare" if bare else "block"
+
+    def _after_bare(self, final: bool) -> bool:
+        """After a call written without its block: its orphan ``</minimax:tool_call>`` is dropped
+        (``drift_orphan_call_closer``), another ``<invoke name="`` is read as one more such call; anything else
+        is content again (the whitespace before it framing)."""
+        buf, pos = self._buf, self._pos
+        end = pos
+        while end < len(buf) and buf[end] in WHITESPACE:
+            end += 1
+        self._gap.append(buf[pos:end])
+        self._pos = end
+        if end == len(buf) and not final:
+            return False
+        if self._marker_at(buf, end, BLOCK_CLOSE):
+            self._pos = end + len(BLOCK_CLOSE)
+            self._gap = []
+            index = self._call_count - 1
+            self._diagnostics.append(drift_diagnostic(
+                ORPHAN_CALL_CLOSER, f"{BLOCK_CLOSE} closed call {index}, whose {BLOCK_OPEN} was missing; dropped",
+                raw=BLOCK_CLOSE, call_index=index))
+            self._state = "text"
+            return True
+        if buf.startswith(INVOKE_OPEN, end):
+            self._pos = end + len(INVOKE_OPEN)
+            self._state = "bare_head"  # the gap is its framing, given back if it is not a call
+            return True
+        if not final and any(m.startswith(buf[end:]) for m in (BLOCK_CLOSE, INVOKE_OPEN)):
+            return False
+        self._gap = []
+        self._state = "text"
+        return True
 
     def _unfinished_head(self, text: str) -> str | None:
         if self._state in ("block_start", "head_first"):
@@ -116,8 +182,9 @@ class MiniMaxParser(XmlCallParser):
             return True
         if marker != INVOKE_CLOSE:
             self._repair("unclosed_invoke", f"{marker!r} came before {INVOKE_CLOSE}")
+        block = self._block_state()
         self._finish_call()
-        self._state = {INVOKE_CLOSE: "block", BLOCK_CLOSE: "text", INVOKE_OPEN: "head"}[marker]
+        self._state = {INVOKE_CLOSE: block, BLOCK_CLOSE: "text", INVOKE_OPEN: "head"}[marker]
         return True
 
     def _key_state(self, final: bool) -> bool:
@@ -142,6 +209,7 @@ class MiniMaxParser(XmlCallParser):
             self._state = "invoke"
             return
         self._unclosed_value(closer)
+        block = self._block_state()
         self._finish_call()
-        self._state = "block" if closer.tag == INVOKE_CLOSE else "text"
+        self._state = block if closer.tag == INVOKE_CLOSE else "text"
         self._unread(gap)

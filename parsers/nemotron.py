@@ -14,7 +14,7 @@ from toolwire.families.nemotron import MARKERS, NEMOTRON3
 from .engine.xml_tool import XmlGrammar, XmlToolParser
 
 NEMOTRON_GRAMMAR = XmlGrammar(NEMOTRON3, value_framing="\n", reasoning_framing="\n", after_think_newlines=1,
-                              before_call_newlines=1)
+                              before_call_newlines=1, bare_functions=True)
 """Nemotron 3: ``<think>\\n...\\n</think>\\n``, content then ``\\n<tool_call>``; calls as Qwen3-Coder."""
 
 

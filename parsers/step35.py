@@ -13,8 +13,9 @@ from toolwire.families.step35 import MARKERS, STEP35
 from .engine.xml_tool import XmlGrammar, XmlToolParser
 
 STEP35_GRAMMAR = XmlGrammar(STEP35, value_framing="\n", reasoning_framing="\n", after_think_newlines=1,
-                            before_call_newlines=0)
-"""Step 3.5: ``<think>\\n...\\n</think>\\n``, content directly followed by ``<tool_call>``."""
+                            before_call_newlines=0, bare_functions=True)
+"""Step 3.5: ``<think>\\n...\\n</think>\\n``, content directly followed by ``<tool_call>``; a declared
+``<function=NAME>`` written without ``<tool_call>`` is a call (``missing_call_wrapper``, issue 33)."""
 
 
 class Step35Parser(XmlToolParser):

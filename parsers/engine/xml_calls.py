@@ -49,6 +49,8 @@ from .stream import StreamParser
 from .tools import tool_schemas
 from .lexer import LiteralCheck, MarkerScanner
 from .schema_coerce import coerce_argument, is_string_schema, parameter_schema
+from .drift import DRIFT_CODES, refused_diagnostic
+from .xml_drift import ARGUMENTS_OFF_SCHEMA, NAME_WHITESPACE, STARTED_UNVERIFIED, off_schema, whitespace_name
 
 WHITESPACE = " \t\r\n"
 """Whitespace allowed between a closing tag and the structural marker that confirms it."""
@@ -544,18 +546,48 @@ class XmlCallParser(StreamParser):
     # ---- calls
     def _open_call(self, name: str) -> CallBuilder:
         """Start a candidate (ToolCallStarted) from the text mode the call was written in. A trailing newline
-        in the name is removed as a diagnosed repair; otherwise the name is matched exactly."""
+        in the name is removed as a diagnosed repair; other whitespace around it only when the name without it
+        is a declared tool (``drift_name_whitespace``); otherwise the name is matched exactly."""
         exact = name
         name = name.rstrip("\n")
-        self.call = self._begin_call(name, source=self._mode)
+        resolved, why = whitespace_name(self.tools, name)
+        self.call = self._begin_call(resolved or name, source=self._mode)
         if name != exact:
             self._repair("tool_name_newline", "a newline after the tool name was removed", raw=exact[len(name):])
+        self._name_drift(name, resolved, why)
         if not name:
             self.call.status = "rejected"
             self.call.diag("empty_tool_name", "the call has no tool name", severity="error")
         return self.call
 
+    def _name_drift(self, written: str, resolved: str | None, why: str | None) -> None:
+        """Report a name written with whitespace around it: recovered (``resolved``) or refused (``why``)."""
+        if resolved is not None:
+            self._drift(NAME_WHITESPACE, f"whitespace around the tool name {resolved!r} was removed", raw=written)
+        elif why is not None:
+            self._refuse(NAME_WHITESPACE, why, raw=written)
+
+    def _drift(self, code: str, message: str, raw: str | None) -> None:
+        """A drift recovery taken on the open call (issue 33): ``repaired``, the diagnostic names its class."""
+        self._repair(code, f"{DRIFT_CODES[code].value}: {message}", raw=raw)
+
+    def _refuse(self, code: str, why: str, raw: str | None) -> None:
+        """A drift recovery not taken: the text stays where it was; the code at severity ``info`` says why (on
+        the open call, or on the output)."""
+        diag = refused_diagnostic(code, why, raw)
+        if self.call is not None:
+            self.call.diag(diag.code, diag.message, severity="info", raw=raw)
+        else:
+            self._diagnostics.append(diag)
+
     def _finish_call(self, status: str | None = None) -> None:
+        call = self.call
+        if call is not None and status is None and call.status == "repaired" and not call.past_limit \
+                and any(d.code in STARTED_UNVERIFIED and d.severity == "warning" for d in call.diagnostics) \
+                and off_schema(self.tools, call.name, call.arguments):
+            call.status = "rejected"  # a drift recovery is taken only when the arguments fit (issue 33)
+            call.diag(ARGUMENTS_OFF_SCHEMA, f"the call was recovered from drift, but its arguments do not fit "
+                      f"{call.name!r}; rejected", severity="error")
         if self.call is not None:
             self.call.finish(status)
             self.call = None

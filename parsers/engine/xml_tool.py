@@ -10,9 +10,14 @@ from typing import Any, ClassVar
 
 from toolwire.family import Family
 
+from .drift import drift_diagnostic
 from .lexer import MarkerScanner
+from .safe_json import loads
 from .schema_coerce import declared_parameter
 from .xml_calls import WHITESPACE, Closer, XmlCallParser, closing_text
+from .xml_drift import (FUNCTION_SPACE, JSON_BODY, JSON_CALL, MISSING_CALL_WRAPPER, NO_TOOLS, ORPHAN_CALL_CLOSER,
+                        PARAMETER_ATTRIBUTE, attribute_opener, declared, json_call, spaced,
+                        whitespace_name)
 
 MAX_NAME_CHARS = 256
 """A function or parameter name longer than this (no ``>`` yet) is malformed, not held back forever."""
@@ -41,12 +46,17 @@ class XmlGrammar:
         self.bare_functions = bare_functions
         # an open value's text that may start the next argument (when its key is a declared parameter)
         self.next_parameter = tuple(next_parameter) if next_parameter is not None else (parameter_open,)
-        self.call_scan = MarkerScanner([function_open, call_close])
-        self.body_scan = MarkerScanner([parameter_open, function_close, call_close, function_open])
+        # drift (issue 33): ``<function NAME>`` in a call block, ``<parameter name="KEY">`` in a call body
+        self.function_spaced = spaced(function_open)
+        self.parameter_attribute = attribute_opener(parameter_open)
+        self.call_scan = MarkerScanner([function_open, call_close, self.function_spaced])
+        self.body_scan = MarkerScanner([parameter_open, function_close, call_close, function_open,
+                                        self.parameter_attribute])
         self.after_function_scan = MarkerScanner([call_close, function_open, call_open, *self.stop_tokens])
         # what ends a value, and what must follow it (or the end of the output) for it to end the value
         self.closers: dict[str, Closer] = {
-            parameter_close: Closer(parameter_close, (parameter_open, function_close, call_close)),
+            parameter_close: Closer(parameter_close, (parameter_open, function_close, call_close,
+                                                      self.parameter_attribute)),
             function_close: Closer(function_close, (call_close,), ends_call=True),
             call_close: Closer(call_close, (call_open,), ends_call=True),
         }
@@ -70,7 +80,8 @@ class XmlToolParser(XmlCallParser):
     reasoning_start: ClassVar[str] = "never"
     states = {"call": "_call_head", "func_name": "_func_name", "body": "_body", "param_name": "_param_name",
               "after_function": "_after_function", "between": "_between_calls", "bare_name": "_bare_name",
-              "next_param": "_next_param"}
+              "next_param": "_next_param", "spaced_name": "_spaced_name", "attribute_key": "_attribute_key",
+              "after_bare": "_after_bare"}
     stray_code = "unexpected_text"
     stray_message = "text outside the call structure was kept here, not in any argument"
 
@@ -138,7 +149,7 @@ class XmlToolParser(XmlCallParser):
         self._gap = []
 
     def _unfinished_head(self, text: str) -> str | None:
-        if self._state in ("call", "func_name"):
+        if self._state in ("call", "func_name", "spaced_name"):
             return self.grammar.call_open + text
         return None
 
@@ -196,10 +207,13 @@ class XmlToolParser(XmlCallParser):
         if name and self._names is not None and name in self._names and not self._reading_ids():
             self._pos += len(name) + 1
             self._begin(name)
-            self._repair("missing_call_wrapper", f"{g.function_open}{name}> came without {g.call_open} around it",
-                         raw=g.function_open + name + ">")
+            self._drift(MISSING_CALL_WRAPPER, f"{g.function_open}{name}> came without {g.call_open} around it",
+                        raw=g.function_open + name + ">")
             self._state = "body"
             return True
+        if name and not any(ch in name for ch in "<\n") and not self._reading_ids():
+            self._refuse(MISSING_CALL_WRAPPER, NO_TOOLS if self._names is None else f"{name!r} is not a declared "
+                         "tool", raw=g.function_open + name + ">")
         self._emit_content(framing + g.function_open)
         self._state = "text"
         return True
@@ -214,11 +228,36 @@ class XmlToolParser(XmlCallParser):
         if marker == g.function_open:
             self._parts = [junk]  # stray text, diagnosed once the name is read (or given back to the reasoning)
             self._state = "func_name"
+        elif marker == g.function_spaced:
+            self._parts = [junk]
+            self._state = "spaced_name"
         else:
             if not junk.strip(WHITESPACE):
                 self._diag("empty_tool_call", "a tool-call block without a function", severity="info")
+            elif self._json_call(junk):
+                return True
             self._stray(junk, "malformed_tool_call")
             self._after_block()
+        return True
+
+    def _json_call(self, text: str) -> bool:
+        """A call block holding a Hermes-style JSON call instead of ``<function=NAME>`` (``drift_json_call``):
+        a call when its name is declared and its arguments fit; False (the block's text stays in its
+        ``malformed_tool_call`` diagnostic) otherwise."""
+        found, why = json_call(self.tools, text, max_depth=self.limits.max_depth,
+                               max_bytes=self.limits.max_argument_bytes)
+        if found is None:
+            if why is not None:
+                self._refuse(JSON_CALL, why, raw=text)
+            return False
+        name, arguments = found
+        self.call = self._begin_call(name, source=self._mode)
+        self._raw(text)
+        for key, value in arguments.items():
+            self.call.value(key, value)
+        self._drift(JSON_CALL, f"the call was written as a JSON object in {self.grammar.call_open}", raw=text)
+        self._finish_call()
+        self._after_block()
         return True
 
     def _func_name(self, final: bool) -> bool:
@@ -245,16 +284,53 @@ class XmlToolParser(XmlCallParser):
 
     def _begin(self, written: str) -> None:
         name = written.rstrip("\r\n")
-        self.call = self._begin_call(name, source=self._mode)
+        resolved, why = whitespace_name(self.tools, name)
+        self.call = self._begin_call(resolved or name, source=self._mode)
         if name != written:
             self._repair("tool_name_repaired", f"a trailing newline after the function name {name!r} was removed")
+        self._name_drift(name, resolved, why)
+
+    def _spaced_name(self, final: bool) -> bool:
+        """``<function NAME>`` (a space for the ``=``) in a call block: a call when ``NAME`` is a declared tool
+        (``drift_function_space``); otherwise the text stays in the block's stray text, as before."""
+        g = self.grammar
+        try:
+            name = self._read_name(g.function_spaced)
+        except _Malformed:
+            name = ""
+        if name is None and not final:
+            return False
+        known = declared(self.tools) if name else None
+        resolved = known.resolve_name(name) if known is not None else None
+        if resolved is None:  # not a call: the marker and what follows are the block's text
+            if name:
+                self._refuse(FUNCTION_SPACE, NO_TOOLS if known is None else f"{name.strip()!r} is not a declared "
+                             "tool", raw=g.function_spaced + name + ">")
+            self._parts.append(g.function_spaced)
+            self._state = "call"
+            return True
+        self._stray(self._take())
+        self._pos += len(name) + 1
+        self.call = self._begin_call(resolved, source=self._mode)
+        self._drift(FUNCTION_SPACE, f"{g.function_spaced}{name}> was written for {g.function_open}{resolved}>",
+                    raw=g.function_spaced + name + ">")
+        self._state = "body"
+        return True
 
     def _body(self, final: bool) -> bool:
         g = self.grammar
-        marker = self._between(g.body_scan, final)
+        marker = self._collect(g.body_scan, final)
+        if marker is None and not final:
+            return False
+        text = self._take()
+        self._raw(text)
+        if not (marker in (g.function_close, g.call_close) and self._json_body(text)):
+            self._stray(text)
         if marker is None:
             return False
-        if marker == g.parameter_open:
+        if marker == g.parameter_attribute:
+            self._state = "attribute_key"
+        elif marker == g.parameter_open:
             self._raw(marker)
             self._state = "param_name"
         elif marker == g.function_close:
@@ -268,6 +344,55 @@ class XmlToolParser(XmlCallParser):
             self._repair("unclosed_function", f"{g.function_close} is missing before the next function")
             self._finish_call()
             self._state = "func_name"
+        return True
+
+    def _json_body(self, text: str) -> bool:
+        """A call body that is one JSON object instead of parameter tags: its arguments, when the call's tool
+        is declared and they fit its schema (``drift_json_body``). False (the text stays stray text) otherwise."""
+        call, body = self.call, text.strip(WHITESPACE)
+        if call is None or call.arguments or not (body.startswith("{") and body.endswith("}")):
+            return False
+        known = declared(self.tools)
+        if known is None:
+            self._refuse(JSON_BODY, NO_TOOLS, raw=text)
+            return False
+        try:
+            arguments = loads(body, max_depth=self.limits.max_depth, max_bytes=self.limits.max_argument_bytes)
+        except ValueError:
+            arguments = None
+        if not known.arguments_fit(call.name, arguments):
+            self._refuse(JSON_BODY, f"the body is not a JSON object of arguments that fit {call.name!r}", raw=text)
+            return False
+        for key, value in arguments.items():
+            call.value(key, value)
+        self._drift(JSON_BODY, f"the arguments of {call.name!r} were written as a JSON object", raw=text)
+        return True
+
+    def _attribute_key(self, final: bool) -> bool:
+        """``<parameter name="KEY">`` in a call body: an argument when ``KEY`` is a declared parameter of the
+        call's tool (``drift_parameter_attribute``); otherwise the element stays stray text, as before."""
+        g = self.grammar
+        try:
+            key = self._read_name(cut=False)
+        except _Malformed:
+            key = ""
+        if key is None and not final:
+            return False
+        name = key[:-1] if key and key.endswith('"') else ""
+        schema = self._schemas.get(self.call.name)
+        if not name or any(ch in name for ch in '<>"\n') or not declared_parameter(schema, name):
+            if key:
+                self._refuse(PARAMETER_ATTRIBUTE, NO_TOOLS if self._names is None else
+                             f"{name or key!r} is not a declared parameter of {self.call.name!r}",
+                             raw=g.parameter_attribute + key + ">")
+            self._parts.append(g.parameter_attribute)  # the element is the body's stray text
+            self._state = "body"
+            return True
+        self._raw(g.parameter_attribute)
+        self._consume(self._pos + len(key) + 1)
+        self._drift(PARAMETER_ATTRIBUTE, f"{g.parameter_attribute}{key}> was written for {g.parameter_open}{name}>",
+                    raw=g.parameter_attribute + key + ">")
+        self._start_value(name)
         return True
 
     def _param_name(self, final: bool) -> bool:
@@ -285,8 +410,32 @@ class XmlToolParser(XmlCallParser):
 
     def _after_function_state(self) -> str:
         """Where ``</function>`` leads: the call block's end, or content after a call written without it."""
-        bare = any(d.code == "missing_call_wrapper" for d in self.call.diagnostics)
-        return "between" if bare else "after_function"
+        bare = any(d.code == MISSING_CALL_WRAPPER for d in self.call.diagnostics)
+        return "after_bare" if bare else "after_function"
+
+    def _after_bare(self, final: bool) -> bool:
+        """After a call written without its opener: a ``</tool_call>`` next (after whitespace) is that call's
+        orphan closer, dropped (``drift_orphan_call_closer``) rather than left in the content."""
+        buf, pos = self._buf, self._pos
+        end = pos
+        while end < len(buf) and buf[end] in WHITESPACE:
+            end += 1
+        self._gap.append(buf[pos:end])
+        self._pos = end
+        close = self.grammar.call_close
+        if end == len(buf) and not final:
+            return False
+        if self._marker_at(buf, end, close):
+            self._pos = end + len(close)
+            self._gap = []
+            index = self._call_count - 1
+            self._diagnostics.append(drift_diagnostic(
+                ORPHAN_CALL_CLOSER, f"{close} closed call {index}, whose {self.grammar.call_open} was missing; "
+                "dropped", raw=close, call_index=index))
+        elif self._can_become(close, final):
+            return False
+        self._state = "between"
+        return True
 
     def _value_closed(self, closer: Closer, gap: str) -> None:
         g = self.grammar

@@ -48,6 +48,15 @@ JSON_DRIFT = ['\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool
               'get_weather(city="Paris")', "search_papers(query='x', limit=2)", '{"function=get_weather": ',
               '"function=get_weather"', '"args": ', '"input": ', '{"name": "get_weather ", "arguments": ',
               '"Paris}}', '{"city": "Paris}']
+# Drift pieces (issue 33, docs/variants.md "Drift recovery"): shapes models write that the XML parsers recover
+# only when the declared tools make them unambiguous - a call without its opener, <function NAME>, attribute-style
+# parameters, a JSON body, names with trailing whitespace or glued to their first key, borrowed key names.
+XML_DRIFT = ['<function get_weather>', '<function ', '<function=get_weather>', '<function=get_weather >',
+             '<parameter name="city">', '<parameter name="', '{"city": "Paris"}', '{"city": "Paris", "days": 2}',
+             '</tool_call>', 'get_weathercity</arg_key>', 'get_weather \n', 'get_weathercity',
+             '<invoke name="get_weather">', '</minimax:tool_call>', '"args": ', '"parameters": ',
+             'get_weather</arg_value>', '{"name": "get_weather", "args": {"city": "Paris"}}']
+XML_SYNTAX = XML_SYNTAX + XML_DRIFT
 FAMILY_SYNTAX = {
     "hermes_json": JSON_SYNTAX + JSON_DRIFT,
     "kimi": JSON_SYNTAX + ["functions.", ":0", ":1", ":", "get_weather:0", "functions.get_weather:0", "invalid.0",
@@ -75,7 +84,8 @@ FAMILY_SYNTAX = {
     "step35": XML_SYNTAX + ["\n"],
     "laguna": XML_SYNTAX + ["\n"],
     "hy3": XML_SYNTAX + ["\n", ":opensource>", "<arg_key:opensource>", "<arg_value:opensource>"],
-    "gemma": ["call:", "{", "}", ":", ",", '<|"|>', "[", "]", "true", "false", "null", "<|channel>thought", "\n"],
+    "gemma": ["call:", "{", "}", ":", ",", '<|"|>', "[", "]", "true", "false", "null", "<|channel>thought", "\n",
+              "call:get_weather{", "city:Paris", "<tool_call|>"],  # drift: a call without <|tool_call>
     "minimax_m3": XML_SYNTAX + ["\n", "]<]minimax[>[", "<tool_call>", "</tool_call>"],
     "kimi_k3": XML_SYNTAX + ["\n", "<|open|>", "<|sep|>", "<|close|>", "think", "response", "tools", "call",
                              "argument", "message", "tool=", "index=", "key=", "type=", "name="],
