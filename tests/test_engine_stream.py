@@ -8,8 +8,7 @@ import json
 
 import pytest
 
-from toolwire.integrations.engine_stream import (EngineStream, prompt_opens_reasoning, start_in_reasoning,
-                                                 thinking_requested)
+from toolwire.integrations.engine_stream import EngineStream, prompt_opens_reasoning, start_in_reasoning
 
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {
     "type": "object", "properties": {"city": {"type": "string"}}}}}]
@@ -81,7 +80,11 @@ def test_start_state_from_the_prompt_then_the_request():
     assert start_in_reasoning("qwen3", chat_template_kwargs={"enable_thinking": True}) is False
     assert start_in_reasoning("deepseek_v31", chat_template_kwargs={"thinking": True}) is True
     assert start_in_reasoning("deepseek_v31", chat_template_kwargs={"thinking": False}) is False
-    assert thinking_requested(None) is False and thinking_requested({"enable_thinking": True}) is True
+    # nothing set means what the template does: Qwen3.5's and GLM-4.7's open <think> unless told otherwise
+    for family in ("qwen35", "glm47"):
+        assert start_in_reasoning(family) is True
+        assert start_in_reasoning(family, chat_template_kwargs={}) is True
+        assert start_in_reasoning(family, chat_template_kwargs={"enable_thinking": False}) is False
 
 
 class _TokenizerThatRaises:

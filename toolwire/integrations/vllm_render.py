@@ -201,11 +201,8 @@ class ToolwireRenderer(HfRenderer):
             return
         from toolwire.context_policy import plan
 
-        nested = dict(options.get("chat_template_kwargs") or {})
-        thinking = bool(options.get("thinking") or nested.pop("enable_thinking", False) or nested.pop("thinking", False))
-        keep = {k: v for k, v in options.items() if k in ("policy", "drop_thinking", "add_generation_prompt")}
-        try:
-            warnings = plan(msgs, self.format_name, tools=tools, thinking=thinking, **keep, **nested).warnings
+        try:  # the render's own options, read by the family's options as the render read them
+            warnings = plan(msgs, self.format_name, tools=tools, **options).warnings
         except ToolwireError:
             return
         for warning in warnings:
