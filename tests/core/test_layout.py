@@ -205,3 +205,34 @@ def test_parsed_output_methods_delegate_to_dispatch_and_integrations():
     assert checked.to_openai_message()["tool_calls"][0]["function"] == {"name": "f", "arguments": '{"x": 1}'}
     assert checked.finish_reason() == "tool_calls"
     assert checked.tool_calls[0].fingerprint() == toolwire.fingerprint("f", {"x": 1})
+
+
+# ---------------------------------------------------------------- the tests' own layout (tests/README.md)
+
+TESTS = Path(__file__).resolve().parents[1]
+
+
+def _folders(path: Path) -> set[str]:
+    return {p.name for p in path.iterdir() if p.is_dir() and not p.name.startswith(("_", "."))}
+
+
+def test_every_file_under_tests_families_is_in_the_folder_of_a_declared_family():
+    from toolwire.families import declared
+
+    modules = {family.module for family in declared().values()}
+    files = [p.relative_to(TESTS / "families") for p in (TESTS / "families").rglob("*")
+             if p.is_file() and "__pycache__" not in p.parts]
+    assert files
+    assert sorted(str(f) for f in files if len(f.parts) != 2 or f.parts[0] not in modules) == []
+    assert sorted(modules - _folders(TESTS / "families")) == []  # and every family has its folder
+
+
+def test_no_test_module_sits_at_the_top_of_tests():
+    assert sorted(p.name for p in TESTS.iterdir() if p.is_file()) == ["README.md", "conftest.py"]
+
+
+def test_the_tests_map_names_every_folder_and_every_family():
+    text = (TESTS / "README.md").read_text("utf-8")
+    unnamed = sorted(f for f in _folders(TESTS) if f"{f}/" not in text)
+    unnamed += sorted(f for f in _folders(TESTS / "families") if f"| `{f}` |" not in text)
+    assert unnamed == []
