@@ -42,7 +42,8 @@ def test_parser_accepted_outputs_are_grammar_accepted(name, target):
     print(f"\n{name} {target}: {report.passed}/{report.checked} accepted; outside the claim: {report.excluded}; "
           f"rejected: {len(report.failures)}")
     with_calls = sum(1 for row in rows if row["expected"].get("tool_calls"))
-    assert report.checked >= min(3, with_calls)  # deepseek_r1's golden outputs hold no call: tests/grammar/test_grammar.py
+    # deepseek_r1's golden outputs hold no call: tests/grammar/test_grammar.py
+    assert report.checked >= min(3, with_calls)
     assert report.failures == []
 
 

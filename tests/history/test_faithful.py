@@ -4,8 +4,8 @@ spliced into the prompt verbatim, and a tampered id sequence is refused with the
 
 Tokenizers: the real ones in ../shared/real/tokenizers where the family's vocabulary is there (Qwen3,
 DeepSeek-V3, DeepSeek-V4, Llama-3, Llama-4, o200k with the harmony tokens); every other family gets a byte-level
-tokenizer whose control tokens are the family's marker tokens (as in tests/tokens/test_token_input.py). With a byte-level
-tokenizer the per-character ids are the fresh ids; with a real one they are not, which is the point.
+tokenizer whose control tokens are the family's marker tokens (as in tests/tokens/test_token_input.py). With a
+byte-level tokenizer the per-character ids are the fresh ids; with a real one they are not, which is the point.
 
 The turn's text is found here the slow way (:func:`oracle_span`, as tests/tokens/test_training.py does), not by the
 code under test.
