@@ -1,7 +1,8 @@
 """CPU seconds of the inputs that once hung, recursed or crawled, against the bound each was fixed to.
 
-The tests (tests/test_limits.py, test_format_limits.py, test_token_input.py, test_schema_guard.py) check what these
-inputs give; how long they take is measured here, so that no test verdict depends on how busy the machine is.
+The tests (tests/core/test_limits.py, tests/formats/test_format_limits.py, tests/tokens/test_token_input.py,
+tests/dispatch/test_schema_guard.py) check what these inputs give; how long they take is measured here, so that
+no test verdict depends on how busy the machine is.
 Run: ``.venv/bin/python -m bench bounds``. One table: CPU seconds of this thread per case and the bound the tests
 used to assert (a case above its bound is a regression to look at, on a quiet machine).
 """

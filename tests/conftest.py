@@ -10,10 +10,18 @@ Timings and their targets live in ``bench/``."""
 from __future__ import annotations
 
 import os
+import sys
+from pathlib import Path
 
 from hypothesis import HealthCheck, settings
 
-from support import GOLDEN, SHARED
+# tests/ on sys.path: the helper package ``support``, the fuzz suite ``fuzz``, and test modules a few others import
+# by their path under tests/ (``from tokens.test_token_input import ByteTokenizer``). Done here rather than with
+# pytest's ``pythonpath`` setting, which would apply to tests_engines/ too (same pyproject.toml) and put this
+# conftest.py ahead of tests_engines/conftest.py there. Layout: tests/README.md.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from support import GOLDEN, SHARED  # noqa: E402
 
 settings.register_profile("toolwire", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("TOOLWIRE_HYPOTHESIS_PROFILE", "toolwire"))

@@ -131,7 +131,7 @@ def _plain_message_list() -> SchemaValidator | None:
     out, so it builds the very same models. (pydantic reuses a complete model's validator wherever its schema
     appears, so the class is marked incomplete while this one is built.) None, and the plain adapter is used, if
     pydantic lays the schema out otherwise or the two disagree on a probe request. Kept because it saves 12-16 % of
-    ``normalize_messages`` (``bench/bench_tricks.py``); ``tests/test_fast_paths.py`` runs the plain adapter against
+    ``normalize_messages`` (``bench/bench_tricks.py``); ``tests/core/test_fast_paths.py`` runs the plain adapter against
     it over the golden render requests."""
     try:
         schema = dict(Message.__pydantic_core_schema__)

@@ -17,7 +17,7 @@ Severity = Literal["info", "warning", "error"]
 
 # The convenience methods below (validate, fingerprint, to_error_result, to_openai_message, finish_reason)
 # are thin delegations to toolwire.dispatch and toolwire.integrations.openai, imported inside the method: those
-# packages import this module, and the method runs after both are loaded (tests/test_layout.py allows exactly
+# packages import this module, and the method runs after both are loaded (tests/core/test_layout.py allows exactly
 # these function-level imports from core).
 
 

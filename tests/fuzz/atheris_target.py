@@ -16,7 +16,7 @@ import sys
 import traceback
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: support, fuzz, test_token_input
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: support, fuzz, tokens.test_token_input
 
 import atheris  # noqa: E402
 

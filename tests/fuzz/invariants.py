@@ -226,10 +226,10 @@ def check_events(result: toolwire.ParsedOutput, events: list) -> None:
 # ---------------------------------------------------------------- token ids
 
 def tokenizer_for(name: str):
-    """The tokenizer tests/test_token_input.py gives the family (real where ../shared has one), or None."""
+    """The tokenizer tests/tokens/test_token_input.py gives the family (real where ../shared has one), or None."""
     import pytest
 
-    from test_token_input import FAMILIES, tokenizer
+    from tokens.test_token_input import FAMILIES, tokenizer
 
     if name not in FAMILIES:
         return None

@@ -1,7 +1,7 @@
 """Checking a tool result's structured data against the tool's output schema (``ToolSpec.output_schema``, MCP
 ``outputSchema``), with the validators :mod:`toolwire.dispatch.validation` compiles for input schemas (bounded
 patterns, local ``$ref`` only). :meth:`toolwire.ToolResult.success` and :meth:`toolwire.ToolResult.from_mcp` call
-:func:`check_output_schema` (a function-level import, the one ``tests/test_layout.py`` allows core)."""
+:func:`check_output_schema` (a function-level import, the one ``tests/core/test_layout.py`` allows core)."""
 
 from __future__ import annotations
 

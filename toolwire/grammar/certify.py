@@ -159,7 +159,7 @@ def wire_markers(fmt, tools, thinking: bool) -> list[str]:
 BYTE_WALKS_INEXACT = frozenset({"gpt_oss"})
 """Formats whose byte-level walks on llguidance / GBNF are not certifiable: harmony's markers are special tokens
 the text parser reads wherever they are spelled, and these targets cannot keep them out of JSON strings (xgrammar
-can). On real o200k token ids llguidance is certified (tests/test_grammar_token_ids_llguidance.py)."""
+can). On real o200k token ids llguidance is certified (tests/grammar/test_token_ids_llguidance.py)."""
 
 JSON_CUT_BY_MARKER = frozenset({"implicit_parameter_close", "invalid_json_value", "marker_in_value"})
 """Diagnostics of a JSON-typed value a marker spelled inside one of its strings ended early (the grammar writes

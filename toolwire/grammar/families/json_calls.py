@@ -4,7 +4,7 @@
   ``granite4``; parser :class:`~toolwire.parsers.hermes_json.HermesJsonParser`): ``<tool_call>`` ``\\n``
   ``{"name": NAME, "arguments": ARGS}`` ``\\n`` ``</tool_call>``, each call its own region. The markers come
   from the parser's ``MARKERS``; the call object is JSON as the templates' ``tojson`` writes it (``", "`` /
-  ``": "`` separators, non-ASCII kept). tests/test_grammar.py checks this framing against the template's
+  ``": "`` separators, non-ASCII kept). tests/grammar/test_grammar.py checks this framing against the template's
   own call example (``templates/hermes_json.TOOLS_EXAMPLE``).
 
 Family modules import parsers only, never templates (``toolwire.format`` delegates to this package, so a

@@ -83,7 +83,7 @@ def xml_value(schema: Any, begin: str, end: str, excludes: tuple[str, ...], path
 
 NO_JSON_CUT: tuple[str, ...] = ()
 """``json_excludes`` for parsers that read a JSON-typed value whole (GLM, Laguna, Hy3, MiniMax-M2): no marker
-spelled inside one of its strings cuts it (tests/test_grammar_certify.py spells each one there)."""
+spelled inside one of its strings cuts it (tests/grammar/test_certify.py spells each one there)."""
 
 PYTHON_LITERAL_FORMATS = frozenset({"seed_oss"})
 """Formats whose template writes array and object values as Python literals (``str(value)``: ``['a', 'b']``,

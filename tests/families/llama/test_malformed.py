@@ -1,0 +1,30 @@
+"""The llama malformed-output corpus (fixtures/llama/malformed.jsonl): outputs that are not clean tool calls,
+with the exact result each must give (written by hand from the format's rules: the repair ladder,
+truncation, unknown tools, calls inside reasoning, stray text). Each is also checked at every chunking,
+for consistent events, and for nothing lost."""
+
+from __future__ import annotations
+
+import pytest
+
+from toolwire.parsers.llama import MARKERS
+from support.family_checks import check_corpus_row, declared, load_corpus
+
+ROWS = load_corpus("llama")
+
+
+def test_the_corpus_covers_every_rung_and_failure():
+    """Llama 3.1 has no reasoning block; a fenced reply is content (a call is a reply that is a JSON object)."""
+    codes = {code for row in ROWS for call in row["expected"]["calls"] for code in call["codes"]}
+    assert {"repaired_trailing_comma", "repaired_python_literal", "repaired_single_quotes", "repaired_missing_brace",
+            "unescaped_quote", "unknown_tool", "truncated"} <= codes
+    # the field variants (issue 11 §2, issue 21), each pinned by a row
+    assert {'raw_control_character', 'arguments_json_string', 'json_array_calls'} <= codes
+    assert {'stop_token_in_output'} <= {code for row in ROWS for code in row["expected"]["codes"]}
+    assert {c["status"] for row in ROWS for c in row["expected"]["calls"]} == {
+        "proposed", "repaired", "rejected", "truncated"}
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[r["id"] for r in ROWS])
+def test_malformed_output(row):
+    check_corpus_row(row, declared("get_weather", "search"), tuple(MARKERS.values()) + ("name", "parameters"))
