@@ -85,6 +85,9 @@ def test_start_state_from_the_prompt_then_the_request():
         assert start_in_reasoning(family) is True
         assert start_in_reasoning(family, chat_template_kwargs={}) is True
         assert start_in_reasoning(family, chat_template_kwargs={"enable_thinking": False}) is False
+        # keys the template does not read are ignored, as a chat template ignores them (vLLM passes its own)
+        assert start_in_reasoning(family, chat_template_kwargs={"enable_thinking": True, "tools": [{}],
+                                                                 "cohere_format": False, "x": [1]}) is True
 
 
 class _TokenizerThatRaises:

@@ -320,13 +320,19 @@ def generation_prompt_opens_reasoning(format_name: str, thinking: bool | None = 
     """Whether the family's generation prompt opens reasoning for these options, learnt by rendering a one-message
     request with toolwire's byte-exact renderer (MiniMax-M2 always; DeepSeek-V3.1 in thinking mode; Qwen3 never:
     the model writes its own ``<think>``). ``thinking`` None and no ``chat_template_kwargs`` mean what the
-    family's template does when the request sets nothing (Qwen3.5: thinking on). A request the renderer refuses
-    (an option it does not know) reads as not opening reasoning. One render of one message, about 50 µs."""
-    options: dict[str, Any] = {"chat_template_kwargs": dict(chat_template_kwargs or {})}
-    if thinking is not None:
-        options["thinking"] = thinking
+    family's template does when the request sets nothing (Qwen3.5: thinking on). Keys the family's template does
+    not read are left out, as a chat template ignores them; a value the renderer refuses reads as not opening
+    reasoning. One render of one message, about 50 µs."""
     try:
-        prompt = toolwire.get_format(format_name).render([{"role": "user", "content": "."}], **options)
+        fmt = toolwire.get_format(format_name)
+        # the keys the family's template reads (as a chat template ignores the others: vLLM's own keys, another
+        # family's switches); the generation prompt is the question, so add_generation_prompt is not one of them
+        known = {k: v for k, v in (chat_template_kwargs or {}).items()
+                 if k in fmt.family.options.spellings and k != "add_generation_prompt"}
+        options: dict[str, Any] = {"chat_template_kwargs": known}
+        if thinking is not None:
+            options["thinking"] = thinking
+        prompt = fmt.render([{"role": "user", "content": "."}], **options)
     except ToolwireError:
         return False
     return bool(prompt.opens_reasoning)
