@@ -190,7 +190,7 @@ class HarmonyStreamParser(TrailingStopToken, StreamParser):
         """:meth:`StreamParser.feed`. Ids that are all ordinary text (a message body, one id a step) go
         straight to the router: the one text piece the decoder would give, without the general path's per-id
         checks (each such id was checked when the decoder first met it)."""
-        if ids is not None and self._stage == _IDS and not delta:
+        if ids is not None and self._stage == _IDS and not delta and not self._tokens.spans:
             text = self._tokens.decoder.plain_text(ids)
             if text is not None:
                 if self._held_eot:  # a held <|endoftext|> that more output follows: text, as text input reads it
