@@ -137,6 +137,11 @@ class ParsedOutput(BaseModel):
     tool_calls: list[ToolCallCandidate] = Field(default_factory=list)
     diagnostics: list[Diagnostic] = Field(default_factory=list)
     truncated: bool = False
+    trailing_span: Optional[tuple[int, int]] = Field(default=None, exclude=True)
+    """With token-id input: the ids read after the last event's span, which no event carries (closing markers
+    read after the last call was finished, a stop token the parser dropped), as half-open ``(start, end)``
+    indexes; None when the events' spans cover every id, and for text input. The events' spans and this one
+    tile the fed ids. Not in ``model_dump``."""
 
     def validate(self, tools: Any, *, tool_choice: Any = "auto", **options: Any) -> "ParsedOutput":  # type: ignore[override]
         """Every call checked against ``tools`` and ``tool_choice`` (``auto``, ``none``, ``required`` or a

@@ -155,7 +155,7 @@ class StreamParser:
                            f"Limits.max_calls={self.limits.max_calls}: not built as candidates; their text is kept "
                            "here", severity="error", raw="".join(self._past_limit))
             if spans:
-                spans.finish(self._events, first, self._diagnostics, first_diagnostic)
+                self._tokens.trailing = spans.finish(self._events, first, self._diagnostics, first_diagnostic)
         return self._drain()
 
     def finish(self) -> ParsedOutput:
@@ -163,11 +163,14 @@ class StreamParser:
         :meth:`flush` first to stream them."""
         self.flush()
         self._stage = _FINISHED
-        return ParsedOutput(
+        out = ParsedOutput(
             content="".join(self._content), reasoning="".join(self._reasoning),
             tool_calls=sorted(self._candidates, key=lambda c: c.index),
             diagnostics=self._diagnostics, truncated=self._truncated,
         )
+        if self._tokens is not None and self._tokens.trailing is not None:
+            out.trailing_span = self._tokens.trailing
+        return out
 
     def _keep_past_limit(self, text: str) -> None:
         """A call past ``Limits.max_calls`` ended: keep its text (name, id, raw) for the ``too_large`` diagnostic."""

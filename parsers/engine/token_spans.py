@@ -3,8 +3,11 @@
 A stream fed token ids (``stream(..., tokenizer=tok)``, ``feed(ids=...)``) gives every event a ``span``: the
 half-open ``(start, end)`` indexes, into the whole id sequence fed so far, of the ids it came from. The spans of a
 stream's events tile the ids in order: each starts where the one before ended, so no id is in two spans and
-none is left out, except ids no event carries at the end of output (a stop token the parser drops), which the
-diagnostic that names them carries (``Diagnostic.span``). A finished call's candidate carries the whole call's
+none is left out, except the ids read after the last event (closing markers read after the last call was
+finished, a stop token the parser dropped): they are the output's ``trailing_span``, and a diagnostic that names
+their text (``stop_token_in_output``) carries the same span (``Diagnostic.span``). An id that is not in the
+vocabulary is named by its ``invalid_token_id`` diagnostic's span and lies inside the span of the event after it
+(it wrote no text). A finished call's candidate carries the whole call's
 span, from its ``ToolCallStarted`` span's start to its ``ToolCallFinished`` span's end.
 
 How ids are given out (:class:`SpanTracker`). The stream reads ids one at a time (so its events, and their spans,
@@ -27,7 +30,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from typing import Any
 
-from toolwire.output import ContentDelta, Diagnostic, ReasoningDelta, ToolCallFinished, ToolCallStarted
+from toolwire.output import ContentDelta, ReasoningDelta, ToolCallFinished, ToolCallStarted
 
 _set = object.__setattr__
 
@@ -144,13 +147,14 @@ class SpanTracker:
         elif cls is ToolCallFinished:
             event.candidate.span = (self.call_starts.pop(event.index, start), end)
 
-    def finish(self, events: list, first: int, diagnostics: list, first_diagnostic: int) -> None:
-        """End of output: the ids still without a span go to the flush's events; ids read after the last of
-        them (or all, when the flush emitted none) are named by the flush's diagnostic whose raw text they
-        wrote (a dropped stop token), else by the last event, else by an ``ids_without_event`` diagnostic."""
+    def finish(self, events: list, first: int, diagnostics: list, first_diagnostic: int) -> tuple[int, int] | None:
+        """End of output: the ids still without a span go to the flush's events. Returns the span of the ids
+        read after the last event (closing markers read after the call was finished, a stop token the parser
+        dropped): the output's ``trailing_span``; the flush's diagnostic whose raw text they wrote (a dropped stop
+        token) gets the same span."""
         left = self.assign(events, first, self.fed, final=True)
         if not left:
-            return
+            return None
         base, n = self.base, len(self.ends)
         span = (base, base + n)
         text = self._window()
@@ -160,22 +164,11 @@ class SpanTracker:
             if raw and diag.span is None and (raw in text or text.strip() in raw):
                 diagnostics[k] = diag.model_copy(update={"span": span})
                 break
-        else:
-            if len(events) > first:  # the last event takes them (its span ends the stream)
-                last = events[-1]
-                _set(last, "_span", (last.span[0], span[1]))
-                if type(last) is ToolCallFinished:
-                    call = last.candidate
-                    call.span = (call.span[0], span[1])
-            else:
-                diagnostics.append(Diagnostic(
-                    code="ids_without_event", severity="info", raw=text, span=span,
-                    message=f"token ids {span[0]}..{span[1] - 1} were read after the last event and no event or "
-                            "diagnostic carries them"))
         self.base += n
         self.start = self.fed
         self.parts = []
         self.ends = []
+        return span
 
 
 __all__ = ["SpanTracker"]
