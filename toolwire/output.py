@@ -31,7 +31,7 @@ class Diagnostic(BaseModel):
     severity: Severity = "warning"
     raw: Optional[str] = None
     call_index: Optional[int] = None
-    span: Optional[tuple[int, int]] = Field(default=None, exclude=True)
+    span: Optional[tuple[int, int]] = Field(default=None, exclude=True, repr=False)
     """With token-id input: the half-open ``(start, end)`` indexes of the fed ids this diagnostic names when no
     event carries them (a dropped stop token, an id not in the vocabulary); None otherwise. Not in
     ``model_dump``: a result's dump is the same whether its text was fed as text or as ids."""
@@ -85,7 +85,7 @@ class ToolCallCandidate(BaseModel):
     canonical_arguments: Optional[dict[str, Any]] = None
     tool_version: Optional[str] = None
     arguments_text: Optional[str] = None
-    span: Optional[tuple[int, int]] = Field(default=None, exclude=True)
+    span: Optional[tuple[int, int]] = Field(default=None, exclude=True, repr=False)
     """With token-id input (``feed(ids=...)``): the half-open ``(start, end)`` indexes, into the whole fed id
     sequence, of the ids the call came from (its opening marker to its closing one: the spans of its
     ``ToolCallStarted`` to its ``ToolCallFinished`` event). None for text input. Not in ``model_dump``, so a
@@ -137,7 +137,7 @@ class ParsedOutput(BaseModel):
     tool_calls: list[ToolCallCandidate] = Field(default_factory=list)
     diagnostics: list[Diagnostic] = Field(default_factory=list)
     truncated: bool = False
-    trailing_span: Optional[tuple[int, int]] = Field(default=None, exclude=True)
+    trailing_span: Optional[tuple[int, int]] = Field(default=None, exclude=True, repr=False)
     """With token-id input: the ids read after the last event's span, which no event carries (closing markers
     read after the last call was finished, a stop token the parser dropped), as half-open ``(start, end)``
     indexes; None when the events' spans cover every id, and for text input. The events' spans and this one
