@@ -18,8 +18,9 @@ that wrote it, in the event that releases it, and the ids of framing no event ca
 the call it opens is started) go to the next event: a call's opening marker is in its ``ToolCallStarted`` span,
 its closing marker in its ``ToolCallFinished`` span. When one id completes several events, the text of content
 and reasoning events is looked up in the decoded text (it is that text, verbatim) to find where each one ends;
-the ids before a content or reasoning event (or, when none follows, all of them) go to the last call event
-before it, the call events before that one getting an empty span ``(i, i)``. An id whose text is split between
+the step's last event is looked up from the end of what was read, the others from where the one before
+ended. The ids before a content or reasoning event (or, when none follows, all of them) go to the last call
+event before it, the call events before that one getting an empty span ``(i, i)``. An id whose text is split between
 two events (``" ["`` in pythonic output: content then a call) is in the later one's span only.
 
 Only streams fed ids pay for this; text input never reaches this module.
@@ -96,6 +97,19 @@ class SpanTracker:
         ``final``) to ``events[first:]``, the events one step emitted. Returns how many ids are left without
         a span (only at ``final``: ids read after the last event)."""
         ends = self.ends
+        if first == len(events) - 1 and consumed == self.fed and not final:
+            # the usual step: one event, the buffer read to its end: it takes every id whose text is out (a
+            # content or reasoning event, when its text ends there: else framing read after it waits)
+            event = events[first]
+            cls = type(event)
+            if (cls is not ContentDelta and cls is not ReasoningDelta) or self._window().endswith(event.text):
+                base, n = self.base, len(ends)
+                self._give(event, base, base + n)
+                self.base = base + n
+                self.start = consumed
+                self.parts = []
+                self.ends = []
+                return 0
         n = len(ends) if final else bisect_right(ends, consumed)
         start = self.start
         window = self._window()
@@ -105,12 +119,14 @@ class SpanTracker:
         run: list = []   # call events (or text not found) waiting for ids: the last one takes them
         give = self._give
         base = self.base
+        last = len(events) - 1
         for k in range(first, len(events)):
             event = events[k]
             cls = type(event)
             if cls is ContentDelta or cls is ReasoningDelta:
                 text = event.text
-                at = window.find(text, q, limit) if not run else window.rfind(text, q, limit)
+                # the step's last event ends nearest the end of what was read; an earlier one nearest its start
+                at = window.find(text, q, limit) if k < last and not run else window.rfind(text, q, limit)
                 if at >= 0:
                     if run:
                         j = bisect_right(ends, start + at, i, n)
