@@ -190,12 +190,16 @@ class HarmonyStreamParser(TrailingStopToken, StreamParser):
         """:meth:`StreamParser.feed`. Ids that are all ordinary text (a message body, one id a step) go
         straight to the router: the one text piece the decoder would give, without the general path's per-id
         checks (each such id was checked when the decoder first met it)."""
-        if ids is not None and self._stage == _IDS and not delta and not self._tokens.spans:
-            text = self._tokens.decoder.plain_text(ids)
+        if ids is not None and self._stage == _IDS and not delta:
+            spans = self._tokens.spans  # with token spans: one id at a time (SpanTracker.step)
+            text = self._tokens.decoder.plain_text(ids) if not spans or (type(ids) is list and len(ids) == 1) else None
             if text is not None:
+                own, first = text, len(self._events)
                 if self._held_eot:  # a held <|endoftext|> that more output follows: text, as text input reads it
                     text, self._held_eot = self._held_eot + text, ""
                 self._on_text(text)
+                if spans:
+                    spans.step(own, len(own), self._events, first, 0)
                 return self._drain()
         return super().feed(delta, ids)
 

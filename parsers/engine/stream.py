@@ -234,12 +234,17 @@ class StreamParser:
                                                     span=(index, index + 1)))
                 continue
             pieces = feed((number,))
-            fed = spans.took(pieces)
-            if pieces:
-                first = len(self._events)
-                self._take_pieces(pieces, final=False)
-                if len(self._events) > first:
-                    spans.assign(self._events, first, fed - len(self._buf))
+            if not pieces:  # a byte of a character still incomplete: its text comes with a later id
+                spans.waiting += 1
+                continue
+            first = len(self._events)
+            self._take_pieces(pieces, final=False)
+            if len(pieces) == 1:
+                text = pieces[0].text
+                spans.step(text, len(text), self._events, first, len(self._buf))
+            else:
+                spans.step("".join(p.text for p in pieces), len(pieces[0].text), self._events, first,
+                           len(self._buf))
 
     def _take_pieces(self, pieces: list, final: bool) -> None:
         """Decoded :class:`~toolwire.tokenize.TokenPiece` items join the buffer (their control spans recorded),

@@ -50,27 +50,48 @@ class SpanTracker:
         self.fed = 0                  # characters decoded so far
         self.call_starts: dict[int, int] = {}  # call index -> first id of its ToolCallStarted span
 
-    def took(self, pieces: list) -> int:
-        """One id was decoded into ``pieces`` (:class:`~toolwire.tokenize.TokenPiece`): record where its text
-        ends (ids waiting for text end where the first piece ends: they wrote it). Returns the characters
-        decoded so far."""
-        if not pieces:
-            self.waiting += 1
-            return self.fed
+    def step(self, text: str, first_text: int, events: list, first: int, buffered: int) -> None:
+        """One id was read: it decoded to ``text`` (``first_text``: the length of its first piece, which ids
+        waiting for text wrote), the parser then emitted ``events[first:]`` and holds ``buffered`` characters
+        unread. Gives the ids read to those events (:meth:`assign`); the usual step (one event, nothing unread)
+        is done here."""
         fed = self.fed
-        if len(pieces) == 1:
-            text = pieces[0].text
-            first = len(text)
-        else:
-            text = "".join(p.text for p in pieces)
-            first = len(pieces[0].text)
         if self.waiting:
-            self.ends.extend([fed + first] * self.waiting)
+            self.ends.extend([fed + first_text] * self.waiting)
             self.waiting = 0
+        fed += len(text)
+        self.fed = fed
+        count = len(events) - first
+        if count == 1 and not buffered:
+            event = events[first]
+            cls = type(event)
+            if cls is ContentDelta or cls is ReasoningDelta:
+                said = event.text  # it takes every id only when its text ends where the text read ends
+                if not (text.endswith(said) if len(said) <= len(text)
+                        else said.endswith(text) and "".join(self.parts).endswith(said[:-len(text)])):
+                    self.parts.append(text)
+                    self.ends.append(fed)
+                    self.assign(events, first, fed)
+                    return
+            base = self.base
+            n = len(self.ends) + 1
+            span = (base, base + n)
+            _set(event, "_span", span)
+            if cls is ToolCallStarted:
+                self.call_starts[event.index] = base
+            elif cls is ToolCallFinished:
+                event.candidate.span = (self.call_starts.pop(event.index, base), base + n)
+            self.base = base + n
+            self.start = fed
+            if self.parts:
+                self.parts = []
+            if self.ends:
+                self.ends = []
+            return
         self.parts.append(text)
-        self.fed = fed = fed + len(text)
         self.ends.append(fed)
-        return fed
+        if count:
+            self.assign(events, first, fed - buffered)
 
     def took_last(self, pieces: list) -> None:
         """The decoder's flush gave ``pieces`` (text it held back): the ids waiting for text end there; ids that
@@ -97,19 +118,6 @@ class SpanTracker:
         ``final``) to ``events[first:]``, the events one step emitted. Returns how many ids are left without
         a span (only at ``final``: ids read after the last event)."""
         ends = self.ends
-        if first == len(events) - 1 and consumed == self.fed and not final:
-            # the usual step: one event, the buffer read to its end: it takes every id whose text is out (a
-            # content or reasoning event, when its text ends there: else framing read after it waits)
-            event = events[first]
-            cls = type(event)
-            if (cls is not ContentDelta and cls is not ReasoningDelta) or self._window().endswith(event.text):
-                base, n = self.base, len(ends)
-                self._give(event, base, base + n)
-                self.base = base + n
-                self.start = consumed
-                self.parts = []
-                self.ends = []
-                return 0
         n = len(ends) if final else bisect_right(ends, consumed)
         start = self.start
         window = self._window()
