@@ -192,7 +192,8 @@ class HarmonyStreamParser(TrailingStopToken, StreamParser):
         checks (each such id was checked when the decoder first met it)."""
         if ids is not None and self._stage == _IDS and not delta:
             spans = self._tokens.spans  # with token spans: one id at a time (SpanTracker.step)
-            text = self._tokens.decoder.plain_text(ids) if not spans or (type(ids) is list and len(ids) == 1) else None
+            one = not spans or ((type(ids) is list or type(ids) is tuple) and len(ids) == 1)
+            text = self._tokens.decoder.plain_text(ids) if one else None
             if text is not None:
                 own, first = text, len(self._events)
                 if self._held_eot:  # a held <|endoftext|> that more output follows: text, as text input reads it
