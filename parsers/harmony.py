@@ -200,7 +200,7 @@ class HarmonyStreamParser(TrailingStopToken, StreamParser):
                     text, self._held_eot = self._held_eot + text, ""
                 self._on_text(text)
                 if spans:
-                    spans.step(own, len(own), self._events, first, 0)
+                    spans.step(((own, False),), self._events, first, 0)
                 return self._drain()
         return super().feed(delta, ids)
 

@@ -29,7 +29,8 @@ from typing import Any, ClassVar, Iterable, Sequence
 from toolwire.errors import InvalidOption, StreamClosed
 from toolwire.family import Family
 from toolwire.limits import DEFAULT_LIMITS, Limits
-from toolwire.output import ContentDelta, Diagnostic, Event, ParsedOutput, ReasoningDelta, ToolCallCandidate
+from toolwire.output import (ArgumentsDelta, ContentDelta, Diagnostic, Event, ParsedOutput, ReasoningDelta,
+                             ToolCallCandidate)
 
 from .call_builder import CallBuilder, PastLimitCall
 from .token_spans import SpanTracker
@@ -220,7 +221,7 @@ class StreamParser:
     def _feed_ids_spanned(self, ids: Iterable[int], decoder: Any, known: Any, spans: SpanTracker) -> None:
         """:meth:`_feed_ids` with token spans: one id at a time, each step's events given the ids read
         (:meth:`SpanTracker.assign`)."""
-        feed = decoder.feed
+        feed, events, step, set_span = decoder.feed, self._events, spans.step, object.__setattr__
         for tid in ids:
             try:
                 number = as_int(tid)
@@ -237,14 +238,20 @@ class StreamParser:
             if not pieces:  # a byte of a character still incomplete: its text comes with a later id
                 spans.waiting += 1
                 continue
-            first = len(self._events)
+            first = len(events)
             self._take_pieces(pieces, final=False)
-            if len(pieces) == 1:
-                text = pieces[0].text
-                spans.step(text, len(text), self._events, first, len(self._buf))
-            else:
-                spans.step("".join(p.text for p in pieces), len(pieces[0].text), self._events, first,
-                           len(self._buf))
+            if len(events) == first + 1 and not self._buf and not spans.ends and len(pieces) == 1:
+                # the usual delta: this id alone wrote this one event (SpanTracker.step, inline)
+                event, text = events[first], pieces[0][0]
+                kind = type(event)
+                if kind is ArgumentsDelta or (kind is ContentDelta or kind is ReasoningDelta) and \
+                        text.endswith(event.text) and not spans.waiting:
+                    base = spans.base
+                    set_span(event, "_span", (base, base + 1))
+                    spans.base = base + 1
+                    spans.start = spans.fed = spans.fed + len(text)
+                    continue
+            step(pieces, events, first, len(self._buf))
 
     def _take_pieces(self, pieces: list, final: bool) -> None:
         """Decoded :class:`~toolwire.tokenize.TokenPiece` items join the buffer (their control spans recorded),

@@ -50,18 +50,22 @@ class SpanTracker:
         self.fed = 0                  # characters decoded so far
         self.call_starts: dict[int, int] = {}  # call index -> first id of its ToolCallStarted span
 
-    def step(self, text: str, first_text: int, events: list, first: int, buffered: int) -> None:
-        """One id was read: it decoded to ``text`` (``first_text``: the length of its first piece, which ids
-        waiting for text wrote), the parser then emitted ``events[first:]`` and holds ``buffered`` characters
-        unread. Gives the ids read to those events (:meth:`assign`); the usual step (one event, nothing unread)
-        is done here."""
+    def step(self, pieces: list, events: list, first: int, buffered: int) -> None:
+        """One id was read: it decoded to ``pieces`` (:class:`~toolwire.tokenize.TokenPiece`; ids waiting for
+        text wrote the first one), the parser then emitted ``events[first:]`` and holds ``buffered`` characters
+        unread. Gives the ids read to those events (:meth:`assign`); the usual steps (no event; one event and
+        nothing unread) are done here."""
+        text = pieces[0][0] if len(pieces) == 1 else "".join(p[0] for p in pieces)
         fed = self.fed
         if self.waiting:
-            self.ends.extend([fed + first_text] * self.waiting)
+            self.ends.extend([fed + len(pieces[0][0])] * self.waiting)
             self.waiting = 0
-        fed += len(text)
-        self.fed = fed
+        self.fed = fed = fed + len(text)
         count = len(events) - first
+        if not count:
+            self.parts.append(text)
+            self.ends.append(fed)
+            return
         if count == 1 and not buffered:
             event = events[first]
             cls = type(event)
@@ -90,8 +94,7 @@ class SpanTracker:
             return
         self.parts.append(text)
         self.ends.append(fed)
-        if count:
-            self.assign(events, first, fed - buffered)
+        self.assign(events, first, fed - buffered)
 
     def took_last(self, pieces: list) -> None:
         """The decoder's flush gave ``pieces`` (text it held back): the ids waiting for text end there; ids that
