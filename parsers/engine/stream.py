@@ -240,16 +240,18 @@ class StreamParser:
                 continue
             first = len(events)
             self._take_pieces(pieces, final=False)
-            if len(events) == first + 1 and not self._buf and not spans.ends and len(pieces) == 1:
+            if len(events) == first + 1 and not spans.ends and not self._buf and len(pieces) == 1 and \
+                    not spans.waiting:
                 # the usual delta: this id alone wrote this one event (SpanTracker.step, inline)
-                event, text = events[first], pieces[0][0]
+                event = events[first]
                 kind = type(event)
+                text = pieces[0][0]
                 if kind is ArgumentsDelta or (kind is ContentDelta or kind is ReasoningDelta) and \
-                        text.endswith(event.text) and not spans.waiting:
+                        text.endswith(event.text):
                     base = spans.base
                     set_span(event, "_span", (base, base + 1))
                     spans.base = base + 1
-                    spans.start = spans.fed = spans.fed + len(text)
+                    spans.fed += len(text)
                     continue
             step(pieces, events, first, len(self._buf))
 

@@ -39,14 +39,13 @@ _set = object.__setattr__
 class SpanTracker:
     """A stream's span bookkeeping: the ids not yet in a span, where their text ends, and the open calls' starts."""
 
-    __slots__ = ("base", "ends", "waiting", "start", "parts", "fed", "call_starts")
+    __slots__ = ("base", "ends", "waiting", "parts", "fed", "call_starts")
 
     def __init__(self) -> None:
         self.base = 0                 # index of the first id no span holds yet
         self.ends: list[int] = []     # for ids base..: the character where each one's text ends (whole stream)
         self.waiting = 0              # ids after those whose text is not out yet (a partial character, no text)
-        self.start = 0                # the character where the text of id ``base`` starts
-        self.parts: list[str] = []    # the decoded text from ``start`` on, in pieces
+        self.parts: list[str] = []    # the decoded text of ids base.. (it starts at fed - its length)
         self.fed = 0                  # characters decoded so far
         self.call_starts: dict[int, int] = {}  # call index -> first id of its ToolCallStarted span
 
@@ -86,7 +85,6 @@ class SpanTracker:
             elif cls is ToolCallFinished:
                 event.candidate.span = (self.call_starts.pop(event.index, base), base + n)
             self.base = base + n
-            self.start = fed
             if self.parts:
                 self.parts = []
             if self.ends:
@@ -122,8 +120,8 @@ class SpanTracker:
         a span (only at ``final``: ids read after the last event)."""
         ends = self.ends
         n = len(ends) if final else bisect_right(ends, consumed)
-        start = self.start
         window = self._window()
+        start = self.fed - len(window)  # where the text of id ``base`` starts
         limit = (self.fed if final else consumed) - start
         i = 0            # ids given out so far (from ``base``)
         q = 0            # where (in ``window``) the next event's text may start
@@ -160,8 +158,7 @@ class SpanTracker:
         left = n - i
         if i:
             self.base = base + i
-            self.start = ends[i - 1]
-            window = window[self.start - start:]
+            window = window[ends[i - 1] - start:]
             self.parts = [window] if window else []
             del ends[:i]
         return left
@@ -192,7 +189,6 @@ class SpanTracker:
                 diagnostics[k] = diag.model_copy(update={"span": span})
                 break
         self.base += n
-        self.start = self.fed
         self.parts = []
         self.ends = []
         return span
