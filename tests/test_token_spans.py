@@ -252,3 +252,29 @@ def test_plain_content_events_are_exactly_the_decode_of_their_span(text, sizes):
     check_tiling(events, out, len(ids))
     assert out.content == text
     assert [decode(tok, ids[slice(*e.span)]) for e in events] == [e.text for e in events]
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@settings(max_examples=15, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_marker_soup_fed_as_ids_tiles_its_ids(family, data):
+    """Bad output (the fuzz suite's marker soup: markers, other families' markers, stop tokens, JSON/XML
+    punctuation, text), encoded and fed in random chunks: the spans still tile the ids, the calls' spans
+    still follow their events, and the result is the one-id-at-a-time result."""
+    from fuzz import strategies
+
+    text = data.draw(strategies.soup(family), label="soup")
+    thinking = data.draw(st.booleans(), label="thinking")
+    sizes = data.draw(st.lists(st.integers(1, 12), min_size=1, max_size=30), label="chunk sizes")
+    tok = _cases().tokenizer(family)
+    ids = vocabulary(tok).encode(text)
+    fmt = toolwire.get_format(family)
+    row = {"tools": None, "options": {"thinking": thinking}}
+    events, out = stream(fmt, row, tok, _chunked(ids, sizes))
+    check_tiling(events, out, len(ids))
+    started = {e.index: e.span for e in events if isinstance(e, ToolCallStarted)}
+    finished = {e.index: e.span for e in events if isinstance(e, ToolCallFinished)}
+    for call in out.tool_calls:
+        assert call.span == (started[call.index][0], finished[call.index][1])
+    base_events, base_out = stream(fmt, row, tok, one_by_one(ids))
+    assert spans(events) == spans(base_events) and full_state(out) == full_state(base_out)
