@@ -31,6 +31,10 @@ class Diagnostic(BaseModel):
     severity: Severity = "warning"
     raw: Optional[str] = None
     call_index: Optional[int] = None
+    span: Optional[tuple[int, int]] = Field(default=None, exclude=True, repr=False)
+    """With token-id input: the half-open ``(start, end)`` indexes of the fed ids this diagnostic names when no
+    event carries them (a dropped stop token, an id not in the vocabulary); None otherwise. Not in
+    ``model_dump``: a result's dump is the same whether its text was fed as text or as ids."""
 
 
 class CallError(BaseModel):
@@ -81,6 +85,11 @@ class ToolCallCandidate(BaseModel):
     canonical_arguments: Optional[dict[str, Any]] = None
     tool_version: Optional[str] = None
     arguments_text: Optional[str] = None
+    span: Optional[tuple[int, int]] = Field(default=None, exclude=True, repr=False)
+    """With token-id input (``feed(ids=...)``): the half-open ``(start, end)`` indexes, into the whole fed id
+    sequence, of the ids the call came from (its opening marker to its closing one: the spans of its
+    ``ToolCallStarted`` to its ``ToolCallFinished`` event). None for text input. Not in ``model_dump``, so a
+    result dumps the same whichever way its text was fed."""
 
     def arguments_json(self) -> str:
         """The arguments as a JSON string, as OpenAI's ``function.arguments``: the text that was streamed
@@ -128,6 +137,11 @@ class ParsedOutput(BaseModel):
     tool_calls: list[ToolCallCandidate] = Field(default_factory=list)
     diagnostics: list[Diagnostic] = Field(default_factory=list)
     truncated: bool = False
+    trailing_span: Optional[tuple[int, int]] = Field(default=None, exclude=True, repr=False)
+    """With token-id input: the ids read after the last event's span, which no event carries (closing markers
+    read after the last call was finished, a stop token the parser dropped), as half-open ``(start, end)``
+    indexes; None when the events' spans cover every id, and for text input. The events' spans and this one
+    tile the fed ids. Not in ``model_dump``."""
 
     def validate(self, tools: Any, *, tool_choice: Any = "auto", **options: Any) -> "ParsedOutput":  # type: ignore[override]
         """Every call checked against ``tools`` and ``tool_choice`` (``auto``, ``none``, ``required`` or a
@@ -160,20 +174,41 @@ class ParsedOutput(BaseModel):
 
 # ---- stream events (plain dataclasses: they are made per delta, in the hot loop) ----
 
+class _Spanned:
+    """The token-id span every stream event carries: ``span`` is the half-open ``(start, end)`` indexes, into
+    the whole id sequence fed to the stream, of the ids the event came from (see docs/design-notes.md, "Token
+    spans"); None when the stream was fed text. It is a slot outside the dataclass fields, set once by the stream
+    (:mod:`toolwire.parsers.engine.token_spans`): an event made from text costs nothing more, and equality, repr
+    and ``dataclasses.astuple`` stay those of the event's own fields."""
+
+    __slots__ = ("_span",)
+
+    @property
+    def span(self) -> Optional[tuple[int, int]]:
+        """``(start, end)`` indexes of the fed ids this event came from; None for text input."""
+        try:
+            return self._span
+        except AttributeError:
+            return None
+
+
 @dataclass(frozen=True, slots=True)
-class ContentDelta:
+class ContentDelta(_Spanned):
     text: str
     type: str = "content"
 
 
 @dataclass(frozen=True, slots=True)
-class ReasoningDelta:
+class ReasoningDelta(_Spanned):
     text: str
     type: str = "reasoning"
 
 
 @dataclass(frozen=True, slots=True)
-class ToolCallStarted:
+class ToolCallStarted(_Spanned):
+    """A call opened. With ids, ``span`` holds the ids that opened it (its marker, its name...); the whole call's
+    span is on the finished candidate (``ToolCallFinished.candidate.span``)."""
+
     index: int
     id: str
     name: str
@@ -182,7 +217,7 @@ class ToolCallStarted:
 
 
 @dataclass(frozen=True, slots=True)
-class ArgumentsDelta:
+class ArgumentsDelta(_Spanned):
     """A fragment of the call's arguments JSON; a call's fragments concatenate to its final arguments."""
 
     index: int
@@ -191,10 +226,35 @@ class ArgumentsDelta:
 
 
 @dataclass(frozen=True, slots=True)
-class ToolCallFinished:
+class ToolCallFinished(_Spanned):
+    """A call closed. With ids, ``span`` holds the ids that closed it, and ``candidate.span`` the whole call's."""
+
     index: int
     candidate: ToolCallCandidate
     type: str = "tool_call_finished"
+
+
+def _getstate(event) -> tuple:
+    """Pickled state: the fields, then the span when the event has one (the dataclass's own keeps fields only)."""
+    state = tuple(getattr(event, name) for name in event.__dataclass_fields__)
+    try:
+        return state + (event._span,)
+    except AttributeError:
+        return state
+
+
+def _setstate(event, state: tuple) -> None:
+    names = tuple(event.__dataclass_fields__)
+    for name, value in zip(names, state):
+        object.__setattr__(event, name, value)
+    if len(state) > len(names):
+        object.__setattr__(event, "_span", state[len(names)])
+
+
+for _event_class in (ContentDelta, ReasoningDelta, ToolCallStarted, ArgumentsDelta, ToolCallFinished):
+    _event_class.__getstate__ = _getstate
+    _event_class.__setstate__ = _setstate
+del _event_class
 
 
 Event = Union[ContentDelta, ReasoningDelta, ToolCallStarted, ArgumentsDelta, ToolCallFinished]

@@ -2,8 +2,9 @@
 
 * :mod:`.stream` - :class:`StreamParser`, the base of every family's parser (text or token-id input, events, the
   result); :mod:`.call_builder` - incremental call building (JSON fragments as values arrive); :mod:`.tools` -
-  the declared tools' names and schemas; :mod:`.token_input` - where control ids wrote text; :mod:`.stop_tokens` -
-  a stop token left at the end; :mod:`.steps` - the step-table parser; :mod:`.lexer` - marker scanning.
+  the declared tools' names and schemas; :mod:`.token_input` - where control ids wrote text;
+  :mod:`.token_spans` - which fed ids each event came from; :mod:`.stop_tokens` - a stop token left at the end;
+  :mod:`.steps` - the step-table parser; :mod:`.lexer` - marker scanning.
 * JSON: :mod:`.safe_json` (bounded decoding, the one number grammar), :mod:`.json_scan` (the incremental value
   scanner), :mod:`.json_repair` (the repair ladder), :mod:`.json_arguments` (raw argument streaming);
   :mod:`.schema_coerce` (values typed by the declared schema).

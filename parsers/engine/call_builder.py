@@ -32,7 +32,7 @@ def _arguments_delta_maker():
         return ArgumentsDelta
     kind = ArgumentsDelta.__dataclass_fields__["type"].default
 
-    class Unfrozen:
+    class Unfrozen(ArgumentsDelta.__mro__[1]):  # the event's base (its span slot): the same layout
         __slots__ = fields
 
     def arguments_delta(index: int, fragment: str) -> ArgumentsDelta:

@@ -13,6 +13,11 @@ ids are recorded. A marker holding a control-token spelling (``<tool_call>``, ``
 ``<｜DSML｜invoke name="``) then counts only where those ids wrote it; the same text from ordinary tokens is
 text. Families see this through the ``literal`` check they pass to every scan (``self._tokens``: None without
 a tokenizer, so text parsing costs nothing more) and :meth:`StreamParser._marker_at`.
+
+**Token spans.** Fed ids, every event gets ``span``, the ``(start, end)`` indexes of the fed ids it came from,
+and each finished candidate the span of its whole call (:mod:`~toolwire.parsers.engine.token_spans`). The ids
+are then read one at a time whatever the chunking, so the events are those of one-id feeds. ``spans=False``
+turns this off (the ids are then read a chunk at a time, as text is).
 """
 
 from __future__ import annotations
@@ -24,9 +29,11 @@ from typing import Any, ClassVar, Iterable, Sequence
 from toolwire.errors import InvalidOption, StreamClosed
 from toolwire.family import Family
 from toolwire.limits import DEFAULT_LIMITS, Limits
-from toolwire.output import ContentDelta, Diagnostic, Event, ParsedOutput, ReasoningDelta, ToolCallCandidate
+from toolwire.output import (ArgumentsDelta, ContentDelta, Diagnostic, Event, ParsedOutput, ReasoningDelta,
+                             ToolCallCandidate)
 
 from .call_builder import CallBuilder, PastLimitCall
+from .token_spans import SpanTracker
 from .token_input import TokenInput
 from .tools import tool_names
 
@@ -55,7 +62,9 @@ class StreamParser:
     :mod:`toolwire.tokenize` accepts) and ``call_ids``: the id of a call whose format carries none, a prefix
     (``"call_"`` gives ``call_0``, ``call_1``...; the default) or a callable ``index -> str`` (for servers that
     need globally unique ids, e.g. ``lambda i: f"call_{uuid4().hex}"``). The model's own ids (Kimi's
-    ``functions.NAME:IDX``, Mistral's 9-character ids) are kept.
+    ``functions.NAME:IDX``, Mistral's 9-character ids) are kept. ``spans`` (default True): fed ids, each event
+    carries the span of ids it came from (``event.span``) and each candidate its call's (``candidate.span``);
+    False skips that bookkeeping.
     """
 
     family: ClassVar[Family | None] = None
@@ -70,7 +79,7 @@ class StreamParser:
     # families add their own.
     def __init__(self, tools: Sequence[Any] | None = None, *, thinking: bool = False,
                  promote_reasoning_calls: bool = False, limits: Limits | None = None, tokenizer: Any = None,
-                 call_ids: Any = "call_"):
+                 call_ids: Any = "call_", spans: bool = True):
         if not (isinstance(call_ids, str) or callable(call_ids)):
             raise InvalidOption(f"call_ids must be a prefix string or a callable index -> id, not "
                                 f"{type(call_ids).__name__}", field="call_ids")
@@ -79,7 +88,7 @@ class StreamParser:
         self.limits = limits or DEFAULT_LIMITS
         self.thinking = thinking
         self.promote_reasoning_calls = promote_reasoning_calls
-        self._tokens = TokenInput(tokenizer) if tokenizer is not None else None  # also the scans' ``literal``
+        self._tokens = TokenInput(tokenizer, spans) if tokenizer is not None else None  # also the scans' ``literal``
         self._stage = _TEXT
         self._names = tool_names(tools)
         self._buf = ""
@@ -132,14 +141,22 @@ class StreamParser:
         if self._stage == _FINISHED:
             raise StreamClosed("flush() after finish()")
         if self._stage != _FLUSHED:
+            spans = None
             if self._stage == _IDS:
-                self._take_pieces(self._tokens.decoder.flush(), final=True)
+                pieces = self._tokens.decoder.flush()
+                spans = self._tokens.spans
+                if spans:
+                    spans.took_last(pieces)
+                    first, first_diagnostic = len(self._events), len(self._diagnostics)
+                self._take_pieces(pieces, final=True)
             self._stage = _FLUSHED
             self._advance(final=True)
             if self._past_limit is not None:
                 self._diag("too_large", f"{self._call_count - self.limits.max_calls} tool call(s) past "
                            f"Limits.max_calls={self.limits.max_calls}: not built as candidates; their text is kept "
                            "here", severity="error", raw="".join(self._past_limit))
+            if spans:
+                self._tokens.trailing = spans.finish(self._events, first, self._diagnostics, first_diagnostic)
         return self._drain()
 
     def finish(self) -> ParsedOutput:
@@ -147,11 +164,14 @@ class StreamParser:
         :meth:`flush` first to stream them."""
         self.flush()
         self._stage = _FINISHED
-        return ParsedOutput(
+        out = ParsedOutput(
             content="".join(self._content), reasoning="".join(self._reasoning),
             tool_calls=sorted(self._candidates, key=lambda c: c.index),
             diagnostics=self._diagnostics, truncated=self._truncated,
         )
+        if self._tokens is not None and self._tokens.trailing is not None:
+            out.trailing_span = self._tokens.trailing
+        return out
 
     def _keep_past_limit(self, text: str) -> None:
         """A call past ``Limits.max_calls`` ended: keep its text (name, id, raw) for the ``too_large`` diagnostic."""
@@ -180,6 +200,9 @@ class StreamParser:
             self._stage = _IDS
         decoder = tokens.decoder
         known = decoder.vocab.known
+        if tokens.spans:
+            self._feed_ids_spanned(ids, decoder, known, tokens.spans)
+            return self._drain()
         run: list[int] = []
         for tid in ids:
             try:
@@ -194,6 +217,43 @@ class StreamParser:
             self._diag("invalid_token_id", f"token id {tid!r} is not in the vocabulary", raw=str(tid))
         self._take_pieces(decoder.feed(run), final=False)
         return self._drain()
+
+    def _feed_ids_spanned(self, ids: Iterable[int], decoder: Any, known: Any, spans: SpanTracker) -> None:
+        """:meth:`_feed_ids` with token spans: one id at a time, each step's events given the ids read
+        (:meth:`SpanTracker.assign`)."""
+        feed, events, step, set_span = decoder.feed, self._events, spans.step, object.__setattr__
+        for tid in ids:
+            try:
+                number = as_int(tid)
+            except TypeError:
+                number = -1
+            if not known(number):
+                index = spans.base + len(spans.ends) + spans.waiting
+                spans.waiting += 1  # it writes no text: in the span of the event that follows it
+                self._diagnostics.append(Diagnostic(code="invalid_token_id", severity="warning", raw=str(tid),
+                                                    message=f"token id {tid!r} is not in the vocabulary",
+                                                    span=(index, index + 1)))
+                continue
+            pieces = feed((number,))
+            if not pieces:  # a byte of a character still incomplete: its text comes with a later id
+                spans.waiting += 1
+                continue
+            first = len(events)
+            self._take_pieces(pieces, final=False)
+            if len(events) == first + 1 and not spans.ends and not self._buf and len(pieces) == 1 and \
+                    not spans.waiting:
+                # the usual delta: this id alone wrote this one event (SpanTracker.step, inline)
+                event = events[first]
+                kind = type(event)
+                text = pieces[0][0]
+                if kind is ArgumentsDelta or (kind is ContentDelta or kind is ReasoningDelta) and \
+                        text.endswith(event.text):
+                    base = spans.base
+                    set_span(event, "_span", (base, base + 1))
+                    spans.base = base + 1
+                    spans.fed += len(text)
+                    continue
+            step(pieces, events, first, len(self._buf))
 
     def _take_pieces(self, pieces: list, final: bool) -> None:
         """Decoded :class:`~toolwire.tokenize.TokenPiece` items join the buffer (their control spans recorded),

@@ -10,11 +10,14 @@ class TokenInput:
     """A stream's token-id input: the tokenizer, its :class:`~toolwire.tokenize.TokenDecoder` once ids arrive,
     and where control ids wrote text. Called as a scan's ``literal`` check (:meth:`MarkerScanner.scan`)."""
 
-    __slots__ = ("tokenizer", "decoder", "fed", "held", "special")
+    __slots__ = ("tokenizer", "decoder", "fed", "held", "special", "spans", "trailing")
 
-    def __init__(self, tokenizer: Any):
+    def __init__(self, tokenizer: Any, spans: bool = True):
         self.tokenizer = tokenizer
         self.decoder: Any = None
+        # which ids each event came from (a SpanTracker once ids arrive); False: the stream was told not to track
+        self.spans: Any = None if spans else False
+        self.trailing: tuple[int, int] | None = None  # ids read after the last event (SpanTracker.finish)
         self.fed = 0                          # characters decoded so far
         self.held = 0                         # of those, how many a stop-token hold took off the buffer's end
         self.special: dict[int, int] = {}     # start -> length of each piece a control id wrote
@@ -24,6 +27,10 @@ class TokenInput:
         from toolwire.tokenize import TokenDecoder
 
         self.decoder = TokenDecoder(self.tokenizer)
+        if self.spans is None:
+            from .token_spans import SpanTracker
+
+            self.spans = SpanTracker()
 
     def text(self, pieces: list) -> str:
         """The text of decoded :class:`~toolwire.tokenize.TokenPiece` items, recording control pieces' spans."""

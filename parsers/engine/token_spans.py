@@ -1,0 +1,197 @@
+"""Token spans: which of the fed token ids each stream event came from.
+
+A stream fed token ids (``stream(..., tokenizer=tok)``, ``feed(ids=...)``) gives every event a ``span``: the
+half-open ``(start, end)`` indexes, into the whole id sequence fed so far, of the ids it came from. The spans of a
+stream's events tile the ids in order: each starts where the one before ended, so no id is in two spans and
+none is left out, except the ids read after the last event (closing markers read after the last call was
+finished, a stop token the parser dropped): they are the output's ``trailing_span``, and a diagnostic that names
+their text (``stop_token_in_output``) carries the same span (``Diagnostic.span``). An id that is not in the
+vocabulary is named by its ``invalid_token_id`` diagnostic's span and lies inside the span of the event after it
+(it wrote no text). A finished call's candidate carries the whole call's
+span, from its ``ToolCallStarted`` span's start to its ``ToolCallFinished`` span's end.
+
+How ids are given out (:class:`SpanTracker`). The stream reads ids one at a time (so its events, and their spans,
+are the same however the ids were chunked): each id's text joins the parser's buffer and the parser advances.
+An id belongs to the first event emitted once *all* of its text has been read (its last character left the
+parser's buffer): text held back (a ``<`` that may open a marker, a possible stop token) goes out with the ids
+that wrote it, in the event that releases it, and the ids of framing no event carries (a marker read before
+the call it opens is started) go to the next event: a call's opening marker is in its ``ToolCallStarted`` span,
+its closing marker in its ``ToolCallFinished`` span. When one id completes several events, the text of content
+and reasoning events is looked up in the decoded text (it is that text, verbatim) to find where each one ends;
+the step's last event is looked up from the end of what was read, the others from where the one before
+ended. The ids before a content or reasoning event (or, when none follows, all of them) go to the last call
+event before it, the call events before that one getting an empty span ``(i, i)``. An id whose text is split between
+two events (``" ["`` in pythonic output: content then a call) is in the later one's span only.
+
+Only streams fed ids pay for this; text input never reaches this module.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from typing import Any
+
+from toolwire.output import ContentDelta, ReasoningDelta, ToolCallFinished, ToolCallStarted
+
+_set = object.__setattr__
+
+
+class SpanTracker:
+    """A stream's span bookkeeping: the ids not yet in a span, where their text ends, and the open calls' starts."""
+
+    __slots__ = ("base", "ends", "waiting", "parts", "fed", "call_starts")
+
+    def __init__(self) -> None:
+        self.base = 0                 # index of the first id no span holds yet
+        self.ends: list[int] = []     # for ids base..: the character where each one's text ends (whole stream)
+        self.waiting = 0              # ids after those whose text is not out yet (a partial character, no text)
+        self.parts: list[str] = []    # the decoded text of ids base.. (it starts at fed - its length)
+        self.fed = 0                  # characters decoded so far
+        self.call_starts: dict[int, int] = {}  # call index -> first id of its ToolCallStarted span
+
+    def step(self, pieces: list, events: list, first: int, buffered: int) -> None:
+        """One id was read: it decoded to ``pieces`` (:class:`~toolwire.tokenize.TokenPiece`; ids waiting for
+        text wrote the first one), the parser then emitted ``events[first:]`` and holds ``buffered`` characters
+        unread. Gives the ids read to those events (:meth:`assign`); the usual steps (no event; one event and
+        nothing unread) are done here."""
+        text = pieces[0][0] if len(pieces) == 1 else "".join(p[0] for p in pieces)
+        fed = self.fed
+        if self.waiting:
+            self.ends.extend([fed + len(pieces[0][0])] * self.waiting)
+            self.waiting = 0
+        self.fed = fed = fed + len(text)
+        count = len(events) - first
+        if not count:
+            self.parts.append(text)
+            self.ends.append(fed)
+            return
+        if count == 1 and not buffered:
+            event = events[first]
+            cls = type(event)
+            if cls is ContentDelta or cls is ReasoningDelta:
+                said = event.text  # it takes every id only when its text ends where the text read ends
+                if not (text.endswith(said) if len(said) <= len(text)
+                        else said.endswith(text) and "".join(self.parts).endswith(said[:-len(text)])):
+                    self.parts.append(text)
+                    self.ends.append(fed)
+                    self.assign(events, first, fed)
+                    return
+            base = self.base
+            n = len(self.ends) + 1
+            span = (base, base + n)
+            _set(event, "_span", span)
+            if cls is ToolCallStarted:
+                self.call_starts[event.index] = base
+            elif cls is ToolCallFinished:
+                event.candidate.span = (self.call_starts.pop(event.index, base), base + n)
+            self.base = base + n
+            if self.parts:
+                self.parts = []
+            if self.ends:
+                self.ends = []
+            return
+        self.parts.append(text)
+        self.ends.append(fed)
+        self.assign(events, first, fed - buffered)
+
+    def took_last(self, pieces: list) -> None:
+        """The decoder's flush gave ``pieces`` (text it held back): the ids waiting for text end there; ids that
+        never wrote text end where the text does."""
+        fed = self.fed
+        if pieces:
+            text = "".join(p.text for p in pieces)
+            self.parts.append(text)
+            self.fed = fed = fed + len(text)
+        if self.waiting:
+            self.ends.extend([fed] * self.waiting)
+            self.waiting = 0
+
+    def _window(self) -> str:
+        parts = self.parts
+        if len(parts) == 1:
+            return parts[0]
+        text = "".join(parts)
+        self.parts = [text]
+        return text
+
+    def assign(self, events: list, first: int, consumed: int, final: bool = False) -> int:
+        """Give the ids whose text the parser has read (up to character ``consumed``; all of them when
+        ``final``) to ``events[first:]``, the events one step emitted. Returns how many ids are left without
+        a span (only at ``final``: ids read after the last event)."""
+        ends = self.ends
+        n = len(ends) if final else bisect_right(ends, consumed)
+        window = self._window()
+        start = self.fed - len(window)  # where the text of id ``base`` starts
+        limit = (self.fed if final else consumed) - start
+        i = 0            # ids given out so far (from ``base``)
+        q = 0            # where (in ``window``) the next event's text may start
+        run: list = []   # call events (or text not found) waiting for ids: the last one takes them
+        give = self._give
+        base = self.base
+        last = len(events) - 1
+        for k in range(first, len(events)):
+            event = events[k]
+            cls = type(event)
+            if cls is ContentDelta or cls is ReasoningDelta:
+                text = event.text
+                # the step's last event ends nearest the end of what was read; an earlier one nearest its start
+                at = window.find(text, q, limit) if k < last and not run else window.rfind(text, q, limit)
+                if at >= 0:
+                    if run:
+                        j = bisect_right(ends, start + at, i, n)
+                        for other in run[:-1]:
+                            give(other, base + i, base + i)
+                        give(run[-1], base + i, base + j)
+                        i = j
+                        run = []
+                    q = at + len(text)
+                    j = bisect_right(ends, start + q, i, n)
+                    give(event, base + i, base + j)
+                    i = j
+                    continue
+            run.append(event)
+        if run:
+            for other in run[:-1]:
+                give(other, base + i, base + i)
+            give(run[-1], base + i, base + n)
+            i = n
+        left = n - i
+        if i:
+            self.base = base + i
+            window = window[ends[i - 1] - start:]
+            self.parts = [window] if window else []
+            del ends[:i]
+        return left
+
+    def _give(self, event: Any, start: int, end: int) -> None:
+        _set(event, "_span", (start, end))
+        cls = type(event)
+        if cls is ToolCallStarted:
+            self.call_starts[event.index] = start
+        elif cls is ToolCallFinished:
+            event.candidate.span = (self.call_starts.pop(event.index, start), end)
+
+    def finish(self, events: list, first: int, diagnostics: list, first_diagnostic: int) -> tuple[int, int] | None:
+        """End of output: the ids still without a span go to the flush's events. Returns the span of the ids
+        read after the last event (closing markers read after the call was finished, a stop token the parser
+        dropped): the output's ``trailing_span``; the flush's diagnostic whose raw text they wrote (a dropped stop
+        token) gets the same span."""
+        left = self.assign(events, first, self.fed, final=True)
+        if not left:
+            return None
+        base, n = self.base, len(self.ends)
+        span = (base, base + n)
+        text = self._window()
+        for k in range(len(diagnostics) - 1, first_diagnostic - 1, -1):
+            diag = diagnostics[k]
+            raw = diag.raw
+            if raw and diag.span is None and (raw in text or text.strip() in raw):
+                diagnostics[k] = diag.model_copy(update={"span": span})
+                break
+        self.base += n
+        self.parts = []
+        self.ends = []
+        return span
+
+
+__all__ = ["SpanTracker"]
