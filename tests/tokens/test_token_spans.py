@@ -16,11 +16,7 @@ Every golden model output of every format, encoded by the family's tokenizer (re
 
 from __future__ import annotations
 
-import importlib.util
 import pickle
-import sys
-from functools import cache
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -32,16 +28,12 @@ from toolwire.output import (ArgumentsDelta, ContentDelta, ReasoningDelta, ToolC
 from toolwire.tokenize import token_pieces, vocabulary
 
 
-@cache
 def _cases():
     """``test_token_input``: its per-family tokenizers (real, or byte-level with the family's control tokens),
-    golden outputs as ids and parse options, found wherever the tests' layout puts it."""
-    path = next(Path(__file__).resolve().parent.rglob("test_token_input.py"))
-    spec = importlib.util.spec_from_file_location("_token_input_cases", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its byte-level tokenizer class pickles by module name
-    spec.loader.exec_module(module)
-    return module
+    golden outputs as ids and parse options."""
+    from tokens import test_token_input
+
+    return test_token_input
 
 
 FAMILIES = _cases().FAMILIES
