@@ -219,8 +219,8 @@ def call_output(family: str, name: str) -> str:
     user = [{"role": "user", "content": "Weather in Paris?"}]
     turn = {"role": "assistant", "content": LEAD, "tool_calls": [
         {"id": "call_1", "type": "function", "function": {"name": name, "arguments": '{"city": "Paris"}'}}]}
-    before = fmt.render(user, WEATHER).text
-    after = fmt.render(user + [turn], WEATHER, add_generation_prompt=False).text
+    before = fmt.render(user, WEATHER, thinking=False).text  # the requests below ask for no thinking
+    after = fmt.render(user + [turn], WEATHER, add_generation_prompt=False, thinking=False).text
     if not after.startswith(before):  # DeepSeek-R1 renders history without the prompt's "<think>\n"
         from toolwire.grammar.engines import call_boundaries
 
