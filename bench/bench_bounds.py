@@ -125,9 +125,42 @@ def _schema_guard() -> list[tuple[str, float, float]]:
     return rows
 
 
+def _drift() -> list[tuple[str, float, float]]:
+    """Drift shapes (issue 33) repeated to about 1 MB, streamed in 7-character deltas with the tool declared: the
+    recoveries' readings must stay linear (a lazy regex per unclosed ``<parameter`` once made 8,000 of them take
+    10.9 s; an unclosed string once tried every closing brace of its run)."""
+    import toolwire
+
+    tool = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+        "type": "object", "properties": {"city": {"type": "string"}}}}}]
+    n = 60_000
+    shapes = [("qwen3", "Qwen3-Coder tags in <tool_call>, no </parameter>",
+               "<tool_call>\n<function=get_weather>" + "<parameter=a>x" * n + "\n</tool_call>"),
+              ("qwen3", "an unclosed string before a run of braces",
+               '<tool_call>{"name": "get_weather", "arguments": {"city": "' + "}" * (8 * n) + "\n</tool_call>"),
+              ("qwen3", "a Python call with many keywords", "<tool_call>get_weather(" + "city='x', " * n + ")</tool_call>"),
+              ("qwen3", "call objects at line starts, one orphan closer", '{"name": "get_weather"}\n' * n + "</tool_call>"),
+              ("qwen3_coder", "<function NAME> openers without a wrapper", "<function get_weather>" * n),
+              ("glm47", "a name glued to many keys", "<tool_call>get_weather" + "city</arg_key>" * n),
+              ("minimax_m2", "<invoke> openers without their block", '<invoke name="get_weather">' * n),
+              ("gemma4", "call: openers with the tokens stripped", "call:get_weather{" * n),
+              ("mistral_small32", "calls without [ARGS], strings left open", '[TOOL_CALLS]get_weather{"city": "x}' * n)]
+    rows = []
+    for family, label, text in shapes:
+        fmt = toolwire.get_format(family)
+
+        def run(fmt=fmt, text=text):
+            stream = fmt.stream(tool, thinking=False)
+            for i in range(0, len(text), 7):
+                stream.feed(text[i:i + 7])
+            stream.finish()
+        rows.append((f"drift, {family}, {len(text) // 1000} kB: {label}", _cpu(run), 10.0))
+    return rows
+
+
 def main() -> None:
     """Print the table and record the case closest to its bound."""
-    rows = _json_limits() + _outputs() + _marker_text_as_ids()
+    rows = _json_limits() + _outputs() + _marker_text_as_ids() + _drift()
     if harness.optional_import("jsonschema") is not None:
         rows += _schema_guard()
     print("\ninputs that once hung or crawled (CPU seconds of this thread; the bound the tests held them to)\n")
