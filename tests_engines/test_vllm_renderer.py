@@ -88,3 +88,26 @@ def test_importing_the_adapters_without_torch_names_it():
     assert out.startswith("ImportError torch |"), out
     assert "toolwire.integrations.vllm needs vLLM installed with its own dependencies" in out
     assert "no module named 'torch'" in out and "pip install 'toolwire[vllm]'" in out
+
+
+def test_assistant_turns_carrying_their_sampled_ids_are_spliced(renderers):
+    """Issue 32: an assistant message may carry the ids it was sampled as (``token_ids``, docs/history.md); the
+    renderer splices them verbatim (the ids equal ``splice_token_ids``'), and refuses tampered ids with a 400 that
+    names the turn and why."""
+    from vllm.exceptions import VLLMValidationError
+
+    from toolwire.history.faithful import splice_token_ids
+
+    renderer = renderers("toolwire_qwen3")
+    tok = hf_tokenizer("Qwen3")
+    sampled = tok.encode("Hello there.<|im_end|>", add_special_tokens=False)
+    messages = [{"role": "user", "content": "Hi"},
+                {"role": "assistant", "content": "Hello there.", "token_ids": sampled},
+                {"role": "user", "content": "Again"}]
+    ids = _render(renderer, messages)
+    assert list(ids) == list(splice_token_ids(toolwire.get_format("qwen3"), messages, None, tok).ids)
+    assert sampled == ids[ids.index(sampled[0]):ids.index(sampled[0]) + len(sampled)]
+    tampered = [dict(m, token_ids=sampled[:-2] + [sampled[-1], sampled[-2]]) if m["role"] == "assistant" else m
+                for m in messages]
+    with pytest.raises(VLLMValidationError, match=r"messages\[1\]\.token_ids: text_mismatch"):
+        _render(renderer, tampered)

@@ -42,6 +42,7 @@ from typing import Any
 import toolwire
 from toolwire.errors import ToolwireError
 from toolwire.integrations import engine_prompts
+from toolwire.history.faithful import TOKEN_IDS_FIELD, splice_token_ids
 
 from toolwire.integrations.engine_stream import missing_engine
 
@@ -186,8 +187,14 @@ class ToolwireRenderer(HfRenderer):
         tools = request_tools(kwargs.get("tools"))
         options = render_options(self.format, kwargs)
         try:
-            prompt = self.format.render(msgs, tools, **options)
-            ids = prompt.token_ids(self.get_tokenizer())
+            if any(isinstance(m, dict) and m.get(TOKEN_IDS_FIELD) is not None for m in msgs):
+                # assistant turns carrying the ids they were sampled as (docs/history.md): spliced verbatim,
+                # each splice proven, or a 400 naming the turn (TokenSpliceError)
+                spliced = splice_token_ids(self.format, msgs, tools, self.get_tokenizer(), **options)
+                prompt, ids = spliced.prompt, list(spliced.ids)
+            else:
+                prompt = self.format.render(msgs, tools, **options)
+                ids = prompt.token_ids(self.get_tokenizer())
         except ToolwireError as exc:
             field = getattr(exc, "field", None)
             raise VLLMValidationError(str(exc), parameter=field or "messages") from exc
