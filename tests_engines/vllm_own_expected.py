@@ -91,7 +91,8 @@ RULES: list[tuple[str, str, str | None]] = [
     ("test_poolside_v1_tool_parser.py", "test_streaming_responses_request_*", "vllm_internals"),
     ("test_qwen3coder_tool_parser.py", "test_extract_tool_calls_type_conversion", "value_typing"),
     ("test_qwen3coder_tool_parser.py", "test_extract_tool_calls_streaming_missing_opening_tag*", "variant_rejected"),
-    ("test_step3p5_tool_parser.py", "test_extract_tool_calls_fallback_no_tags", "variant_rejected"),
+    # test_extract_tool_calls_fallback_no_tags passes since issue 33's drift recovery (a <function=NAME> call
+    # without <tool_call>, the name declared: missing_call_wrapper)
     ("test_step3p5_tool_parser.py", "test_extract_tool_calls_type_conversion*", "value_typing"),
     ("test_step3p5_tool_parser.py", "test_extract_tool_calls_non_streaming_mixed_content_and_multiple_tool_calls",
      "content_around_calls"),
@@ -287,11 +288,16 @@ RULES: list[tuple[str, str, str | None]] = [
     ("test_minimax_m2_append_reasoning_parser.py", "*", "append_think"),
     ("test_minimax_m2_reasoning_parser.py", "test_reasoning[[]no_end_token*", "start_state"),
     ("test_minimax_m2_reasoning_parser.py", "test_reasoning[[]empty_streaming[]]", "start_state"),
+    # passes since the adapter's fallback start reads the template's default (thinking on, <think> opened)
+    ("test_minimax_m3_reasoning_parser.py", "test_nonstreaming_enabled_mode_starts_in_reasoning", None),
     ("test_minimax_m3_reasoning_parser.py", "test_*enabled_mode*", "start_state"),
     ("test_minimax_m3_reasoning_parser.py", "test_streaming_boundary_can_emit_reasoning_and_content", None),
     ("test_minimax_m3_reasoning_parser.py", "test_*non_leading_end_tag_is_content", None),
     ("test_minimax_m3_reasoning_parser.py", "test_streaming_*", "reasoning_end_ids"),
     ("test_minimax_m3_reasoning_parser.py", "test_token_id_helpers*", "reasoning_end_ids"),
+    # pass since the adapter's fallback start reads the template's default (Nemotron 3 opens <think>)
+    ("test_nemotron_v3_reasoning_parser.py", "test_nemotron_v3_reasoning[[]without_start_token]", None),
+    ("test_nemotron_v3_reasoning_parser.py", "test_nemotron_v3_reasoning[[]without_start_token_streaming]", None),
     ("test_nemotron_v3_reasoning_parser.py", "test_nemotron_v3_reasoning[[]without_start_token*", "start_state"),
     ("test_nemotron_v3_reasoning_parser.py", "test_nemotron_v3_force_nonempty_content_moves_into_content",
      "vllm_internals"),
