@@ -254,8 +254,11 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
                 self._bare = JsonValueScanner(self._bounds["max_depth"] + 1)
                 return True
         hit = self._content_scan.scan(buf, final=final, literal=self._tokens)
-        while hit.marker == _LINE_OBJECT and not (self._orphan_skip and hit.start == 0) and _ORPHAN_HEAD.match(
-                buf, hit.start + 1, min(len(buf), hit.start + 65), partial=True) is None:
+        # a call object at a line start may be a call whose <tool_call> the model left out (text input only: fed
+        # ids, a call needs its control-token opener, so ids can never make a call of text a model quoted)
+        while hit.marker == _LINE_OBJECT and (self._reading_ids() or not (self._orphan_skip and hit.start == 0)
+                                              and _ORPHAN_HEAD.match(buf, hit.start + 1, min(len(buf), hit.start + 65),
+                                                                     partial=True) is None):
             hit = self._content_scan.scan(buf, hit.end, final=final, literal=self._tokens)  # a plain "{": content
         if hit.marker == _LINE_OBJECT:
             skip, self._orphan_skip = self._orphan_skip and hit.start == 0, False
