@@ -30,7 +30,7 @@ Drift (issue 33), with tools declared only: a body the format's reading cannot u
 :mod:`~toolwire.parsers.engine.drift_json` (``<function=NAME>`` bodies, Python calls, ``function=NAME`` keys,
 ``args`` / ``input`` keys, blank-padded names, a string left open), recovered only when the declared tools make
 the call unambiguous; a ``{"name": ...`` object at a line start is held back until an orphan ``</tool_call>``
-after it makes it a call (``drift_missing_call_opener``) or it goes to the content as written.
+after it makes it a call (``missing_call_wrapper``) or it goes to the content as written.
 """
 
 from __future__ import annotations
@@ -598,7 +598,7 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
         """A JSON object at a line start in content, with tools declared: held while it may be a call whose
         ``<tool_call>`` the model left out, i.e. until its object ends and what follows (blanks, then an orphan
         ``</tool_call>``) decides. Recovered only when its name is declared and its arguments fit
-        (``drift_missing_call_opener``); otherwise the held text is content again, as it was."""
+        (``missing_call_wrapper``); otherwise the held text is content again, as it was."""
         held = self._orphan
         buf = self._buf
         if held[0] is None:  # the "\n{" marker is at the buffer's start: the object starts after the "\n"

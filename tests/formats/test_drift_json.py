@@ -58,15 +58,15 @@ def call(name, arguments, code):
 HERMES_CASES = [
     # missing_markers: the opener left out, the closer written
     ("missing_opener", 'Let me check.\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>',
-     TOOLS, [call("get_weather", PARIS, "drift_missing_call_opener")], "Let me check.", None),
+     TOOLS, [call("get_weather", PARIS, "missing_call_wrapper")], "Let me check.", None),
     ("missing_opener_at_start", '{"name": "exec", "arguments": {"command": "ls -la"}}\n</tool_call>\nDone.',
-     TOOLS, [call("exec", {"command": "ls -la"}, "drift_missing_call_opener")], "\nDone.", None),
+     TOOLS, [call("exec", {"command": "ls -la"}, "missing_call_wrapper")], "\nDone.", None),
     ("missing_opener_undeclared", 'Text\n{"name": "get_wether", "arguments": {"city": "Paris"}}\n</tool_call>',
      TOOLS, [], 'Text\n{"name": "get_wether", "arguments": {"city": "Paris"}}\n</tool_call>',
-     "drift_missing_call_opener"),
+     "missing_call_wrapper"),
     ("missing_opener_off_schema", 'Text\n{"name": "get_weather", "arguments": {"town": "Paris"}}\n</tool_call>',
      TOOLS, [], 'Text\n{"name": "get_weather", "arguments": {"town": "Paris"}}\n</tool_call>',
-     "drift_missing_call_opener"),
+     "missing_call_wrapper"),
     ("missing_opener_no_tools", 'Text\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>',
      None, [], 'Text\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>', None),
     ("json_in_content_is_content", 'Example:\n{"name": "get_weather", "arguments": {"city": "Paris"}}\nthat is all',
@@ -231,7 +231,7 @@ def test_drift_case_as_token_ids(qwen_tokenizer, family, case, output, tools, ca
         parser.feed(ids=ids)
         result = parser.finish()
         assert not result.tool_calls and output.strip() in result.content
-        assert not any(d.code == "drift_missing_call_opener" for d in result.diagnostics)
+        assert not any(d.code == "missing_call_wrapper" for d in result.diagnostics)
         return
     rng = random.Random(len(output))
     runs = [[ids], [[i] for i in ids], []]
