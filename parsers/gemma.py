@@ -34,7 +34,7 @@ from .engine.safe_json import NUMBER as _NUMBER
 from .engine.schema_coerce import is_string_schema, parameter_schema
 from .engine.drift import drift_diagnostic, refused_diagnostic
 from .engine.steps import BLANKS, StepParser
-from .engine.xml_drift import MISSING_CALL_WRAPPER, NO_TOOLS, ORPHAN_CALL_CLOSER, declared
+from .engine.xml_drift import MISSING_CALL_WRAPPER, ORPHAN_CALL_CLOSER, declared
 
 from toolwire.families.gemma import GEMMA4, MARKERS
 M = MARKERS
@@ -551,9 +551,9 @@ class GemmaParser(StepParser):
                 self._body, self._strings, self._raw, self._in_string = [], [], [], False
                 self._state = _BARE_BODY
                 return i + 1
-            self._diagnostics.append(refused_diagnostic(
-                MISSING_CALL_WRAPPER, NO_TOOLS if self._names is None else f"{name!r} is not a declared tool",
-                raw=BARE_CALL + name + "{"))
+            if self._names is not None:  # without declared tools nothing is said (docs/variants.md)
+                self._diagnostics.append(refused_diagnostic(MISSING_CALL_WRAPPER, f"{name!r} is not a declared tool",
+                                                            raw=BARE_CALL + name + "{"))
         self._emit_content(BARE_CALL)
         self._state = _TEXT
         return pos

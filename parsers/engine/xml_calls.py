@@ -50,7 +50,7 @@ from .tools import tool_schemas
 from .lexer import LiteralCheck, MarkerScanner
 from .schema_coerce import coerce_argument, is_string_schema, parameter_schema
 from .drift import DRIFT_CODES, refused_diagnostic
-from .xml_drift import ARGUMENTS_OFF_SCHEMA, NAME_WHITESPACE, STARTED_UNVERIFIED, off_schema, whitespace_name
+from .xml_drift import ARGUMENTS_OFF_SCHEMA, NAME_WHITESPACE, NO_TOOLS, STARTED_UNVERIFIED, off_schema, whitespace_name
 
 WHITESPACE = " \t\r\n"
 """Whitespace allowed between a closing tag and the structural marker that confirms it."""
@@ -573,7 +573,10 @@ class XmlCallParser(StreamParser):
 
     def _refuse(self, code: str, why: str, raw: str | None) -> None:
         """A drift recovery not taken: the text stays where it was; the code at severity ``info`` says why (on
-        the open call, or on the output)."""
+        the open call, or on the output). Without declared tools nothing is said: no recovery could fire, and text
+        that merely looks like a drifted call is ordinary text there (docs/variants.md)."""
+        if why == NO_TOOLS:
+            return
         diag = refused_diagnostic(code, why, raw)
         if self.call is not None:
             self.call.diag(diag.code, diag.message, severity="info", raw=raw)

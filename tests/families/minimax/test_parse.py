@@ -46,7 +46,8 @@ def test_round_trip(call_list, content, reasoning):
     assert summary(out) == {"content": content, "reasoning": reasoning,
                             "tool_calls": [{"name": n, "arguments": a} for n, a in call_list]}
     assert all(c.status == "proposed" and not c.diagnostics for c in out.tool_calls)
-    assert not out.diagnostics and not out.truncated
+    # content that looks like a drifted call (an undeclared name) may carry an info note; nothing else
+    assert not [d for d in out.diagnostics if d.severity != "info"] and not out.truncated
 
 
 @pytest.mark.parametrize("row", load_corpus("minimax"))
