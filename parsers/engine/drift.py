@@ -20,7 +20,7 @@ from typing import Any, Iterable, Mapping
 
 from toolwire.output import Diagnostic
 
-from .schema_coerce import _json_type
+from .schema_coerce import json_type
 from .tools import tool_names, tool_schemas
 
 
@@ -143,7 +143,7 @@ def _type_allows(declared: Any, value: Any) -> bool:
     allowed = {declared} if isinstance(declared, str) else set(declared) if isinstance(declared, list) else None
     if allowed is None:
         return True
-    kind = _json_type(value)
+    kind = json_type(value)
     return kind in allowed or (kind == "integer" and "number" in allowed)
 
 

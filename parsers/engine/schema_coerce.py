@@ -107,22 +107,26 @@ def _branches(schema: Any, root: dict | None, diags: Diagnostics | None, depth: 
     return out
 
 
-def _json_type(value: Any) -> str | None:
+def json_type(value: Any) -> str:
+    """The JSON Schema type name of a decoded JSON value (``integer`` for an int, ``number`` for a float or a
+    ``Decimal``, ``array`` for a list or tuple); any other Python value gives its class name, which no schema
+    type matches. The one such function: the schema coercion here, the drift checks and
+    :mod:`toolwire.dispatch.validation` read it."""
     if value is None:
         return "null"
     if isinstance(value, bool):
         return "boolean"
     if isinstance(value, int):
         return "integer"
-    if isinstance(value, float):
+    if isinstance(value, float) or type(value).__name__ == "Decimal":
         return "number"
     if isinstance(value, str):
         return "string"
-    if isinstance(value, list):
+    if isinstance(value, (list, tuple)):
         return "array"
     if isinstance(value, dict):
         return "object"
-    return None
+    return type(value).__name__
 
 
 def _members(branch: dict) -> list[Any]:
@@ -139,7 +143,7 @@ def _branch_types(branch: dict) -> set[str]:
     elif isinstance(declared, list):
         types = {t for t in declared if isinstance(t, str)}
     else:
-        types = {t for t in map(_json_type, _members(branch)) if t}
+        types = set(map(json_type, _members(branch))) & _JSON_TYPES
         if not types:
             if any(k in branch for k in ("properties", "additionalProperties", "required", "patternProperties")):
                 types = {"object"}
@@ -402,4 +406,4 @@ _DECODERS: dict[str, Callable[[str, set[str], int], tuple[bool, Any]]] = {
     "object": _container(dict), "array": _container(list),
 }
 
-__all__ = ["parameter_schema", "declared_parameter", "is_string_schema", "coerce", "coerce_argument", "MAX_LITERAL_CHARS"]
+__all__ = ["json_type", "parameter_schema", "declared_parameter", "is_string_schema", "coerce", "coerce_argument", "MAX_LITERAL_CHARS"]

@@ -34,6 +34,7 @@ from .canonical import NotCanonicalizable, canonical_value, pointer_token
 from toolwire.errors import InvalidOption, InvalidToolDefinition, MissingExtra
 from toolwire.limits import DEFAULT_LIMITS, Limits, size_problem
 from toolwire.output import CallError, Diagnostic
+from toolwire.parsers.engine.schema_coerce import json_type
 from .schema_guard import TIMED_OUT, boolean_properties_as_schemas, bounded_validator_class, format_checker, search
 from .specs import ToolSpec, tool_specs
 
@@ -348,25 +349,6 @@ _COUNTS = {"minLength": ("at least", "characters"), "maxLength": ("at most", "ch
            "minItems": ("at least", "items"), "maxItems": ("at most", "items"),
            "minProperties": ("at least", "fields"), "maxProperties": ("at most", "fields"),
            "minContains": ("at least", "matching items"), "maxContains": ("at most", "matching items")}
-
-
-def json_type(value: Any) -> str:
-    """The JSON Schema type name of a Python JSON value."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, (float,)) or type(value).__name__ == "Decimal":
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, (list, tuple)):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
 
 
 def preview(value: Any, limit: int = 200) -> Any:
