@@ -280,7 +280,9 @@ class Family:
     ``module``: the implementation, ``toolwire.templates.<module>`` (renderer) and ``toolwire.parsers.<module>``
     (parser); ``stop``: the roles in ``markers`` generation stops on (the model's ``generation_config`` eos);
     ``reasoning``: the reasoning block's (opener, closer) as written, or None when the family has none;
-    ``grammar``: the grammar description (:mod:`toolwire.grammar.families`), None when the family has none.
+    ``grammar``: the grammar description (:mod:`toolwire.grammar.families`), None when the family has none;
+    ``template_losses``: where the official template loses data and toolwire deliberately does not follow it
+    (names of :data:`toolwire.workbench.divergences.DIVERGENCES` rows, listed in ``docs/fidelity.md``).
     Construction checks the declaration (stop tokens in the table, a known option class)."""
 
     name: str
@@ -293,6 +295,7 @@ class Family:
     policy: FamilyPolicy
     fingerprints: tuple[Fingerprint, ...] = ()
     grammar: str | None = None
+    template_losses: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         missing = [role.name for role in self.stop if role not in self.markers]

@@ -181,3 +181,26 @@ def test_join_content_parts_is_the_explicit_way_to_join():
     assert joined == "<|im_start|>user\nPart one.\n\nPart two.<|im_end|>\n<|im_start|>assistant\n"  # thinking on
     # formats whose template renders list content keep rendering it without the option
     assert "Part one." in toolwire.get_format("qwen35").render(messages).text
+
+
+# ---------------------------------------------------------------- divergences are declared by their families
+def test_every_declared_template_loss_is_a_documented_divergence_and_every_divergence_is_declared():
+    """A family's ``template_losses`` names rows of DIVERGENCES (a misspelt name would excuse nothing and the
+    fidelity run would call the template DIFFERENT); each row is some family's loss (a row nobody declares is
+    dead), and the families this file's official templates document are exactly those that declare it."""
+    from toolwire.families import declared
+    from toolwire.workbench.divergences import DIVERGENCES
+
+    names = {d.name for d in DIVERGENCES}
+    declaring = {}
+    for family in declared().values():
+        assert set(family.template_losses) <= names, family.name
+        for loss in family.template_losses:
+            declaring.setdefault(loss, set()).add(family.name)
+    assert set(declaring) == names
+    documented = {}
+    for fmt, _template, _tokenizer, found in OFFICIAL:
+        for loss in found:
+            documented.setdefault(loss, set()).add(fmt)
+    for loss, formats in documented.items():
+        assert formats <= declaring[loss], loss

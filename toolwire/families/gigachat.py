@@ -60,6 +60,7 @@ GIGACHAT35 = Family(
     grammar="gcml",
     policy=FamilyPolicy(gigachat35, description="drops reasoning before the last user message (thinking or not) "
                                                 "unless drop_history_thinking=False"),
-    fingerprints=(Fingerprint("GigaChat 3.5", "ce621f3ef0af5747c73f0b4c48320f5247c62ef35c5ff70c46d83650a6e45a28"),))
+    fingerprints=(Fingerprint("GigaChat 3.5", "ce621f3ef0af5747c73f0b4c48320f5247c62ef35c5ff70c46d83650a6e45a28"),),
+    template_losses=("content_parts_lost",))
 
 FAMILIES = (GIGACHAT35,)

@@ -50,6 +50,7 @@ GPT_OSS = Family(
     policy=FamilyPolicy(gpt_oss, description="keeps a tool call's analysis until a final answer follows; drops final "
                                              "answers' analysis"),
     fingerprints=(Fingerprint("gpt-oss-20b / gpt-oss-120b",
-                              "a4c9919cbbd4acdd51ccffe22da049264b1b73e59055fa58811a99efbd7c8146"),))
+                              "a4c9919cbbd4acdd51ccffe22da049264b1b73e59055fa58811a99efbd7c8146"),),
+    template_losses=("first_call_only",))
 
 FAMILIES = (GPT_OSS,)

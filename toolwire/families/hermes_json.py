@@ -42,14 +42,16 @@ QWEN25 = Family(
 QWEN3 = Family(
     name="qwen3", module="hermes_json", reference="Qwen3-8B chat template (transformers rendering)",
     markers=MARKERS, stop=STOP, reasoning=REASONING, options=Qwen3Options, policy=_LAST_QUERY, grammar="hermes_json",
-    fingerprints=(Fingerprint("Qwen3-8B", "a55ee1b1660128b7098723e0abcd92caa0788061051c62d51cbe87d9cf1974d8"),))
+    fingerprints=(Fingerprint("Qwen3-8B", "a55ee1b1660128b7098723e0abcd92caa0788061051c62d51cbe87d9cf1974d8"),),
+    template_losses=("content_parts_lost",))
 
 QWEN3_INSTRUCT_2507 = Family(
     name="qwen3_instruct_2507", module="hermes_json",
     reference="Qwen3-4B-Instruct-2507 chat template (transformers rendering)",
     markers=MARKERS, stop=STOP, reasoning=REASONING, options=Options, policy=_NEVER, grammar="hermes_json",
     fingerprints=(Fingerprint("Qwen3-4B-Instruct-2507",
-                              "64f85b198065d0fba2a81f37e10ed68161ce2c19a754c7100e67e0ca2ee9c326"),))
+                              "64f85b198065d0fba2a81f37e10ed68161ce2c19a754c7100e67e0ca2ee9c326"),),
+    template_losses=("content_parts_lost",))
 
 QWEN3_THINKING_2507 = Family(
     name="qwen3_thinking_2507", module="hermes_json",
@@ -57,6 +59,7 @@ QWEN3_THINKING_2507 = Family(
     markers=MARKERS, stop=STOP, reasoning=REASONING, options=AlwaysThinking, policy=_LAST_QUERY,
     grammar="hermes_json",
     fingerprints=(Fingerprint("Qwen3-4B-Thinking-2507",
-                              "3802169b2a02b81e6adb7ab4f64f91ff02db753c8c3a64a01c35192d3a61d8d7"),))
+                              "3802169b2a02b81e6adb7ab4f64f91ff02db753c8c3a64a01c35192d3a61d8d7"),),
+    template_losses=("content_parts_lost",))
 
 FAMILIES = (QWEN25, QWEN3, QWEN3_INSTRUCT_2507, QWEN3_THINKING_2507)

@@ -45,6 +45,7 @@ KIMI_K2_THINKING = Family(
     policy=FamilyPolicy(kimi_after_last_answer, passback=KIMI_PASSBACK,
                         description="keeps reasoning after the last assistant answer without tool calls (the current "
                                     "tool loop)"),
-    fingerprints=(Fingerprint("Kimi-K2-Thinking", "f1838522f489f10c9196540a7e995578511168f9d6d7ce8a373909446c35d643"),))
+    fingerprints=(Fingerprint("Kimi-K2-Thinking", "f1838522f489f10c9196540a7e995578511168f9d6d7ce8a373909446c35d643"),),
+    template_losses=("call_id_in_name_slot",))
 
 FAMILIES = (KIMI_K2, KIMI_K2_THINKING)

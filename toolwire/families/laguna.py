@@ -43,6 +43,7 @@ LAGUNA = Family(
     options=LagunaOptions, grammar="glm",
     policy=FamilyPolicy(laguna, description="keeps every earlier reasoning with thinking on (or preserve_thinking="
                                             "True); none with thinking off"),
-    fingerprints=(Fingerprint("Laguna-S-2.1", "444819b8ad4612870827ac05b9147fe9e3344d3850cae8c2790898fc514099ff"),))
+    fingerprints=(Fingerprint("Laguna-S-2.1", "444819b8ad4612870827ac05b9147fe9e3344d3850cae8c2790898fc514099ff"),),
+    template_losses=("content_parts_lost",))
 
 FAMILIES = (LAGUNA,)

@@ -35,13 +35,15 @@ LLAMA31 = Family(
     reference="Llama-3.1-8B-Instruct chat template (meta-llama/Llama-3.1-8B-Instruct)", markers=MARKERS, stop=STOP,
     reasoning=None, options=Llama31Options, policy=_NEVER, grammar="llama31",
     fingerprints=(Fingerprint("Llama-3.1-8B-Instruct / Llama-3.3-70B-Instruct",
-                              "93c0e9aa3629bbd77e68dbc0f5621f6e6b23aa8d74b932595cdb8d64684526d7"),))
+                              "93c0e9aa3629bbd77e68dbc0f5621f6e6b23aa8d74b932595cdb8d64684526d7"),),
+    template_losses=("content_parts_lost",))
 
 LLAMA32 = Family(
     name="llama32", module="llama",
     reference="Llama-3.2-3B-Instruct chat template (meta-llama/Llama-3.2-3B-Instruct)", markers=MARKERS, stop=STOP,
     reasoning=None, options=Llama32Options, policy=_NEVER, grammar="llama31",
     fingerprints=(Fingerprint("Llama-3.2-3B-Instruct",
-                              "d82792f95932f1c9cef5c4bd992f171225e3bf8c7b609b4557c9e1ec96be819f"),))
+                              "d82792f95932f1c9cef5c4bd992f171225e3bf8c7b609b4557c9e1ec96be819f"),),
+    template_losses=("content_parts_lost",))
 
 FAMILIES = (LLAMA31, LLAMA32)

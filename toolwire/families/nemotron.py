@@ -26,6 +26,7 @@ NEMOTRON3 = Family(
     policy=FamilyPolicy(nemotron3, description="drops reasoning before the last user message (thinking on or off) "
                                                "unless truncate_history_thinking=False"),
     fingerprints=(Fingerprint("NVIDIA-Nemotron-3-Nano-30B-A3B-BF16",
-                              "43a92aacc2e169bb37055e4d8b0df31edfdc8657d8c387fcf98254cb246e626a"),))
+                              "43a92aacc2e169bb37055e4d8b0df31edfdc8657d8c387fcf98254cb246e626a"),),
+    template_losses=("content_parts_lost",))
 
 FAMILIES = (NEMOTRON3,)

@@ -1,15 +1,19 @@
 """Documented divergences: the places where a model's official template loses or refuses data and toolwire
 deliberately does not follow it (``docs/fidelity.md`` lists them with the reasons).
 
-A divergence is narrow: it names the formats, the check it excuses, and a test on the result that holds only
-for that loss. Any other difference, in these formats too, stays a difference (real drift still fails).
-Adding one is adding a row to :data:`DIVERGENCES` and a section to ``docs/fidelity.md``.
+A divergence is narrow: it names the check it excuses and a test on the result that holds only for that loss,
+and it applies only to the families whose declaration lists it (``Family.template_losses``, a fact about the
+family's official template). Any other difference, in these formats too, stays a difference (real drift still
+fails). Adding one is adding a row to :data:`DIVERGENCES`, its name to the families' ``template_losses`` and a
+section to ``docs/fidelity.md``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
+
+from toolwire.families import declared
 
 if TYPE_CHECKING:  # annotations only: fidelity imports this module
     from .fidelity import ScenarioResult
@@ -21,7 +25,6 @@ class Divergence:
 
     name: str
     check: str            # "bytes" or "round_trip"
-    formats: frozenset
     reason: str
     applies: Callable[["ScenarioResult"], bool]
 
@@ -68,19 +71,18 @@ def _only_first_call_kept(result: "ScenarioResult") -> bool:
 
 DIVERGENCES: tuple[Divergence, ...] = (
     Divergence(
-        "content_parts_lost", "bytes", frozenset({"qwen3", "qwen3_instruct_2507", "qwen3_thinking_2507", "llama31",
-                                                  "llama32", "nemotron3", "laguna", "gigachat35"}),
+        "content_parts_lost", "bytes",
         "the template drops list content (Qwen3: renders an empty turn; Laguna: empty text) or prints it as a "
         "Python list (Llama 3.1 / 3.2, Nemotron 3) or as JSON text (GigaChat 3.5); "
         "toolwire refuses it with unsupported_by_format (join_content_parts=True joins the parts)",
         _template_loses_parts),
     Divergence(
-        "call_id_in_name_slot", "round_trip", frozenset({"kimi_k2_thinking"}),
+        "call_id_in_name_slot", "round_trip",
         "the template writes each call's id where Kimi's functions.NAME:IDX goes; an id in another form (the "
         "corpus uses 9-character ids) replaces the tool name, so the output reads back with the id as the name",
         _call_ids_read_as_names),
     Divergence(
-        "first_call_only", "round_trip", frozenset({"gpt_oss"}),
+        "first_call_only", "round_trip",
         "the template renders only the first tool call of an assistant message; the others are lost",
         _only_first_call_kept),
 )
@@ -88,8 +90,10 @@ DIVERGENCES: tuple[Divergence, ...] = (
 
 def divergence_for(format_name: str, check: str, result: Any) -> Divergence | None:
     """The documented divergence that explains this differing check, or None (then it is a real difference)."""
+    family = declared().get(format_name)
+    losses = family.template_losses if family is not None else ()
     for div in DIVERGENCES:
-        if div.check == check and format_name in div.formats and div.applies(result):
+        if div.check == check and div.name in losses and div.applies(result):
             return div
     return None
 
