@@ -29,6 +29,7 @@ from functools import cache
 
 from bench import harness
 import toolwire
+from toolwire.tokenize import byte_tokenizer
 
 SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "real", "tokenizers")
 TURNS = 20
@@ -38,24 +39,6 @@ TOOLS = [{"type": "function", "function": {"name": "get_weather", "description":
                                                 "required": ["city"]}}}]
 REAL = {**dict.fromkeys(["qwen3", "qwen3_thinking_2507", "qwen35", "qwen36", "qwen38"], "Qwen3"),
         **dict.fromkeys(["deepseek_v32", "deepseek_v4"], "DeepSeek-V4"), "gpt_oss": "o200k_base"}
-
-
-class ByteTokenizer:
-    """A byte-level tokenizer whose control tokens are the given markers (read like a tiktoken encoding)."""
-
-    def __init__(self, specials):
-        self._special_tokens = {text: 256 + i for i, text in enumerate(sorted(specials))}
-
-    def encode_ordinary(self, text: str) -> list[int]:
-        return list(text.encode("utf-8"))
-
-    def encode_single_token(self, text: str) -> int:
-        return self._special_tokens[text]
-
-    def decode_single_token_bytes(self, tid: int) -> bytes:
-        if 0 <= tid < 256:
-            return bytes([tid])
-        raise KeyError(tid)
 
 
 @cache
@@ -76,7 +59,7 @@ def tokenizer(fmt, conversation):
     specials = set()  # the markers the renderer writes as control tokens (not every marker-table entry is one)
     prompt = fmt.render(conversation, TOOLS, thinking=True, add_generation_prompt=False)
     specials |= {s.text for s in prompt.segments if s.kind == "special"}
-    return ByteTokenizer(specials), "bytes"
+    return byte_tokenizer(specials), "bytes"
 
 
 def turns() -> list[dict]:

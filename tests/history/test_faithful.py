@@ -21,7 +21,7 @@ import toolwire
 from support import REAL, golden, require_shared
 from toolwire.errors import InvalidRequest
 from toolwire.history import TOKEN_IDS_FIELD, TokenSpliceError, splice_token_ids
-from toolwire.tokenize import load_tokenizer, token_pieces, vocabulary
+from toolwire.tokenize import byte_tokenizer, load_tokenizer, token_pieces, vocabulary
 from toolwire.tokenize.encode import _TOKEN_SHAPED
 
 REAL_TOKENIZER = {
@@ -35,24 +35,6 @@ REAL_TOKENIZER = {
 <tool_response> is no control token of Qwen3's: those two get the byte-level tokenizer)."""
 
 FAMILIES = sorted(f for f in toolwire.formats() if golden("render", f))
-
-
-class ByteTokenizer:
-    """A byte-level tokenizer with the given control tokens (read by toolwire.tokenize like tiktoken)."""
-
-    def __init__(self, specials):
-        self._special_tokens = {text: 256 + i for i, text in enumerate(sorted(specials))}
-
-    def encode_ordinary(self, text: str) -> list[int]:
-        return list(text.encode("utf-8"))
-
-    def encode_single_token(self, text: str) -> int:
-        return self._special_tokens[text]
-
-    def decode_single_token_bytes(self, tid: int) -> bytes:
-        if 0 <= tid < 256:
-            return bytes([tid])
-        raise KeyError(tid)
 
 
 @cache
@@ -80,7 +62,7 @@ def tokenizer(family: str):
     for row in rows(family):  # and every other marker token the renders write
         prompt = fmt.render(row["request"]["messages"], row["request"].get("tools"), **row["options"])
         specials |= {s.text for s in prompt.segments if s.kind == "special" and _TOKEN_SHAPED.match(s.text)}
-    return ByteTokenizer(specials)
+    return byte_tokenizer(specials)
 
 
 def oracle_span(fmt, messages, tools, options, prompt, i):

@@ -16,7 +16,7 @@ import pytest
 
 import toolwire
 from support import REAL, assert_events_consistent, counting_scans, full_state, golden, require_shared
-from toolwire.tokenize import load_tokenizer, token_pieces, vocabulary
+from toolwire.tokenize import byte_tokenizer, load_tokenizer, token_pieces, vocabulary
 
 REAL_TOKENIZER = {
     **dict.fromkeys(["qwen25", "qwen3", "qwen3_instruct_2507", "qwen3_thinking_2507", "qwen3_coder", "qwen35",
@@ -73,25 +73,6 @@ OPENER = {  # the marker that starts a call (or, for gpt_oss, a message)
 HEADER = {"gpt_oss": "<|channel|>final<|message|>"}  # written before free text (with control ids)
 
 
-class ByteTokenizer:
-    """A byte-level tokenizer with the given control tokens: what :mod:`toolwire.tokenize` reads like a
-    tiktoken encoding (``encode_ordinary``, ``encode_single_token``, ``decode_single_token_bytes``)."""
-
-    def __init__(self, specials: list[str]):
-        self._special_tokens = {text: 256 + i for i, text in enumerate(specials)}
-
-    def encode_ordinary(self, text: str) -> list[int]:
-        return list(text.encode("utf-8"))
-
-    def encode_single_token(self, text: str) -> int:
-        return self._special_tokens[text]
-
-    def decode_single_token_bytes(self, tid: int) -> bytes:
-        if 0 <= tid < 256:
-            return bytes([tid])
-        raise KeyError(tid)
-
-
 @cache
 def _real(name: str):
     folder = REAL / "tokenizers" / name
@@ -105,7 +86,7 @@ def _real(name: str):
 def tokenizer(family: str):
     """The family's tokenizer: real (skips when ../shared or its library is absent) or synthetic."""
     if family in SYNTHETIC_SPECIALS:
-        return ByteTokenizer(SYNTHETIC_SPECIALS[family])
+        return byte_tokenizer(SYNTHETIC_SPECIALS[family])
     require_shared()
     pytest.importorskip("tiktoken" if REAL_TOKENIZER[family] in ("Llama-3", "Llama-4", "o200k_base") else "tokenizers")
     return _real(REAL_TOKENIZER[family])

@@ -33,18 +33,22 @@ The modules, one job each:
   gives the native pipeline's ids;
 * :mod:`~toolwire.tokenize.encode`: :func:`encode_segments` and :func:`control_token_count`;
 * :mod:`~toolwire.tokenize.decode`: :class:`TokenDecoder`, :class:`TokenPiece` and :func:`token_pieces`;
-* :mod:`~toolwire.tokenize.load`: :func:`load_tokenizer` (offline) and the extra each tokenizer kind needs.
+* :mod:`~toolwire.tokenize.load`: :func:`load_tokenizer` (offline) and the extra each tokenizer kind needs;
+* :mod:`~toolwire.tokenize.byte_level`: :func:`byte_tokenizer`, a byte-level tokenizer with chosen control
+  tokens (a format's markers), for token ids without the model's tokenizer.
 """
 
 from __future__ import annotations
 
 from .decode import TokenDecoder, TokenPiece, token_pieces
 from .encode import MarkerNotInVocabulary, control_token_count, encode_segments
+from .byte_level import ByteTokenizer, byte_tokenizer
 from .load import load_tokenizer
 from .vocabularies import SPACE_MARK  # noqa: F401 - a public name of the module before the split
 from .vocabularies import UnsupportedTokenizer, Vocabulary, vocabulary
 
 __all__ = [
     "encode_segments", "control_token_count", "vocabulary", "Vocabulary", "TokenDecoder", "TokenPiece",
-    "token_pieces", "load_tokenizer", "MarkerNotInVocabulary", "UnsupportedTokenizer",
+    "token_pieces", "load_tokenizer", "MarkerNotInVocabulary", "UnsupportedTokenizer", "ByteTokenizer",
+    "byte_tokenizer",
 ]
