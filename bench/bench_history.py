@@ -46,10 +46,6 @@ def _real(name: str):
     from toolwire.tokenize import load_tokenizer
 
     folder = os.path.join(SHARED, name)
-    if name == "o200k_base":
-        from toolwire.templates.harmony import load_o200k_harmony
-
-        return load_o200k_harmony(folder)
     return load_tokenizer(folder)
 
 

@@ -165,10 +165,6 @@ def _chunks(text: str, rng: random.Random) -> list[str]:
 def _tokenizer(name: str):
     from toolwire.tokenize import load_tokenizer
 
-    if name == "o200k_base":  # gpt-oss reads o200k_harmony, built offline on these ranks
-        from toolwire.templates.harmony import load_o200k_harmony
-
-        return load_o200k_harmony(TOKENIZERS / name)
     return load_tokenizer(str(TOKENIZERS / name))
 
 

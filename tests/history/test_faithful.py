@@ -13,15 +13,14 @@ code under test.
 
 from __future__ import annotations
 
-from functools import cache
 
 import pytest
 
 import toolwire
-from support import REAL, golden, require_shared
+from support import real_tokenizer, golden, require_shared
 from toolwire.errors import InvalidRequest
 from toolwire.history import TOKEN_IDS_FIELD, TokenSpliceError, splice_token_ids
-from toolwire.tokenize import byte_tokenizer, load_tokenizer, token_pieces, vocabulary
+from toolwire.tokenize import byte_tokenizer, token_pieces, vocabulary
 from toolwire.tokenize.encode import _TOKEN_SHAPED
 
 REAL_TOKENIZER = {
@@ -37,16 +36,6 @@ REAL_TOKENIZER = {
 FAMILIES = sorted(f for f in toolwire.formats() if golden("render", f))
 
 
-@cache
-def _real(name: str):
-    folder = REAL / "tokenizers" / name
-    if name == "o200k_base":
-        from toolwire.templates.harmony import load_o200k_harmony
-
-        return load_o200k_harmony(folder)
-    return load_tokenizer(str(folder))
-
-
 def rows(family: str) -> list[dict]:
     return [r for r in golden("render", family) if "expected_error" not in r]
 
@@ -56,7 +45,7 @@ def tokenizer(family: str):
     if family in REAL_TOKENIZER:
         pytest.importorskip("tiktoken" if REAL_TOKENIZER[family] in ("Llama-3", "Llama-4", "o200k_base")
                             else "tokenizers")
-        return _real(REAL_TOKENIZER[family])
+        return real_tokenizer(REAL_TOKENIZER[family])
     fmt = toolwire.get_format(family)
     specials = {v for v in fmt.markers.values() if isinstance(v, str) and v.strip()}  # the family's markers
     for row in rows(family):  # and every other marker token the renders write

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import random
@@ -32,6 +33,14 @@ from toolwire.errors import ToolwireError
 SHARED = Path(os.environ.get("TOOLWIRE_SHARED", Path(__file__).resolve().parents[2].parent / "shared"))
 GOLDEN = SHARED / "golden"
 REAL = SHARED / "real"
+
+
+@functools.cache
+def real_tokenizer(name: str):
+    """The real tokenizer ``../shared/real/tokenizers/<name>`` (loaded once per test process)."""
+    from toolwire.tokenize import load_tokenizer
+
+    return load_tokenizer(str(REAL / "tokenizers" / name))
 
 
 # ---------------------------------------------------------------- golden vectors

@@ -10,13 +10,12 @@ are the family's own marker tokens (as the models' vocabularies have them).
 from __future__ import annotations
 
 import json
-from functools import cache
 
 import pytest
 
 import toolwire
-from support import REAL, assert_events_consistent, counting_scans, full_state, golden, require_shared
-from toolwire.tokenize import byte_tokenizer, load_tokenizer, token_pieces, vocabulary
+from support import real_tokenizer, assert_events_consistent, counting_scans, full_state, golden, require_shared
+from toolwire.tokenize import byte_tokenizer, token_pieces, vocabulary
 
 REAL_TOKENIZER = {
     **dict.fromkeys(["qwen25", "qwen3", "qwen3_instruct_2507", "qwen3_thinking_2507", "qwen3_coder", "qwen35",
@@ -73,23 +72,13 @@ OPENER = {  # the marker that starts a call (or, for gpt_oss, a message)
 HEADER = {"gpt_oss": "<|channel|>final<|message|>"}  # written before free text (with control ids)
 
 
-@cache
-def _real(name: str):
-    folder = REAL / "tokenizers" / name
-    if name == "o200k_base":
-        from toolwire.templates.harmony import load_o200k_harmony
-
-        return load_o200k_harmony(folder)
-    return load_tokenizer(str(folder))
-
-
 def tokenizer(family: str):
     """The family's tokenizer: real (skips when ../shared or its library is absent) or synthetic."""
     if family in SYNTHETIC_SPECIALS:
         return byte_tokenizer(SYNTHETIC_SPECIALS[family])
     require_shared()
     pytest.importorskip("tiktoken" if REAL_TOKENIZER[family] in ("Llama-3", "Llama-4", "o200k_base") else "tokenizers")
-    return _real(REAL_TOKENIZER[family])
+    return real_tokenizer(REAL_TOKENIZER[family])
 
 
 def feed_ids(fmt, ids, tools, tok, *, one_by_one=False, **kw):
