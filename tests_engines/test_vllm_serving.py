@@ -23,7 +23,7 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk
 import toolwire
 from conftest import REAL_TOKENIZER, golden_rows, hf_tokenizer, opens_reasoning, expected_calls
 from serving import (FAMILIES, MODEL, NotExpressible, RenderServer, anthropic_request, chat_request, model_dir,
-                     record, responses_request, toolwire_args)
+                     record, responses_request, template_kwargs, toolwire_args)
 
 GOLDEN_RENDER = __import__("conftest").SHARED / "golden" / "render"
 STREAM_CHUNK = 7  # tokens per streamed derender chunk (the protocol replays earlier chunks on every call)
@@ -365,3 +365,48 @@ def test_context_policy_warnings_are_logged(served):
     logged = server.log()[before:]
     for code in codes:
         assert f"toolwire_{family} context policy:" in logged and f"({code}, message" in logged, code
+
+
+# ---------------------------------------------------------------- the history keeper through the chat API
+
+def test_the_keeper_supplies_sampled_ids_through_the_chat_api(served):
+    """Issue 32: a client echoes each assistant turn without its reasoning; the keeper (in the serving code in
+    front of vLLM) restores it and attaches the ids the turn was sampled as (``token_ids``, the documented
+    extension field), and the server renders the request. The server's ids equal the keeper's own spliced ids,
+    each attached id sequence is in them verbatim, and wherever the keeper gave back every earlier turn the prompt
+    extends the previous prompt and its sampled turn exactly (the engine's prefix cache is reused whole). The
+    turn has reasoning where the format writes it under the request's options (thinking on by the template's
+    default), none elsewhere (a model with thinking off writes none)."""
+    from toolwire.history import HistoryKeeper, model_completion, model_completion_ids
+
+    family, server = served
+    fmt, tokenizer = toolwire.get_format(family), hf_tokenizer(REAL_TOKENIZER[family])
+    client = server.openai()
+    keeper = HistoryKeeper(fmt)
+    sent = [{"role": "user", "content": "Weather in Paris, then Lyon, then Nice?"}]
+    cached = None
+    extended = 0
+    for k, city in enumerate(["Paris", "Lyon", "Nice"]):
+        prepared = keeper.prepare(sent, WEATHER, tokenizer=tokenizer)
+        messages = [m.model_dump(exclude_none=True, mode="json") for m in prepared.messages]
+        body = {"model": MODEL, "messages": messages, "tools": WEATHER,
+                "chat_template_kwargs": template_kwargs(prepared.options)}
+        ids = client.post("/chat/completions/render", body=body, cast_to=object)["token_ids"]
+        assert ids == prepared.ids, (family, k)
+        attached = [m["token_ids"] for m in messages if "token_ids" in m]
+        for sampled in attached:
+            assert any(ids[i:i + len(sampled)] == sampled for i in range(len(ids) - len(sampled) + 1)), (family, k)
+        if k and len(attached) == k and not prepared.refused:
+            assert ids[:len(cached)] == cached, (family, k)
+            extended += 1
+        turn = {"role": "assistant", "content": "", "reasoning_content": f"The user wants {city}'s weather.",
+                "tool_calls": [{"id": f"call{k}", "type": "function",
+                                "function": {"name": "get_weather", "arguments": json.dumps({"city": city})}}]}
+        if turn["reasoning_content"] not in model_completion(fmt, prepared.messages, turn, WEATHER, **prepared.options):
+            del turn["reasoning_content"]
+        completion = model_completion_ids(fmt, prepared.messages, turn, WEATHER, tokenizer, **prepared.options)
+        keeper.record(prepared.messages, turn, WEATHER, token_ids=completion, **prepared.options)
+        cached = ids + completion
+        echoed = {key: value for key, value in turn.items() if key != "reasoning_content"}
+        sent = sent + [echoed, {"role": "tool", "tool_call_id": f"call{k}", "content": f"sunny in {city}"}]
+    record("keeper: requests extending the previous prompt + turn (of 2)", family, toolwire=extended)

@@ -312,3 +312,29 @@ def test_a_store_that_cannot_be_read_leaves_the_request_as_sent():
     assert keeper.stability(sent, TOOLS, **OPTS).cause == "store_error"
     with pytest.raises(redis.ConnectionError):
         keeper.record(sent, T1, TOOLS, **OPTS)
+
+
+def test_prepare_hands_on_no_recorded_ids_that_do_not_splice():
+    """DeepSeek R1's template re-renders an earlier turn without the ``<think>`` its prompt opened, so the ids the
+    turn was sampled as cannot continue that prompt (``history_rerendered``): prepare tokenises the turn as usual,
+    names it in ``refused``, and the messages it hands on no longer carry the ids (a server that splices them,
+    vLLM's renderer, would refuse the request); ids the client sent itself are left as sent."""
+    require_shared()
+    from toolwire.history import model_completion_ids
+
+    tok = load_tokenizer(str(REAL / "tokenizers" / "DeepSeek-V3"))
+    fmt = toolwire.get_format("deepseek_r1")
+    keeper = HistoryKeeper(fmt)
+    first = keeper.prepare([USER], TOOLS, tokenizer=tok)
+    t1 = {"role": "assistant", "content": "", "tool_calls": [call("call_a1", "Paris")]}
+    sampled = model_completion_ids(fmt, first.messages, t1, TOOLS, tok, **first.options)
+    keeper.record(first.messages, t1, TOOLS, token_ids=sampled, **first.options)
+    sent = [USER, t1, result("call_a1", "18C")]
+    assert keeper.restore(sent, TOOLS, token_ids=True).messages[1].__pydantic_extra__["token_ids"] == sampled
+    prepared = keeper.prepare(sent, TOOLS, tokenizer=tok)
+    assert [(e.message_index, e.reason) for e in prepared.refused] == [(1, "history_rerendered")]
+    assert "token_ids" not in (prepared.messages[1].__pydantic_extra__ or {})
+    assert prepared.ids == fmt.render(sent, TOOLS).token_ids(tok)
+    from_client = keeper.prepare([USER, dict(t1, token_ids=sampled), result("call_a1", "18C")], TOOLS, tokenizer=tok)
+    assert [e.message_index for e in from_client.refused] == [1]
+    assert from_client.messages[1].__pydantic_extra__["token_ids"] == sampled

@@ -334,7 +334,8 @@ class HistoryKeeper:
         recorded sampled ids when ``token_ids``), the prompt, and with a ``tokenizer`` its ids with every
         assistant turn that carries sampled ids (recorded, or sent by the client in the ``token_ids`` extension
         field) spliced in (:func:`toolwire.history.faithful.splice_token_ids`, ``on_refusal="skip"``: a turn that
-        cannot be spliced is tokenised as usual and listed in ``refused``). After generating, call
+        cannot be spliced is tokenised as usual and listed in ``refused``, and ``messages`` no longer carry the ids
+        the keeper attached to it, so a server they are handed on to does not refuse them). After generating, call
         ``record(prepared.messages, turn, tools, token_ids=completion_ids, **prepared.options)``."""
         from .faithful import splice_token_ids
 
@@ -345,8 +346,14 @@ class HistoryKeeper:
             return Prepared(restoration.messages, opts, restoration, prompt, None, [], [])
         spliced = splice_token_ids(self.format, restoration.messages, tools, tokenizer, bridge=bridge,
                                    on_refusal="skip", **opts)
-        return Prepared(restoration.messages, opts, restoration, spliced.prompt, spliced.ids, spliced.splices,
-                        spliced.refused)
+        handed_on = list(restoration.messages)
+        refused = {error.message_index for error in spliced.refused}
+        if refused:  # ids the keeper attached that do not splice are not handed on: a server would refuse them
+            sent_by_client = {i for i, m in enumerate(normalize_messages(messages))
+                              if (m.__pydantic_extra__ or {}).get(TOKEN_IDS_FIELD) is not None}
+            for i in refused - sent_by_client:
+                handed_on[i] = _without_ids(handed_on[i])
+        return Prepared(handed_on, opts, restoration, spliced.prompt, spliced.ids, spliced.splices, spliced.refused)
 
     # ---------------------------------------------------------------- stability
 
@@ -408,6 +415,13 @@ def _with(m: Message, reasoning: str | None, ids: list[int] | None) -> Message:
     if reasoning is not None and new.__pydantic_extra__:
         object.__setattr__(new, "__pydantic_extra__",
                            {k: v for k, v in new.__pydantic_extra__.items() if k not in REASONING_ALIASES})
+    return new
+
+
+def _without_ids(m: Message) -> Message:
+    new = m.model_copy()
+    object.__setattr__(new, "__pydantic_extra__",
+                       {k: v for k, v in (m.__pydantic_extra__ or {}).items() if k != TOKEN_IDS_FIELD})
     return new
 
 
