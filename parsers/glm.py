@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from .engine.lexer import MarkerScanner
 from .engine.xml_calls import Closer, XmlCallParser
-from .engine.xml_drift import GLUED_NAME, NO_TOOLS, STRAY_CLOSER, declared, stray_closer_name
+from .engine.xml_drift import GLUED_NAME, NO_TOOLS, PYTHON_START, STRAY_CLOSER, declared, stray_closer_name
 
 from toolwire.families.glm import GLM45, GLM46, GLM47, GLM53, MARKERS
 M = MARKERS
@@ -33,6 +33,8 @@ _HEAD = MarkerScanner(("\n", KEY_OPEN, CALL_CLOSE))
 _GLUED_HEAD = MarkerScanner(("\n", KEY_OPEN, CALL_CLOSE, KEY_CLOSE))
 """A head's first scan in content: also ``</arg_key>``, which ends a name glued to the first key (drift)."""
 _REASONING_HEAD = MarkerScanner((KEY_OPEN, CALL_CLOSE))
+_PYTHON_REST = MarkerScanner((CALL_CLOSE, CALL_OPEN))
+"""The rest of a head that starts as a Python call and met a newline: held to ``</tool_call>`` (drift)."""
 _ARGS = MarkerScanner((KEY_OPEN, CALL_CLOSE, CALL_OPEN))
 _KEY = MarkerScanner((KEY_CLOSE, VALUE_OPEN, CALL_CLOSE))
 _AFTER_KEY = MarkerScanner((VALUE_OPEN, VALUE_CLOSE, KEY_OPEN, CALL_CLOSE, CALL_OPEN))
@@ -50,7 +52,7 @@ class GlmParser(XmlCallParser):
         CALL_CLOSE: Closer(CALL_CLOSE, (CALL_OPEN,), ends_call=True),
     }
     states = {"start": "_start", "head": "_head", "head_on": "_head", "args": "_args", "key": "_key_state",
-              "after_key": "_after_key"}
+              "after_key": "_after_key", "python_rest": "_python_rest"}
     newline_after_name = True
 
     def __init__(self, tools=None, **options):
@@ -86,6 +88,13 @@ class GlmParser(XmlCallParser):
         if marker == KEY_CLOSE:
             self._glued_head(head)
             return True
+        if marker == CALL_CLOSE and self._python_call(head):  # NAME(k=v, ...) as the whole block (drift)
+            self._state = "text"
+            return True
+        if marker == "\n" and not reasoning and self.tools and PYTHON_START.match(head):
+            self._parts = [head, marker]  # may be a Python call going on past a newline: held to </tool_call>
+            self._state = "python_rest"
+            return True
         if reasoning:
             name, newline, rest = head.partition("\n")
             if newline:  # what follows the name is read again as the space between arguments
@@ -111,6 +120,26 @@ class GlmParser(XmlCallParser):
             self._state = "key"
         else:
             self._end_call()
+        return True
+
+    def _python_rest(self, final: bool) -> bool:
+        """A head that starts as a Python call ``NAME(`` went on past a newline: the block is held up to
+        ``</tool_call>`` (within the head's bound) and read as one call (``drift_python_call``); otherwise the head
+        is read as before, the rest given back to the space between arguments."""
+        marker = self._collect(_PYTHON_REST, final, self._head_room())
+        if marker is None and not final and not self._head_too_long():
+            return False
+        head, newline, *rest = self._parts
+        self._parts = []
+        rest_text = "".join(rest)
+        if marker == CALL_CLOSE and self._python_call(head + newline + rest_text):
+            self._state = "text"
+            return True
+        self._open_call(head)
+        if not self.newline_after_name:
+            self._repair("tool_name_newline", "a newline after the tool name was removed", raw="\n")
+        self._unread(rest_text + (marker or ""))
+        self._state = "args"
         return True
 
     def _stray_closer(self, head: str) -> str | None:

@@ -50,7 +50,8 @@ from .tools import tool_schemas
 from .lexer import LiteralCheck, MarkerScanner
 from .schema_coerce import coerce_argument, is_string_schema, parameter_schema
 from .drift import DRIFT_CODES, refused_diagnostic
-from .xml_drift import ARGUMENTS_OFF_SCHEMA, NAME_WHITESPACE, NO_TOOLS, STARTED_UNVERIFIED, off_schema, whitespace_name
+from .xml_drift import (ARGUMENTS_OFF_SCHEMA, NAME_WHITESPACE, NO_TOOLS, PYTHON_CALL, STARTED_UNVERIFIED, off_schema,
+                        python_call, whitespace_name)
 
 WHITESPACE = " \t\r\n"
 """Whitespace allowed between a closing tag and the structural marker that confirms it."""
@@ -582,6 +583,27 @@ class XmlCallParser(StreamParser):
             self.call.diag(diag.code, diag.message, severity="info", raw=raw)
         else:
             self._diagnostics.append(diag)
+
+    def _python_call(self, text: str) -> bool:
+        """``text``, a whole call block's body (held to its closer), as a Python call ``NAME(k=v, ...)`` in the
+        family's wrapper (``drift_python_call``): when it reads as a call of a declared tool whose arguments fit,
+        the call starts, gets its arguments and ends here, at once; True. False otherwise (the caller keeps the
+        text where it went before; a refused reading says why at ``info``)."""
+        found, why = python_call(self.tools, text, max_depth=self.limits.max_depth,
+                                 max_bytes=self.limits.max_argument_bytes)
+        if found is None:
+            if why is not None:
+                self._refuse(PYTHON_CALL, why, raw=text)
+            return False
+        name, arguments = found
+        self.call = self._begin_call(name, source=self._mode)
+        self._raw(text)
+        for key, value in arguments.items():
+            self.call.value(key, value)
+        self._drift(PYTHON_CALL, f"a Python call {name}(...) was written in the call wrapper; read as the call",
+                    raw=text)
+        self._finish_call()
+        return True
 
     def _finish_call(self, status: str | None = None) -> None:
         call = self.call

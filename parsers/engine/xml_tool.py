@@ -236,6 +236,9 @@ class XmlToolParser(XmlCallParser):
                 self._diag("empty_tool_call", "a tool-call block without a function", severity="info")
             elif self._json_call(junk):
                 return True
+            elif self._python_call(junk):
+                self._after_block()
+                return True
             self._stray(junk, "malformed_tool_call")
             self._after_block()
         return True
