@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from .engine.lexer import MarkerScanner
 from .engine.xml_calls import Closer, XmlCallParser
-from .engine.xml_drift import GLUED_NAME, NO_TOOLS, PYTHON_START, STRAY_CLOSER, declared, stray_closer_name
+from .engine.xml_drift import (GLUED_NAME, NO_TOOLS, PYTHON_START, STRAY_CLOSER, LostBracketWords, declared,
+                               stray_closer_name)
 
 from toolwire.families.glm import GLM45, GLM46, GLM47, GLM53, MARKERS
 M = MARKERS
@@ -54,6 +55,8 @@ class GlmParser(XmlCallParser):
     states = {"start": "_start", "head": "_head", "head_on": "_head", "args": "_args", "key": "_key_state",
               "after_key": "_after_key", "python_rest": "_python_rest"}
     newline_after_name = True
+    lost_brackets = LostBracketWords.glm(CALL_OPEN, CALL_CLOSE, KEY_OPEN, KEY_CLOSE, VALUE_OPEN, VALUE_CLOSE)
+    """``tool_call>NAME`` ... ``/tool_call>``: a call whose tag words lost their brackets (drift, issue 33)."""
 
     def __init__(self, tools=None, **options):
         super().__init__(tools, **options)
@@ -65,6 +68,9 @@ class GlmParser(XmlCallParser):
 
     # ---- text
     def _text_marker(self, marker: str) -> None:
+        if marker != CALL_OPEN:  # tool_call> without its bracket (drift_lost_brackets)
+            self._lost_opener(marker)
+            return
         self._state = "head"
         self._parts = []
 

@@ -50,8 +50,8 @@ from .tools import tool_schemas
 from .lexer import LiteralCheck, MarkerScanner
 from .schema_coerce import coerce_argument, is_string_schema, parameter_schema
 from .drift import DRIFT_CODES, refused_diagnostic
-from .xml_drift import (ARGUMENTS_OFF_SCHEMA, NAME_WHITESPACE, NO_TOOLS, PYTHON_CALL, STARTED_UNVERIFIED, off_schema,
-                        python_call, whitespace_name)
+from .xml_drift import (ARGUMENTS_OFF_SCHEMA, LOST_BRACKETS, NAME_WHITESPACE, NO_TOOLS, PYTHON_CALL, STARTED_UNVERIFIED,
+                        LostBracketWords, declared, off_schema, python_call, read_lost_brackets, whitespace_name)
 
 WHITESPACE = " \t\r\n"
 """Whitespace allowed between a closing tag and the structural marker that confirms it."""
@@ -177,6 +177,10 @@ class XmlCallParser(StreamParser):
     opaque_tokens: tuple[str, ...] = ()
     """Control tokens of the family that a text marker can overlap (MiniMax ``]~!b[`` and ``[e~[``): read as units
     in text, as the tokenizer reads them first, so no marker starts inside one; they stay text."""
+    lost_brackets: LostBracketWords | None = None
+    """The family's tag words without their ``<`` (drift ``drift_lost_brackets``, issue 33): with declared tools, a
+    line of content starting with one of ``lost_brackets.openers`` is held while it can still become such a call
+    (:func:`~.xml_drift.read_lost_brackets`); None: the family has no such recovery."""
 
     # built once per class from the tables above (:meth:`_compile`)
     _handlers: dict[str, Handler]
@@ -188,6 +192,7 @@ class XmlCallParser(StreamParser):
     _reasoning_scanners: dict[MarkerScanner, MarkerScanner]
     _stop_closers: dict[str, Closer]
     _text_framing: dict[tuple[str, str], int]
+    _lost_scanners: dict[str, MarkerScanner] | None
 
     def __init_subclass__(cls, **kwargs: Any):
         super().__init_subclass__(**kwargs)
@@ -213,8 +218,18 @@ class XmlCallParser(StreamParser):
                                       for tag, c in cls.value_closers.items()}
         else:
             cls._reasoning_value_scanner, cls._reasoning_closers = cls._value_scanner, cls.value_closers
+        lost = cls.lost_brackets
+        cls._lost_scanners = None
+        if lost is not None:  # its openers frame as the call opener does; the framing is given back if not a call
+            for opener in lost.openers:
+                framing[("content", opener)] = cls._held_newlines.get("content", 0)
+            cls.undecided_markers = cls.undecided_markers | frozenset(lost.openers)
+            if "content" in cls._text_scanners:
+                cls._lost_scanners = {**cls._text_scanners, "content": MarkerScanner(
+                    (*cls._text_scanners["content"].markers, *lost.openers))}
         cls._handlers = {"start": cls._start, "text": cls._text, "value_start": cls._value_start,
                          "value": cls._value, "closing": cls._closing, "stop": cls._stop,
+                         "lost_brackets": cls._lost_brackets_state,
                          **{state: getattr(cls, name) for state, name in cls.states.items()}}
 
     @classmethod
@@ -243,6 +258,8 @@ class XmlCallParser(StreamParser):
         # read at every delta: CPython 3.11 reads an instance attribute faster than a class attribute
         self._handlers = type(self)._handlers
         self._value_scanner = type(self)._value_scanner
+        if self._lost_scanners is not None and self._names is not None:  # only with tools (drift_lost_brackets)
+            self._text_scanners = self._lost_scanners
 
     # ---- hooks
     def _text_marker(self, marker: str) -> None:  # pragma: no cover - abstract
@@ -583,6 +600,56 @@ class XmlCallParser(StreamParser):
             self.call.diag(diag.code, diag.message, severity="info", raw=raw)
         else:
             self._diagnostics.append(diag)
+
+    # ---- tag words whose angle brackets were lost (drift_lost_brackets)
+    def _lost_opener(self, marker: str) -> None:
+        """One of ``lost_brackets.openers`` was read in text: at a line start (or the answer's start) of content,
+        from text input, it may start a call without brackets (state ``lost_brackets`` reads it again, whole);
+        anywhere else it is text, its framing given back."""
+        gap = "".join(self._gap)
+        line_start = bool(gap) or not self._content or self._content[-1].endswith("\n")
+        if self._mode != "content" or not line_start or self._reading_ids():
+            self._gap = []
+            self._emit(gap + marker)
+            self._state = "text"
+            return
+        self._pos -= len(marker)
+        self._state = "lost_brackets"
+
+    def _lost_brackets_state(self, final: bool) -> bool:
+        """Hold the text from the opener while it can still become a call without brackets; then either release
+        the opener as content (the text after it is read on as text) or start, fill and finish the call at once."""
+        words = self.lost_brackets
+        text = self._buf[self._pos:]
+        reading = read_lost_brackets(words, declared(self.tools), text, final, max_depth=self.limits.max_depth,
+                                     max_bytes=self.limits.max_argument_bytes)
+        if reading.kind == "more":
+            return False
+        gap = "".join(self._gap)
+        self._gap = []
+        if reading.kind == "text":
+            opener = next(o for o in words.openers if text.startswith(o))
+            if reading.why is not None:
+                self._refuse(LOST_BRACKETS, reading.why, raw=reading.raw)
+            self._emit_content(gap + opener)
+            self._pos += len(opener)
+            self._state = "text"
+            return True
+        raw = text[:reading.end]
+        self.call = self._begin_call(reading.name, source="content")
+        self._raw(raw)
+        for key, value in reading.arguments.items():
+            self.call.value(key, value)
+        self._drift(LOST_BRACKETS, f"the call's tag words came without their angle brackets; read as a call of "
+                    f"{reading.name!r}", raw=raw)
+        self._finish_call()
+        self._pos += reading.end
+        self._after_lost_brackets()
+        return True
+
+    def _after_lost_brackets(self) -> None:
+        """Where a call read without brackets leads (families: the state after a call block)."""
+        self._state = "text"
 
     def _python_call(self, text: str) -> bool:
         """``text``, a whole call block's body (held to its closer), as a Python call ``NAME(k=v, ...)`` in the

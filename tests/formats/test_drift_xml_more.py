@@ -22,8 +22,8 @@ import random
 import pytest
 
 import toolwire
-from formats.test_drift_xml import (GLM_STYLE, QWEN_STYLE, REAL_TOKENIZER, TOOLS, Case, _check, _feed_ids,
-                                    _qwen3_tokenizer, m)
+from formats.test_drift_xml import (BARE_FUNCTION, GLM_STYLE, QWEN_STYLE, REAL_TOKENIZER, TOOLS, Case, _check,
+                                    _feed_ids, _qwen3_tokenizer, m)
 from support import check_chunking, chunkings, full_state, kept_text, stream_parse
 from toolwire.output import ContentDelta, ToolCallStarted
 from toolwire.parsers.engine.drift import Drift
@@ -91,7 +91,78 @@ def _python_cases() -> list[Case]:
     return out
 
 
-CASES = _python_cases()
+LOST = "drift_lost_brackets"
+
+
+def bare(marker: str) -> str:
+    """A tag word as a model writes it when its angle bracket is lost: the marker without its ``<``
+    (``<function=`` -> ``function=``, ``</function>`` -> ``/function>``)."""
+    assert marker.startswith("<")
+    return marker[1:]
+
+
+def _lost_bracket_cases() -> list[Case]:
+    out: list[Case] = []
+    add = out.append
+    # ---- Qwen-style (the six that read a bare <function= too): function=NAME> ... /function>, tool_call> optional
+    for f in BARE_FUNCTION:
+        k = m(f)
+        fo, fc, po, pc = (bare(x) for x in (k.FUNCTION_OPEN, k.FUNCTION_CLOSE, k.PARAMETER_OPEN, k.PARAMETER_CLOSE))
+        co, cc = bare(k.CALL_OPEN), bare(k.CALL_CLOSE)
+
+        def param(key: str, value: str) -> str:
+            return f"{po}{key}>\n{value}\n{pc}\n"
+
+        call = f"{fo}get_weather>\n{param('city', 'Paris')}{param('days', '3')}{fc}"
+        sep, prose = {"step35": ("\n", "Let me check.\n"), "nemotron3": ("\n", "Let me check.")}.get(
+            f, ("\n\n", "Let me check."))
+        add(Case("lost_brackets", f, Drift.MISSING_MARKERS, LOST, f"Let me check.{sep}{call}\n{cc}",
+                 calls=(("get_weather", PARIS3, "repaired"),), content=prose, raw=f"{call}\n{cc}"))
+        whole = f"{co}\n{call}\n{cc}"
+        add(Case("lost_brackets_wrapper_too", f, Drift.MISSING_MARKERS, LOST, whole,
+                 calls=(("get_weather", PARIS3, "repaired"),), raw=whole))
+        add(Case("lost_brackets_no_closer", f, Drift.MISSING_MARKERS, LOST, call,
+                 calls=(("get_weather", PARIS3, "repaired"),), raw=call))
+        for why, text, raw, tools in (
+                ("undeclared", f"{fo}rm_rf>\n{param('path', '/')}{fc}", f"{fo}r", TOOLS),
+                ("undeclared_key", f"{fo}get_weather>\n{param('town', 'Paris')}{fc}", f"{fo}get_weather>\n{po}t",
+                 TOOLS),
+                ("off_schema", f"{fo}get_weather>\n{param('days', '3')}{fc}", f"{fo}get_weather>\n{param('days', '3')}{fc}",
+                 TOOLS),
+                ("not_closed", f"{fo}get_weather>\n{param('city', 'Paris')}", f"{fo}get_weather>\n{param('city', 'Paris')}",
+                 TOOLS),
+                ("no_tools", call, None, None)):
+            add(Case(f"lost_brackets_{why}", f, Drift.MISSING_MARKERS, LOST, text, content=text, recovered=False,
+                     raw=raw, tools=tools))
+    # ---- GLM group: tool_call>NAME, arg_key>K/arg_key>, arg_value>V/arg_value>, /tool_call>
+    for f in GLM_STYLE:
+        k = m(f)
+        co, cc, ko, kc, vo, vc = (bare(x) for x in (k.CALL_OPEN, k.CALL_CLOSE, k.KEY_OPEN, k.KEY_CLOSE, k.VALUE_OPEN,
+                                                    k.VALUE_CLOSE))
+        nl = "\n" if f in ("glm45", "glm46") else ""
+
+        def arg(key: str, value: str) -> str:
+            return f"{ko}{key}{kc}{nl}{vo}{value}{vc}{nl}"
+
+        call = f"{co}get_weather{nl}{arg('city', 'Paris')}{arg('days', '3')}{cc}"
+        add(Case("lost_brackets", f, Drift.MISSING_MARKERS, LOST, f"Checking.\n{call}",
+                 calls=(("get_weather", PARIS3, "repaired"),), content="Checking." + ("" if nl else "\n"), raw=call))
+        flat = f"{co}get_weather{arg('city', 'Paris')}{cc}"  # no newline anywhere (4.7's own layout)
+        add(Case("lost_brackets_flat", f, Drift.MISSING_MARKERS, LOST, flat,
+                 calls=(("get_weather", {"city": "Paris"}, "repaired"),), raw=flat))
+        for why, text, raw, tools in (
+                ("undeclared", f"{co}rm_rf{nl}{arg('path', '/')}{cc}", f"{co}r", TOOLS),
+                ("undeclared_key", f"{co}get_weather{nl}{arg('town', 'Paris')}{cc}",
+                 f"{co}get_weather{nl}{ko}t", TOOLS),
+                ("off_schema", f"{co}get_weather{nl}{arg('days', '3')}{cc}", f"{co}get_weather{nl}{arg('days', '3')}{cc}",
+                 TOOLS),
+                ("no_tools", call, None, None)):
+            add(Case(f"lost_brackets_{why}", f, Drift.MISSING_MARKERS, LOST, text, content=text, recovered=False,
+                     raw=raw, tools=tools))
+    return out
+
+
+CASES = _python_cases() + _lost_bracket_cases()
 
 
 @pytest.mark.parametrize("case", CASES, ids=str)
@@ -108,22 +179,76 @@ def test_drift_case_one_shot_and_streamed(case: Case):
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.recovered], ids=str)
-def test_a_python_call_starts_only_once_its_block_closed(case: Case):
-    """Held, then at once: no ``ToolCallStarted`` before the wrapper's closer was read, and nothing of the call
-    went out as content (1-character feeds)."""
+def test_a_recovered_call_starts_only_once_it_was_read_whole(case: Case):
+    """Held, then at once: no ``ToolCallStarted`` before the last character of the call's text (a Python call: its
+    wrapper's closer) was read, and nothing of the call went out as content (1-character feeds)."""
     fmt = toolwire.get_format(case.family)
     parser = fmt.stream(case.tools, **case.options)
-    k = m(case.family)
-    marker = k.BLOCK_CLOSE if case.family == "minimax_m2" else k.CALL_CLOSE
-    closer = case.output.index(marker, case.output.rindex(case.raw)) + len(marker) - 1
-    sent = ""
+    last = case.output.rindex(case.raw) + len(case.raw) - 1
+    if case.code == PY_CODE:
+        k = m(case.family)
+        marker = k.BLOCK_CLOSE if case.family == "minimax_m2" else k.CALL_CLOSE
+        last = case.output.index(marker, last) + len(marker) - 1
+    sent, started = "", None
     for i, ch in enumerate(case.output):
         events = parser.feed(ch)
         sent += "".join(e.text for e in events if isinstance(e, ContentDelta))
-        if any(isinstance(e, ToolCallStarted) for e in events):
-            assert i >= closer, (i, closer)
-            break
-    assert "get_weather" not in sent
+        if started is None and any(isinstance(e, ToolCallStarted) for e in events):
+            started = i
+    events = parser.flush()
+    sent += "".join(e.text for e in events if isinstance(e, ContentDelta))
+    assert started is None or started >= last, (started, last)
+    assert "get_weather" not in sent and "Paris" not in sent
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.code == LOST and not c.recovered and c.tools], ids=str)
+def test_a_refused_call_without_brackets_is_released_the_moment_it_cannot_be_one(case: Case):
+    """Hold back only while the text can still become a call: at 1-character feeds, once the character that
+    decides it (the end of ``raw``) was fed, every character so far has gone out as content."""
+    parser = toolwire.get_format(case.family).stream(case.tools, **case.options)
+    decided = len(case.raw)  # each negative case starts with the opener, so raw is a prefix of the output
+    assert case.output.startswith(case.raw)
+    sent = ""
+    for i, ch in enumerate(case.output):
+        sent += "".join(e.text for e in parser.feed(ch) if isinstance(e, ContentDelta))
+        if i + 1 == decided and decided < len(case.output):
+            assert case.output[:decided].startswith(sent) and len(sent) >= decided - 1, (sent, decided)
+
+
+def test_tag_words_without_brackets_mid_line_are_text():
+    """Only at a line start (or the answer's start): ``see function=get_weather>`` in a sentence, or after prose on
+    the same line, is text, with nothing said."""
+    for family in ("qwen3_coder", "glm47"):
+        k = m(family)
+        opener = bare(k.FUNCTION_OPEN) if family == "qwen3_coder" else bare(k.CALL_OPEN)
+        text = f"I would write {opener}get_weather> here, or not."
+        out = toolwire.get_format(family).parse(text, TOOLS)
+        assert out.content == text and not out.tool_calls and LOST not in out.codes()
+
+
+@pytest.mark.parametrize("family", ["qwen3_coder", "glm47"])
+def test_tag_words_without_brackets_from_token_ids_are_text(family: str):
+    """Text input only: fed ids (here Qwen3's tokenizer, whose ordinary tokens spell the words), a call needs its
+    control-token opener, so the words stay content and nothing is recovered."""
+    from toolwire.tokenize import vocabulary
+
+    case = next(c for c in CASES if c.family == family and c.id == "lost_brackets")
+    ids = vocabulary(_qwen3_tokenizer()).encode(case.output)
+    out = _feed_ids(case, ids, [[i] for i in ids])
+    assert out.tool_calls == [] and out.content == case.output and LOST not in out.codes()
+
+
+def test_every_lost_brackets_family_has_recovered_and_refused_cases():
+    """The docs table: per family, recovered cases and the refusals (undeclared name, undeclared key, off-schema,
+    no tools)."""
+    seen: dict[str, set[str]] = {}
+    for case in CASES:
+        if case.code == LOST:
+            seen.setdefault(case.family, set()).add(case.id)
+    for family, ids in seen.items():
+        assert {"lost_brackets", "lost_brackets_undeclared", "lost_brackets_undeclared_key",
+                "lost_brackets_off_schema", "lost_brackets_no_tools"} <= ids, family
+    assert set(seen) == {*BARE_FUNCTION, *GLM_STYLE}
 
 
 def test_every_python_call_family_has_recovered_and_refused_cases():
@@ -131,7 +256,8 @@ def test_every_python_call_family_has_recovered_and_refused_cases():
     off-schema, no tools)."""
     seen: dict[str, set[str]] = {}
     for case in CASES:
-        seen.setdefault(case.family, set()).add(case.id)
+        if case.code == PY_CODE:
+            seen.setdefault(case.family, set()).add(case.id)
     for family, ids in seen.items():
         assert {"python_call", *(f"python_call_{why}" for why, _, _ in PY_REFUSED)} <= ids, family
     assert set(seen) == {*QWEN_STYLE, *GLM_STYLE, "hy3", "minimax_m2"}
@@ -152,7 +278,9 @@ def test_a_python_call_is_never_evaluated():
 @pytest.mark.parametrize("case", [c for c in CASES if c.family in REAL_TOKENIZER], ids=str)
 def test_drift_case_as_token_ids(case: Case):
     """Encoded by Qwen3's tokenizer (``<tool_call>`` / ``</tool_call>`` control ids), fed whole, one id at a time and
-    in random pieces: a Python call in a block the control ids opened parses as the text does."""
+    in random pieces: a Python call in a block the control ids opened parses as the text does; tag words without
+    brackets are recovered from text only (fed ids, a call needs its control-token opener), so there they stay
+    content, whole."""
     from toolwire.tokenize import vocabulary
 
     tok = _qwen3_tokenizer()
@@ -161,7 +289,11 @@ def test_drift_case_as_token_ids(case: Case):
     cuts = sorted(rng.sample(range(1, len(ids)), min(6, len(ids) - 1)))
     text = toolwire.get_format(case.family).parse(case.output, case.tools, **case.options)
     for pieces in ([ids], [[i] for i in ids], [ids[a:b] for a, b in zip([0, *cuts], [*cuts, len(ids)])]):
-        assert full_state(_feed_ids(case, ids, pieces)) == full_state(text)
+        out = _feed_ids(case, ids, pieces)
+        if case.code == LOST:  # text input only: ordinary tokens spelling the words are content
+            assert out.tool_calls == [] and out.content == case.output and LOST not in out.codes()
+        else:
+            assert full_state(out) == full_state(text)
 
 
 def test_streamed_content_is_what_the_result_says():
