@@ -20,8 +20,9 @@ from __future__ import annotations
 
 from .engine.lexer import MarkerScanner
 from .engine.xml_calls import Closer, XmlCallParser
-from .engine.xml_drift import (GLUED_NAME, NO_TOOLS, PYTHON_START, STRAY_CLOSER, LostBracketWords, declared,
+from .engine.xml_drift import (GLUED_NAME, NO_TOOLS, PYTHON_START, STRAY_CLOSER, declared,
                                stray_closer_name)
+from .engine.xml_drift_brackets import LostBracketWords
 
 from toolwire.families.glm import GLM45, GLM46, GLM47, GLM53, MARKERS
 M = MARKERS

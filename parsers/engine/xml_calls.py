@@ -50,8 +50,9 @@ from .tools import tool_schemas
 from .lexer import LiteralCheck, MarkerScanner
 from .schema_coerce import coerce_argument, is_string_schema, parameter_schema
 from .drift import DRIFT_CODES, refused_diagnostic
-from .xml_drift import (ARGUMENTS_OFF_SCHEMA, LOST_BRACKETS, NAME_WHITESPACE, NO_TOOLS, PYTHON_CALL, STARTED_UNVERIFIED,
-                        LostBracketWords, declared, off_schema, python_call, read_lost_brackets, whitespace_name)
+from .xml_drift import (ARGUMENTS_OFF_SCHEMA, NAME_WHITESPACE, NO_TOOLS, PYTHON_CALL, STARTED_UNVERIFIED, declared,
+                        off_schema, python_call, whitespace_name)
+from .xml_drift_brackets import LOST_BRACKETS, TEXT, LostBracketReader, LostBracketWords
 
 WHITESPACE = " \t\r\n"
 """Whitespace allowed between a closing tag and the structural marker that confirms it."""
@@ -180,7 +181,7 @@ class XmlCallParser(StreamParser):
     lost_brackets: LostBracketWords | None = None
     """The family's tag words without their ``<`` (drift ``drift_lost_brackets``, issue 33): with declared tools, a
     line of content starting with one of ``lost_brackets.openers`` is held while it can still become such a call
-    (:func:`~.xml_drift.read_lost_brackets`); None: the family has no such recovery."""
+    (:class:`~.xml_drift_brackets.LostBracketReader`); None: the family has no such recovery."""
 
     # built once per class from the tables above (:meth:`_compile`)
     _handlers: dict[str, Handler]
@@ -193,6 +194,7 @@ class XmlCallParser(StreamParser):
     _stop_closers: dict[str, Closer]
     _text_framing: dict[tuple[str, str], int]
     _lost_scanners: dict[str, MarkerScanner] | None
+    _lost: LostBracketReader | None = None  # the reader of a held call without brackets (set only while one is held)
 
     def __init_subclass__(cls, **kwargs: Any):
         super().__init_subclass__(**kwargs)
@@ -614,28 +616,37 @@ class XmlCallParser(StreamParser):
             self._state = "text"
             return
         self._pos -= len(marker)
+        self._lost = LostBracketReader(self.lost_brackets, declared(self.tools), max_depth=self.limits.max_depth,
+                                       max_bytes=self.limits.max_argument_bytes)
         self._state = "lost_brackets"
 
     def _lost_brackets_state(self, final: bool) -> bool:
-        """Hold the text from the opener while it can still become a call without brackets; then either release
-        the opener as content (the text after it is read on as text) or start, fill and finish the call at once."""
-        words = self.lost_brackets
-        text = self._buf[self._pos:]
-        reading = read_lost_brackets(words, declared(self.tools), text, final, max_depth=self.limits.max_depth,
-                                     max_bytes=self.limits.max_argument_bytes)
+        """Hold the text from the opener while it can still become a call without brackets (in the reader, out of
+        the buffer); then either release the opener as content (the text after it is read again as text) or start,
+        fill and finish the call at once."""
+        reader = self._lost
+        buf, pos = self._buf, self._pos
+        piece = buf[pos:pos + reader.room()]
+        self._pos = pos + len(piece)
+        reading = reader.read(piece, final and self._pos == len(buf))
         if reading.kind == "more":
-            return False
+            if self._pos < len(buf):  # the bound was met with the output going on: not a call
+                reading = TEXT
+            else:
+                return False
+        held = reader.text
+        self._lost = None
         gap = "".join(self._gap)
         self._gap = []
         if reading.kind == "text":
-            opener = next(o for o in words.openers if text.startswith(o))
+            opener = next(o for o in self.lost_brackets.openers if held.startswith(o))
             if reading.why is not None:
                 self._refuse(LOST_BRACKETS, reading.why, raw=reading.raw)
             self._emit_content(gap + opener)
-            self._pos += len(opener)
+            self._unread(held[len(opener):])
             self._state = "text"
             return True
-        raw = text[:reading.end]
+        raw = held[:reading.end]
         self.call = self._begin_call(reading.name, source="content")
         self._raw(raw)
         for key, value in reading.arguments.items():
@@ -643,7 +654,7 @@ class XmlCallParser(StreamParser):
         self._drift(LOST_BRACKETS, f"the call's tag words came without their angle brackets; read as a call of "
                     f"{reading.name!r}", raw=raw)
         self._finish_call()
-        self._pos += reading.end
+        self._unread(held[reading.end:])
         self._after_lost_brackets()
         return True
 

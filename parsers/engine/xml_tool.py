@@ -16,8 +16,9 @@ from .safe_json import loads
 from .schema_coerce import declared_parameter
 from .xml_calls import WHITESPACE, Closer, XmlCallParser, closing_text
 from .xml_drift import (FUNCTION_SPACE, JSON_BODY, JSON_CALL, MISSING_CALL_WRAPPER, NO_TOOLS, ORPHAN_CALL_CLOSER,
-                        PARAMETER_ATTRIBUTE, LostBracketWords, attribute_opener, declared, json_call, spaced,
+                        PARAMETER_ATTRIBUTE, attribute_opener, declared, json_call, spaced,
                         whitespace_name)
+from .xml_drift_brackets import LostBracketWords
 
 MAX_NAME_CHARS = 256
 """A function or parameter name longer than this (no ``>`` yet) is malformed, not held back forever."""
