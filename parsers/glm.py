@@ -14,6 +14,11 @@ Only the framing newlines are removed; values are byte-exact. A value ends at ``
 ``<arg_key>`` / ``</tool_call>`` / ``<tool_call>`` / the end of output; a value left unclosed ends at ``</tool_call>`` followed
 by ``<tool_call>`` / the end (diagnosed repair). A newline ends the call name: framing in 4.5 / 4.6, a
 diagnosed repair in 4.7. Names are matched exactly against the declared tools.
+
+Drift (issue 33, docs/variants.md "Drift recovery"), with declared tools and only when unambiguous: a name with
+whitespace after it, a closing tag glued to it, the name glued to the first key, a Python call
+``NAME(k=v)`` as the whole block, and the tag words without their angle brackets (``tool_call>NAME`` ...
+``/tool_call>``) at a line start of content.
 """
 
 from __future__ import annotations

@@ -5,6 +5,10 @@ Each recovery is one diagnostic code registered with its class in :data:`~.drift
 leaves the text where it was with the same code at severity ``info`` (:func:`~.drift.refused_diagnostic`).
 docs/variants.md ("Drift recovery (issue 33)") lists them per family, with how each streams.
 
+A call whose tag words lost their angle brackets (``drift_lost_brackets``) is read in
+:mod:`.xml_drift_brackets`; a Python call ``NAME(k=v)`` as a wrapper's whole body (``drift_python_call``) by
+:func:`python_call`, with the JSON group's keyword-literal reader (:mod:`.drift_json`).
+
 Every recovery here is decided before the stream sends anything it would change: the text it reads is held
 back (a call head up to its ``>``, a body up to ``</function>``, whitespace up to a possible closer), so a
 stream never takes back what it sent and every chunking gives the one-shot result.
@@ -16,8 +20,7 @@ import re
 from typing import Any, Iterable
 
 from .drift import DeclaredTools, Drift, register
-from .drift_json import _PY_CALL, _python_arguments  # the JSON group's Python-call reader, reused (issue 33)
-from .drift_json import PYTHON_CALL
+from .drift_json import PYTHON_CALL, _PY_CALL, _python_arguments  # the JSON group's Python-call reader, reused
 from .safe_json import loads
 
 MISSING_CALL_WRAPPER = "missing_call_wrapper"
@@ -182,6 +185,5 @@ def whitespace_name(tools: Iterable[Any] | None, written: str) -> tuple[str | No
 
 __all__ = ["ARGUMENTS_OFF_SCHEMA", "ARGUMENT_KEYS", "FUNCTION_SPACE", "GLUED_NAME", "JSON_BODY", "JSON_CALL",
            "MISSING_CALL_WRAPPER", "NAME_WHITESPACE", "NO_TOOLS", "ORPHAN_CALL_CLOSER", "PARAMETER_ATTRIBUTE",
-           "PYTHON_CALL", "PYTHON_START", "STARTED_UNVERIFIED", "python_call", "STRAY_CLOSER", "attribute_opener", "declared", "json_call", "off_schema", "spaced", "stray_closer_name",
-           "whitespace_name"]
-
+           "PYTHON_CALL", "PYTHON_START", "STARTED_UNVERIFIED", "STRAY_CLOSER", "attribute_opener", "declared",
+           "json_call", "off_schema", "python_call", "spaced", "stray_closer_name", "whitespace_name"]
