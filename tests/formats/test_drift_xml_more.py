@@ -303,3 +303,44 @@ def test_streamed_content_is_what_the_result_says():
         fmt = toolwire.get_format(case.family)
         out, events = stream_parse(fmt, case.output, list(case.output), case.tools, **case.options)
         assert "".join(e.text for e in events if isinstance(e, ContentDelta)) == out.content == case.content
+
+
+# ---------------------------------------------------------------- properties (hypothesis)
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_PIECES = {
+    "qwen3_coder": ["function=", "get_weather>", "rm_rf>", "parameter=", "city>", "days>", "town>", "\n", "Paris",
+                    "3", "/parameter>", "/function>", "tool_call>", "/tool_call>", "<function=", "</parameter>",
+                    'get_weather(city="Paris")', "x", " ", "\u3000"],
+    "glm47": ["tool_call>", "get_weather", "rm_rf", "arg_key>", "city", "days", "/arg_key>", "arg_value>", "Paris",
+              "3", "/arg_value>", "/tool_call>", "\n", "<tool_call>", "</tool_call>", 'get_weather(city="Paris")',
+              "x", " ", "\u3000"],
+}
+
+
+_PIECES["glm45"] = _PIECES["glm47"]  # with 4.5's newline framing
+
+
+@pytest.mark.parametrize("family", sorted(_PIECES))
+def test_any_mix_of_the_drift_pieces_streams_as_it_parses_and_loses_nothing(family: str):
+    """Random texts of bracket-less words, Python calls and bracketed tags (hypothesis): every chunking gives the
+    one-shot result, no character is lost (U+3000 is a sentinel no marker holds), and every call recovered by these
+    readings names a declared tool with arguments that fit its schema."""
+    fmt = toolwire.get_format(family)
+
+    @settings(max_examples=60, derandomize=True, database=None, deadline=None)
+    @given(st.lists(st.sampled_from(_PIECES[family]), max_size=24), st.integers(0, 2 ** 16))
+    def run(pieces, seed):
+        text = "".join(pieces)
+        splits = chunkings(text, seed=seed, every_split_upto=0, random_splits=3, max_len=(1, 3, 9)) \
+            if text else [[""]]
+        out = check_chunking(fmt, text, TOOLS, splits=splits)
+        assert kept_text(out, names=True).count("\u3000") >= text.count("\u3000")
+        for call in out.tool_calls:
+            if any(d.code in (LOST, PY_CODE) and d.severity == "warning" for d in call.diagnostics):
+                assert call.name == "get_weather" and call.status == "repaired"
+                assert set(call.arguments) <= {"city", "days"} and "city" in call.arguments
+
+    run()
