@@ -194,6 +194,7 @@ class XmlCallParser(StreamParser):
     _stop_closers: dict[str, Closer]
     _text_framing: dict[tuple[str, str], int]
     _lost_scanners: dict[str, MarkerScanner] | None
+    _lost_start: dict[str, MarkerScanner] | None
     _lost: LostBracketReader | None = None  # the reader of a held call without brackets (set only while one is held)
 
     def __init_subclass__(cls, **kwargs: Any):
@@ -221,14 +222,19 @@ class XmlCallParser(StreamParser):
         else:
             cls._reasoning_value_scanner, cls._reasoning_closers = cls._value_scanner, cls.value_closers
         lost = cls.lost_brackets
-        cls._lost_scanners = None
-        if lost is not None:  # its openers frame as the call opener does; the framing is given back if not a call
+        cls._lost_scanners = cls._lost_start = None
+        if lost is not None and "content" in cls._text_scanners:
+            # an opener counts after a newline (which may be framing, as before the call opener; given back if it
+            # is not a call), or at the answer's very start: the bare word is scanned for only until content began
+            held = cls._held_newlines.get("content", 0)
+            anchored = tuple("\n" + opener for opener in lost.openers)
             for opener in lost.openers:
-                framing[("content", opener)] = cls._held_newlines.get("content", 0)
-            cls.undecided_markers = cls.undecided_markers | frozenset(lost.openers)
-            if "content" in cls._text_scanners:
-                cls._lost_scanners = {**cls._text_scanners, "content": MarkerScanner(
-                    (*cls._text_scanners["content"].markers, *lost.openers))}
+                framing[("content", opener)] = held
+                framing[("content", "\n" + opener)] = max(held - 1, 0)
+            cls.undecided_markers = cls.undecided_markers | frozenset((*lost.openers, *anchored))
+            markers = cls._text_scanners["content"].markers
+            cls._lost_scanners = {**cls._text_scanners, "content": MarkerScanner((*markers, *anchored))}
+            cls._lost_start = {**cls._text_scanners, "content": MarkerScanner((*markers, *anchored, *lost.openers))}
         cls._handlers = {"start": cls._start, "text": cls._text, "value_start": cls._value_start,
                          "value": cls._value, "closing": cls._closing, "stop": cls._stop,
                          "lost_brackets": cls._lost_brackets_state,
@@ -260,8 +266,8 @@ class XmlCallParser(StreamParser):
         # read at every delta: CPython 3.11 reads an instance attribute faster than a class attribute
         self._handlers = type(self)._handlers
         self._value_scanner = type(self)._value_scanner
-        if self._lost_scanners is not None and self._names is not None:  # only with tools (drift_lost_brackets)
-            self._text_scanners = self._lost_scanners
+        if self._lost_start is not None and self._names is not None:  # only with tools (drift_lost_brackets)
+            self._text_scanners = self._lost_start
 
     # ---- hooks
     def _text_marker(self, marker: str) -> None:  # pragma: no cover - abstract
@@ -389,7 +395,10 @@ class XmlCallParser(StreamParser):
         if self._skip and not self._drop_framing(final):
             return False
         buf, pos, mode = self._buf, self._pos, self._mode
-        hit = self._text_scanners[mode].scan(buf, pos, final=final, literal=self._tokens)
+        scanners = self._text_scanners
+        if scanners is self._lost_start and self._content:  # the answer began: bracket-less openers after "\n" only
+            scanners = self._text_scanners = self._lost_scanners
+        hit = scanners[mode].scan(buf, pos, final=final, literal=self._tokens)
         if hit.marker is None:
             end = hit.start if final else back_off_newlines(buf, pos, hit.start, self._held_newlines[mode])
             self._emit(buf[pos:end])
@@ -605,17 +614,27 @@ class XmlCallParser(StreamParser):
 
     # ---- tag words whose angle brackets were lost (drift_lost_brackets)
     def _lost_opener(self, marker: str) -> None:
-        """One of ``lost_brackets.openers`` was read in text: at a line start (or the answer's start) of content,
-        from text input, it may start a call without brackets (state ``lost_brackets`` reads it again, whole);
-        anywhere else it is text, its framing given back."""
+        """One of ``lost_brackets.openers`` was read in content text, after a newline (``marker`` starts with it) or
+        at the answer's very start: from text input it may start a call without brackets (state ``lost_brackets``
+        reads it again, whole); otherwise it is text, its framing given back. A newline before it beyond the
+        family's framing stays content."""
         gap = "".join(self._gap)
-        line_start = bool(gap) or not self._content or self._content[-1].endswith("\n")
-        if self._mode != "content" or not line_start or self._reading_ids():
+        opener = marker
+        if marker.startswith("\n"):
+            opener = marker[1:]
+            gap += "\n"
+            keep = len(gap) - min(len(gap), self._held_newlines.get("content", 0))
+            self._emit(gap[:keep])
+            gap = gap[keep:]
+        elif self._content:  # mid-line: the bare word is scanned for at the answer's start only
+            gap, opener = gap + marker, ""
+        if not opener or self._mode != "content" or self._reading_ids():
             self._gap = []
-            self._emit(gap + marker)
+            self._emit(gap + opener)
             self._state = "text"
             return
-        self._pos -= len(marker)
+        self._gap = [gap]
+        self._pos -= len(opener)
         self._lost = LostBracketReader(self.lost_brackets, declared(self.tools), max_depth=self.limits.max_depth,
                                        max_bytes=self.limits.max_argument_bytes)
         self._state = "lost_brackets"

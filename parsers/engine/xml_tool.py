@@ -145,7 +145,7 @@ class XmlToolParser(XmlCallParser):
 
     # ------------------------------------------------------------------ between call blocks
     def _text_marker(self, marker: str) -> None:
-        if self._lost_scanners is not None and marker in self.lost_brackets.openers:
+        if self._lost_start is not None and marker not in (self.grammar.call_open, self.grammar.function_open):
             self._lost_opener(marker)
         elif marker == self.grammar.call_open:
             self._state = "call"  # a call block opened in content or reasoning (its source)
