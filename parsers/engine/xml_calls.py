@@ -225,7 +225,7 @@ class XmlCallParser(StreamParser):
         cls._lost_scanners = cls._lost_start = None
         if lost is not None and "content" in cls._text_scanners:
             # an opener counts after a newline (which may be framing, as before the call opener; given back if it
-            # is not a call), or at the answer's very start: the bare word is scanned for only until content began
+            # is not a call), or as the answer's very first characters (:meth:`_lost_answer_start`)
             held = cls._held_newlines.get("content", 0)
             anchored = tuple("\n" + opener for opener in lost.openers)
             for opener in lost.openers:
@@ -234,7 +234,7 @@ class XmlCallParser(StreamParser):
             cls.undecided_markers = cls.undecided_markers | frozenset((*lost.openers, *anchored))
             markers = cls._text_scanners["content"].markers
             cls._lost_scanners = {**cls._text_scanners, "content": MarkerScanner((*markers, *anchored))}
-            cls._lost_start = {**cls._text_scanners, "content": MarkerScanner((*markers, *anchored, *lost.openers))}
+            cls._lost_start = dict(cls._lost_scanners)  # the same scanners; "the answer's start is still to come"
         cls._handlers = {"start": cls._start, "text": cls._text, "value_start": cls._value_start,
                          "value": cls._value, "closing": cls._closing, "stop": cls._stop,
                          "lost_brackets": cls._lost_brackets_state,
@@ -396,7 +396,12 @@ class XmlCallParser(StreamParser):
             return False
         buf, pos, mode = self._buf, self._pos, self._mode
         scanners = self._text_scanners
-        if scanners is self._lost_start and self._content:  # the answer began: bracket-less openers after "\n" only
+        if scanners is self._lost_start and mode == "content":  # the answer's first characters (drift)
+            started = self._lost_answer_start(final)
+            if started is None:
+                return False
+            if started:
+                return True
             scanners = self._text_scanners = self._lost_scanners
         hit = scanners[mode].scan(buf, pos, final=final, literal=self._tokens)
         if hit.marker is None:
@@ -615,7 +620,7 @@ class XmlCallParser(StreamParser):
     # ---- tag words whose angle brackets were lost (drift_lost_brackets)
     def _lost_opener(self, marker: str) -> None:
         """One of ``lost_brackets.openers`` was read in content text, after a newline (``marker`` starts with it) or
-        at the answer's very start: from text input it may start a call without brackets (state ``lost_brackets``
+        as the answer's very first characters: from text input it may start a call without brackets (state ``lost_brackets``
         reads it again, whole); otherwise it is text, its framing given back. A newline before it beyond the
         family's framing stays content."""
         gap = "".join(self._gap)
@@ -626,9 +631,7 @@ class XmlCallParser(StreamParser):
             keep = len(gap) - min(len(gap), self._held_newlines.get("content", 0))
             self._emit(gap[:keep])
             gap = gap[keep:]
-        elif self._content:  # mid-line: the bare word is scanned for at the answer's start only
-            gap, opener = gap + marker, ""
-        if not opener or self._mode != "content" or self._reading_ids():
+        if self._mode != "content" or self._reading_ids():
             self._gap = []
             self._emit(gap + opener)
             self._state = "text"
@@ -638,6 +641,24 @@ class XmlCallParser(StreamParser):
         self._lost = LostBracketReader(self.lost_brackets, declared(self.tools), max_depth=self.limits.max_depth,
                                        max_bytes=self.limits.max_argument_bytes)
         self._state = "lost_brackets"
+
+    def _lost_answer_start(self, final: bool) -> bool | None:
+        """The answer's first characters, with tools declared: an opening word right there is read as
+        :meth:`_lost_opener` reads one after a newline (True); None while they may still become one; False when
+        they do not (from then on only a newline before an opening word makes it one)."""
+        buf, pos = self._buf, self._pos
+        if pos == len(buf):
+            return None if not final else False
+        for opener in self.lost_brackets.openers:
+            if buf.startswith(opener, pos):
+                self._gap = []
+                self._pos = pos + len(opener)
+                self._lost_opener(opener)
+                return True
+            rest = buf[pos:pos + len(opener)]
+            if not final and len(rest) < len(opener) and opener.startswith(rest):
+                return None
+        return False
 
     def _lost_brackets_state(self, final: bool) -> bool:
         """Hold the text from the opener while it can still become a call without brackets (in the reader, out of
