@@ -228,10 +228,9 @@ class XmlCallParser(StreamParser):
             # is not a call), or as the answer's very first characters (:meth:`_lost_answer_start`)
             held = cls._held_newlines.get("content", 0)
             anchored = tuple("\n" + opener for opener in lost.openers)
-            for opener in lost.openers:
-                framing[("content", opener)] = held
-                framing[("content", "\n" + opener)] = max(held - 1, 0)
-            cls.undecided_markers = cls.undecided_markers | frozenset((*lost.openers, *anchored))
+            for marker in anchored:  # its own newline and these are the framing an opener may take
+                framing[("content", marker)] = max(held - 1, 0)
+            cls.undecided_markers = cls.undecided_markers | frozenset(anchored)
             markers = cls._text_scanners["content"].markers
             cls._lost_scanners = {**cls._text_scanners, "content": MarkerScanner((*markers, *anchored))}
             cls._lost_start = dict(cls._lost_scanners)  # the same scanners; "the answer's start is still to come"
@@ -619,10 +618,10 @@ class XmlCallParser(StreamParser):
 
     # ---- tag words whose angle brackets were lost (drift_lost_brackets)
     def _lost_opener(self, marker: str) -> None:
-        """One of ``lost_brackets.openers`` was read in content text, after a newline (``marker`` starts with it) or
-        as the answer's very first characters: from text input it may start a call without brackets (state ``lost_brackets``
-        reads it again, whole); otherwise it is text, its framing given back. A newline before it beyond the
-        family's framing stays content."""
+        """One of ``lost_brackets.openers`` was read in content text, after a newline (``marker`` starts with it)
+        or as the answer's very first characters: from text input it may start a call without brackets (state
+        ``lost_brackets`` reads it again, whole); otherwise it is text, its framing given back. A newline before
+        it beyond the family's framing stays content."""
         gap = "".join(self._gap)
         opener = marker
         if marker.startswith("\n"):

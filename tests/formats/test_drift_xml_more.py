@@ -127,10 +127,8 @@ def _lost_bracket_cases() -> list[Case]:
                 ("undeclared", f"{fo}rm_rf>\n{param('path', '/')}{fc}", f"{fo}r", TOOLS),
                 ("undeclared_key", f"{fo}get_weather>\n{param('town', 'Paris')}{fc}", f"{fo}get_weather>\n{po}t",
                  TOOLS),
-                ("off_schema", f"{fo}get_weather>\n{param('days', '3')}{fc}", f"{fo}get_weather>\n{param('days', '3')}{fc}",
-                 TOOLS),
-                ("not_closed", f"{fo}get_weather>\n{param('city', 'Paris')}", f"{fo}get_weather>\n{param('city', 'Paris')}",
-                 TOOLS),
+                ("off_schema", *[f"{fo}get_weather>\n{param('days', '3')}{fc}"] * 2, TOOLS),
+                ("not_closed", *[f"{fo}get_weather>\n{param('city', 'Paris')}"] * 2, TOOLS),
                 ("no_tools", call, None, None)):
             add(Case(f"lost_brackets_{why}", f, Drift.MISSING_MARKERS, LOST, text, content=text, recovered=False,
                      raw=raw, tools=tools))
@@ -154,8 +152,7 @@ def _lost_bracket_cases() -> list[Case]:
                 ("undeclared", f"{co}rm_rf{nl}{arg('path', '/')}{cc}", f"{co}r", TOOLS),
                 ("undeclared_key", f"{co}get_weather{nl}{arg('town', 'Paris')}{cc}",
                  f"{co}get_weather{nl}{ko}t", TOOLS),
-                ("off_schema", f"{co}get_weather{nl}{arg('days', '3')}{cc}", f"{co}get_weather{nl}{arg('days', '3')}{cc}",
-                 TOOLS),
+                ("off_schema", *[f"{co}get_weather{nl}{arg('days', '3')}{cc}"] * 2, TOOLS),
                 ("no_tools", call, None, None)):
             add(Case(f"lost_brackets_{why}", f, Drift.MISSING_MARKERS, LOST, text, content=text, recovered=False,
                      raw=raw, tools=tools))
