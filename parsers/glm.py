@@ -103,7 +103,7 @@ class GlmParser(XmlCallParser):
         if marker == CALL_CLOSE and self._python_call(head):  # NAME(k=v, ...) as the whole block (drift)
             self._state = "text"
             return True
-        if marker == "\n" and not reasoning and self.tools and PYTHON_START.match(head):
+        if marker == "\n" and not reasoning and self._names is not None and PYTHON_START.match(head):
             self._parts = [head, marker]  # may be a Python call going on past a newline: held to </tool_call>
             self._state = "python_rest"
             return True
