@@ -14,13 +14,20 @@ Only the framing newlines are removed; values are byte-exact. A value ends at ``
 ``<arg_key>`` / ``</tool_call>`` / ``<tool_call>`` / the end of output; a value left unclosed ends at ``</tool_call>`` followed
 by ``<tool_call>`` / the end (diagnosed repair). A newline ends the call name: framing in 4.5 / 4.6, a
 diagnosed repair in 4.7. Names are matched exactly against the declared tools.
+
+Drift (issue 33, docs/variants.md "Drift recovery"), with declared tools and only when unambiguous: a name with
+whitespace after it, a closing tag glued to it, the name glued to the first key, a Python call
+``NAME(k=v)`` as the whole block, and the tag words without their angle brackets (``tool_call>NAME`` ...
+``/tool_call>``) at a line start of content.
 """
 
 from __future__ import annotations
 
 from .engine.lexer import MarkerScanner
 from .engine.xml_calls import Closer, XmlCallParser
-from .engine.xml_drift import GLUED_NAME, NO_TOOLS, STRAY_CLOSER, declared, stray_closer_name
+from .engine.xml_drift import (GLUED_NAME, NO_TOOLS, PYTHON_START, STRAY_CLOSER, declared,
+                               stray_closer_name)
+from .engine.xml_drift_brackets import LostBracketWords
 
 from toolwire.families.glm import GLM45, GLM46, GLM47, GLM53, MARKERS
 M = MARKERS
@@ -33,6 +40,8 @@ _HEAD = MarkerScanner(("\n", KEY_OPEN, CALL_CLOSE))
 _GLUED_HEAD = MarkerScanner(("\n", KEY_OPEN, CALL_CLOSE, KEY_CLOSE))
 """A head's first scan in content: also ``</arg_key>``, which ends a name glued to the first key (drift)."""
 _REASONING_HEAD = MarkerScanner((KEY_OPEN, CALL_CLOSE))
+_PYTHON_REST = MarkerScanner((CALL_CLOSE, CALL_OPEN))
+"""The rest of a head that starts as a Python call and met a newline: held to ``</tool_call>`` (drift)."""
 _ARGS = MarkerScanner((KEY_OPEN, CALL_CLOSE, CALL_OPEN))
 _KEY = MarkerScanner((KEY_CLOSE, VALUE_OPEN, CALL_CLOSE))
 _AFTER_KEY = MarkerScanner((VALUE_OPEN, VALUE_CLOSE, KEY_OPEN, CALL_CLOSE, CALL_OPEN))
@@ -50,8 +59,10 @@ class GlmParser(XmlCallParser):
         CALL_CLOSE: Closer(CALL_CLOSE, (CALL_OPEN,), ends_call=True),
     }
     states = {"start": "_start", "head": "_head", "head_on": "_head", "args": "_args", "key": "_key_state",
-              "after_key": "_after_key"}
+              "after_key": "_after_key", "python_rest": "_python_rest"}
     newline_after_name = True
+    lost_brackets = LostBracketWords.glm(CALL_OPEN, CALL_CLOSE, KEY_OPEN, KEY_CLOSE, VALUE_OPEN, VALUE_CLOSE)
+    """``tool_call>NAME`` ... ``/tool_call>``: a call whose tag words lost their brackets (drift, issue 33)."""
 
     def __init__(self, tools=None, **options):
         super().__init__(tools, **options)
@@ -63,6 +74,9 @@ class GlmParser(XmlCallParser):
 
     # ---- text
     def _text_marker(self, marker: str) -> None:
+        if marker != CALL_OPEN:  # tool_call> without its bracket (drift_lost_brackets)
+            self._lost_opener(marker)
+            return
         self._state = "head"
         self._parts = []
 
@@ -85,6 +99,13 @@ class GlmParser(XmlCallParser):
         head = self._take()
         if marker == KEY_CLOSE:
             self._glued_head(head)
+            return True
+        if marker == CALL_CLOSE and self._python_call(head):  # NAME(k=v, ...) as the whole block (drift)
+            self._state = "text"
+            return True
+        if marker == "\n" and not reasoning and self._names is not None and PYTHON_START.match(head):
+            self._parts = [head, marker]  # may be a Python call going on past a newline: held to </tool_call>
+            self._state = "python_rest"
             return True
         if reasoning:
             name, newline, rest = head.partition("\n")
@@ -111,6 +132,26 @@ class GlmParser(XmlCallParser):
             self._state = "key"
         else:
             self._end_call()
+        return True
+
+    def _python_rest(self, final: bool) -> bool:
+        """A head that starts as a Python call ``NAME(`` went on past a newline: the block is held up to
+        ``</tool_call>`` (within the head's bound) and read as one call (``drift_python_call``); otherwise the head
+        is read as before, the rest given back to the space between arguments."""
+        marker = self._collect(_PYTHON_REST, final, self._head_room())
+        if marker is None and not final and not self._head_too_long():
+            return False
+        head, newline, *rest = self._parts
+        self._parts = []
+        rest_text = "".join(rest)
+        if marker == CALL_CLOSE and self._python_call(head + newline + rest_text):
+            self._state = "text"
+            return True
+        self._open_call(head)
+        if not self.newline_after_name:
+            self._repair("tool_name_newline", "a newline after the tool name was removed", raw="\n")
+        self._unread(rest_text + (marker or ""))
+        self._state = "args"
         return True
 
     def _stray_closer(self, head: str) -> str | None:

@@ -94,6 +94,9 @@ class Hy3Parser(XmlCallParser):
             self._unread(marker)  # what follows is read as the block's text (kept too)
             self._state = "block"
             return True
+        if marker == CALL_CLOSE and self._python_call(name):  # NAME(k=v, ...) as the whole call (drift)
+            self._state = "block"
+            return True
         stray, why = stray_closer_name(self.tools, name, (VALUE_CLOSE, KEY_CLOSE)) if marker == CALL_CLOSE \
             else (None, None)
         if why is not None:

@@ -132,7 +132,11 @@ class MiniMaxParser(XmlCallParser):
             return True
         if marker is None:
             return False
-        self._stray(self._take())  # an empty block
+        text = self._take()
+        if marker == BLOCK_CLOSE and self._python_call(text):  # NAME(k=v, ...) as the whole block (drift)
+            self._state = "text"
+            return True
+        self._stray(text)  # an empty block
         self._state = "text"
         return True
 

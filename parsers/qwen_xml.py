@@ -31,8 +31,9 @@ streaming and typing). The rules, also written in ``docs/xml-values.md``:
   ``tool_name_repaired`` diagnostic (status ``repaired``). Unknown names give ``rejected`` candidates. A name
   is at most :data:`MAX_NAME_CHARS` long, so every state keeps only a bounded tail in the buffer.
 * **Drift** (issue 33, docs/variants.md "Drift recovery"): with declared tools, a name followed by whitespace,
-  ``<function NAME>``, ``<parameter name="KEY">``, a JSON object as the body, a Hermes JSON call in the block
-  and the orphan ``</tool_call>`` of a call without its opener are recovered when unambiguous
+  ``<function NAME>``, ``<parameter name="KEY">``, a JSON object as the body, a Hermes JSON call or a Python call
+  ``NAME(k=v)`` in the block, tag words without their angle brackets (``function=NAME>`` ... ``/function>``) at a
+  line start, and the orphan ``</tool_call>`` of a call without its opener are recovered when unambiguous
   (:mod:`toolwire.parsers.engine.xml_drift`); otherwise the text stays where it was.
 """
 

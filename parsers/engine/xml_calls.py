@@ -50,7 +50,9 @@ from .tools import tool_schemas
 from .lexer import LiteralCheck, MarkerScanner
 from .schema_coerce import coerce_argument, is_string_schema, parameter_schema
 from .drift import DRIFT_CODES, refused_diagnostic
-from .xml_drift import ARGUMENTS_OFF_SCHEMA, NAME_WHITESPACE, NO_TOOLS, STARTED_UNVERIFIED, off_schema, whitespace_name
+from .xml_drift import (ARGUMENTS_OFF_SCHEMA, NAME_WHITESPACE, NO_TOOLS, PYTHON_CALL, STARTED_UNVERIFIED, declared,
+                        off_schema, python_call, whitespace_name)
+from .xml_drift_brackets import LOST_BRACKETS, TEXT, LostBracketReader, LostBracketWords
 
 WHITESPACE = " \t\r\n"
 """Whitespace allowed between a closing tag and the structural marker that confirms it."""
@@ -176,6 +178,10 @@ class XmlCallParser(StreamParser):
     opaque_tokens: tuple[str, ...] = ()
     """Control tokens of the family that a text marker can overlap (MiniMax ``]~!b[`` and ``[e~[``): read as units
     in text, as the tokenizer reads them first, so no marker starts inside one; they stay text."""
+    lost_brackets: LostBracketWords | None = None
+    """The family's tag words without their ``<`` (drift ``drift_lost_brackets``, issue 33): with declared tools, a
+    line of content starting with one of ``lost_brackets.openers`` is held while it can still become such a call
+    (:class:`~.xml_drift_brackets.LostBracketReader`); None: the family has no such recovery."""
 
     # built once per class from the tables above (:meth:`_compile`)
     _handlers: dict[str, Handler]
@@ -187,6 +193,9 @@ class XmlCallParser(StreamParser):
     _reasoning_scanners: dict[MarkerScanner, MarkerScanner]
     _stop_closers: dict[str, Closer]
     _text_framing: dict[tuple[str, str], int]
+    _lost_scanners: dict[str, MarkerScanner] | None
+    _lost_start: dict[str, MarkerScanner] | None
+    _lost: LostBracketReader | None = None  # the reader of a held call without brackets (set only while one is held)
 
     def __init_subclass__(cls, **kwargs: Any):
         super().__init_subclass__(**kwargs)
@@ -212,8 +221,22 @@ class XmlCallParser(StreamParser):
                                       for tag, c in cls.value_closers.items()}
         else:
             cls._reasoning_value_scanner, cls._reasoning_closers = cls._value_scanner, cls.value_closers
+        lost = cls.lost_brackets
+        cls._lost_scanners = cls._lost_start = None
+        if lost is not None and "content" in cls._text_scanners:
+            # an opener counts after a newline (which may be framing, as before the call opener; given back if it
+            # is not a call), or as the answer's very first characters (:meth:`_lost_answer_start`)
+            held = cls._held_newlines.get("content", 0)
+            anchored = tuple("\n" + opener for opener in lost.openers)
+            for marker in anchored:  # its own newline and these are the framing an opener may take
+                framing[("content", marker)] = max(held - 1, 0)
+            cls.undecided_markers = cls.undecided_markers | frozenset(anchored)
+            markers = cls._text_scanners["content"].markers
+            cls._lost_scanners = {**cls._text_scanners, "content": MarkerScanner((*markers, *anchored))}
+            cls._lost_start = dict(cls._lost_scanners)  # the same scanners; "the answer's start is still to come"
         cls._handlers = {"start": cls._start, "text": cls._text, "value_start": cls._value_start,
                          "value": cls._value, "closing": cls._closing, "stop": cls._stop,
+                         "lost_brackets": cls._lost_brackets_state,
                          **{state: getattr(cls, name) for state, name in cls.states.items()}}
 
     @classmethod
@@ -242,6 +265,8 @@ class XmlCallParser(StreamParser):
         # read at every delta: CPython 3.11 reads an instance attribute faster than a class attribute
         self._handlers = type(self)._handlers
         self._value_scanner = type(self)._value_scanner
+        if self._lost_start is not None and self._names is not None:  # only with tools (drift_lost_brackets)
+            self._text_scanners = self._lost_start
 
     # ---- hooks
     def _text_marker(self, marker: str) -> None:  # pragma: no cover - abstract
@@ -369,7 +394,15 @@ class XmlCallParser(StreamParser):
         if self._skip and not self._drop_framing(final):
             return False
         buf, pos, mode = self._buf, self._pos, self._mode
-        hit = self._text_scanners[mode].scan(buf, pos, final=final, literal=self._tokens)
+        scanners = self._text_scanners
+        if scanners is self._lost_start and mode == "content":  # the answer's first characters (drift)
+            started = self._lost_answer_start(final)
+            if started is None:
+                return False
+            if started:
+                return True
+            scanners = self._text_scanners = self._lost_scanners
+        hit = scanners[mode].scan(buf, pos, final=final, literal=self._tokens)
         if hit.marker is None:
             end = hit.start if final else back_off_newlines(buf, pos, hit.start, self._held_newlines[mode])
             self._emit(buf[pos:end])
@@ -582,6 +615,112 @@ class XmlCallParser(StreamParser):
             self.call.diag(diag.code, diag.message, severity="info", raw=raw)
         else:
             self._diagnostics.append(diag)
+
+    # ---- tag words whose angle brackets were lost (drift_lost_brackets)
+    def _lost_opener(self, marker: str) -> None:
+        """One of ``lost_brackets.openers`` was read in content text, after a newline (``marker`` starts with it)
+        or as the answer's very first characters: from text input it may start a call without brackets (state
+        ``lost_brackets`` reads it again, whole); otherwise it is text, its framing given back. A newline before
+        it beyond the family's framing stays content."""
+        gap = "".join(self._gap)
+        opener = marker
+        if marker.startswith("\n"):
+            opener = marker[1:]
+            gap += "\n"
+            keep = len(gap) - min(len(gap), self._held_newlines.get("content", 0))
+            self._emit(gap[:keep])
+            gap = gap[keep:]
+        if self._mode != "content" or self._reading_ids():
+            self._gap = []
+            self._emit(gap + opener)
+            self._state = "text"
+            return
+        self._gap = [gap]
+        self._pos -= len(opener)
+        self._lost = LostBracketReader(self.lost_brackets, declared(self.tools), max_depth=self.limits.max_depth,
+                                       max_bytes=self.limits.max_argument_bytes)
+        self._state = "lost_brackets"
+
+    def _lost_answer_start(self, final: bool) -> bool | None:
+        """The answer's first characters, with tools declared: an opening word right there is read as
+        :meth:`_lost_opener` reads one after a newline (True); None while they may still become one; False when
+        they do not (from then on only a newline before an opening word makes it one)."""
+        buf, pos = self._buf, self._pos
+        if pos == len(buf):
+            return None if not final else False
+        for opener in self.lost_brackets.openers:
+            if buf.startswith(opener, pos):
+                self._gap = []
+                self._pos = pos + len(opener)
+                self._lost_opener(opener)
+                return True
+            rest = buf[pos:pos + len(opener)]
+            if not final and len(rest) < len(opener) and opener.startswith(rest):
+                return None
+        return False
+
+    def _lost_brackets_state(self, final: bool) -> bool:
+        """Hold the text from the opener while it can still become a call without brackets (in the reader, out of
+        the buffer); then either release the opener as content (the text after it is read again as text) or start,
+        fill and finish the call at once."""
+        reader = self._lost
+        buf, pos = self._buf, self._pos
+        piece = buf[pos:pos + reader.room()]
+        self._pos = pos + len(piece)
+        reading = reader.read(piece, final and self._pos == len(buf))
+        if reading.kind == "more":
+            if self._pos < len(buf):  # the bound was met with the output going on: not a call
+                reading = TEXT
+            else:
+                return False
+        held = reader.text
+        self._lost = None
+        gap = "".join(self._gap)
+        self._gap = []
+        if reading.kind == "text":
+            opener = next(o for o in self.lost_brackets.openers if held.startswith(o))
+            if reading.why is not None:
+                self._refuse(LOST_BRACKETS, reading.why, raw=reading.raw)
+            self._emit_content(gap + opener)
+            self._unread(held[len(opener):])
+            self._state = "text"
+            return True
+        raw = held[:reading.end]
+        self.call = self._begin_call(reading.name, source="content")
+        self._raw(raw)
+        for key, value in reading.arguments.items():
+            self.call.value(key, value)
+        self._drift(LOST_BRACKETS, f"the call's tag words came without their angle brackets; read as a call of "
+                    f"{reading.name!r}", raw=raw)
+        self._finish_call()
+        self._unread(held[reading.end:])
+        self._after_lost_brackets()
+        return True
+
+    def _after_lost_brackets(self) -> None:
+        """Where a call read without brackets leads (families: the state after a call block)."""
+        self._state = "text"
+
+    def _python_call(self, text: str) -> bool:
+        """``text``, a whole call block's body (held to its closer), as a Python call ``NAME(k=v, ...)`` in the
+        family's wrapper (``drift_python_call``): when it reads as a call of a declared tool whose arguments fit,
+        the call starts, gets its arguments and ends here, at once; True. False otherwise (the caller keeps the
+        text where it went before; a refused reading says why at ``info``)."""
+        found, why = python_call(self.tools, text, max_depth=self.limits.max_depth,
+                                 max_bytes=self.limits.max_argument_bytes)
+        if found is None:
+            if why is not None:
+                self._refuse(PYTHON_CALL, why, raw=text)
+            return False
+        name, arguments = found
+        self.call = self._begin_call(name, source=self._mode)
+        self._raw(text)
+        for key, value in arguments.items():
+            self.call.value(key, value)
+        self._drift(PYTHON_CALL, f"a Python call {name}(...) was written in the call wrapper; read as the call",
+                    raw=text)
+        self._finish_call()
+        return True
 
     def _finish_call(self, status: str | None = None) -> None:
         call = self.call

@@ -5,6 +5,10 @@ Each recovery is one diagnostic code registered with its class in :data:`~.drift
 leaves the text where it was with the same code at severity ``info`` (:func:`~.drift.refused_diagnostic`).
 docs/variants.md ("Drift recovery (issue 33)") lists them per family, with how each streams.
 
+A call whose tag words lost their angle brackets (``drift_lost_brackets``) is read in
+:mod:`.xml_drift_brackets`; a Python call ``NAME(k=v)`` as a wrapper's whole body (``drift_python_call``) by
+:func:`python_call`, with the JSON group's keyword-literal reader (:mod:`.drift_json`).
+
 Every recovery here is decided before the stream sends anything it would change: the text it reads is held
 back (a call head up to its ``>``, a body up to ``</function>``, whitespace up to a possible closer), so a
 stream never takes back what it sent and every chunking gives the one-shot result.
@@ -12,9 +16,11 @@ stream never takes back what it sent and every chunking gives the one-shot resul
 
 from __future__ import annotations
 
+import re
 from typing import Any, Iterable
 
 from .drift import DeclaredTools, Drift, register
+from .drift_json import PYTHON_CALL, _PY_CALL, _python_arguments  # the JSON group's Python-call reader, reused
 from .safe_json import loads
 
 MISSING_CALL_WRAPPER = "missing_call_wrapper"
@@ -43,7 +49,7 @@ GLUED_NAME = "drift_glued_name"
 """GLM: the name glued to the first key, ``<tool_call>get_weathercity</arg_key>`` (``<arg_key>`` lost)."""
 
 register(Drift.MISSING_MARKERS, MISSING_CALL_WRAPPER, ORPHAN_CALL_CLOSER)
-register(Drift.BORROWED_SHAPE, FUNCTION_SPACE, PARAMETER_ATTRIBUTE, JSON_BODY, JSON_CALL)
+register(Drift.BORROWED_SHAPE, FUNCTION_SPACE, PARAMETER_ATTRIBUTE, JSON_BODY, JSON_CALL, PYTHON_CALL)
 register(Drift.DAMAGED_NAME, NAME_WHITESPACE, GLUED_NAME, STRAY_CLOSER)
 
 NO_TOOLS = "no tools were declared"
@@ -107,6 +113,34 @@ def json_call(tools: Iterable[Any] | None, text: str, *, max_depth: int, max_byt
     return (name, arguments), None
 
 
+def python_call(tools: Iterable[Any] | None, text: str, *, max_depth: int, max_bytes: int | None
+                ) -> tuple[tuple[str, dict] | None, str | None]:
+    """``((name, arguments), None)`` when ``text`` is one Python call ``NAME(k=v, ...)`` (keyword arguments whose
+    values are literals, never evaluated: the JSON group's reader, :mod:`.drift_json`) of a declared tool whose
+    arguments fit its schema; ``(None, why not)`` when it has that shape but is not recovered (positional or
+    non-literal arguments, an undeclared name, arguments off the schema, no tools); ``(None, None)`` when ``text``
+    is no Python call (the recovery does not apply)."""
+    found = _PY_CALL.fullmatch(text.strip(" \t\r\n"))
+    if found is None:
+        return None, None
+    known = declared(tools)
+    if known is None:
+        return None, NO_TOOLS
+    arguments = _python_arguments(found.group(2), max_depth=max_depth, max_bytes=max_bytes)
+    if arguments is None:
+        return None, "the call's arguments are not keyword literals"
+    name = found.group(1)
+    if name not in known.names:
+        return None, f"{name!r} is not a declared tool"
+    if not known.arguments_fit(name, arguments):
+        return None, f"the arguments do not fit {name!r}"
+    return (name, arguments), None
+
+
+PYTHON_START = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,255}[ \t]*\(")
+"""The start of a Python call ``NAME(``: a head that may go on to be one (GLM holds it to ``</tool_call>``)."""
+
+
 def stray_closer_name(tools: Iterable[Any] | None, head: str, closers: Iterable[str]) -> tuple[str | None, str | None]:
     """``(declared name, None)`` when ``head`` is a declared name followed by one of ``closers`` (a closing tag
     glued to it: ``NAME</arg_value>``); ``(None, why not)`` when it has that shape but is not recovered;
@@ -151,5 +185,5 @@ def whitespace_name(tools: Iterable[Any] | None, written: str) -> tuple[str | No
 
 __all__ = ["ARGUMENTS_OFF_SCHEMA", "ARGUMENT_KEYS", "FUNCTION_SPACE", "GLUED_NAME", "JSON_BODY", "JSON_CALL",
            "MISSING_CALL_WRAPPER", "NAME_WHITESPACE", "NO_TOOLS", "ORPHAN_CALL_CLOSER", "PARAMETER_ATTRIBUTE",
-           "STARTED_UNVERIFIED", "STRAY_CLOSER", "attribute_opener", "declared", "json_call", "off_schema", "spaced", "stray_closer_name",
-           "whitespace_name"]
+           "PYTHON_CALL", "PYTHON_START", "STARTED_UNVERIFIED", "STRAY_CLOSER", "attribute_opener", "declared",
+           "json_call", "off_schema", "python_call", "spaced", "stray_closer_name", "whitespace_name"]

@@ -18,6 +18,7 @@ from .xml_calls import WHITESPACE, Closer, XmlCallParser, closing_text
 from .xml_drift import (FUNCTION_SPACE, JSON_BODY, JSON_CALL, MISSING_CALL_WRAPPER, NO_TOOLS, ORPHAN_CALL_CLOSER,
                         PARAMETER_ATTRIBUTE, attribute_opener, declared, json_call, spaced,
                         whitespace_name)
+from .xml_drift_brackets import LostBracketWords
 
 MAX_NAME_CHARS = 256
 """A function or parameter name longer than this (no ``>`` yet) is malformed, not held back forever."""
@@ -48,6 +49,10 @@ class XmlGrammar:
         self.next_parameter = tuple(next_parameter) if next_parameter is not None else (parameter_open,)
         # drift (issue 33): ``<function NAME>`` in a call block, ``<parameter name="KEY">`` in a call body
         self.function_spaced = spaced(function_open)
+        # drift (issue 33): the tag words without their angle brackets (only where a bare <function= is read too)
+        self.lost_brackets = LostBracketWords.qwen(call_open, call_close, function_open, function_close,
+                                                   parameter_open, parameter_close, value_framing) \
+            if bare_functions else None
         self.parameter_attribute = attribute_opener(parameter_open)
         self.call_scan = MarkerScanner([function_open, call_close, self.function_spaced])
         self.body_scan = MarkerScanner([parameter_open, function_close, call_close, function_open,
@@ -105,6 +110,7 @@ class XmlToolParser(XmlCallParser):
         cls.next_value_markers = g.next_parameter
         cls.value_framing = g.value_framing
         cls.stop_tokens = g.stop_tokens
+        cls.lost_brackets = g.lost_brackets
         super()._compile()
 
     def __init__(self, tools: Sequence[Any] | None = None, *, thinking: bool = False, **options: Any):
@@ -139,10 +145,15 @@ class XmlToolParser(XmlCallParser):
 
     # ------------------------------------------------------------------ between call blocks
     def _text_marker(self, marker: str) -> None:
-        if marker == self.grammar.call_open:
+        if self._lost_start is not None and marker not in (self.grammar.call_open, self.grammar.function_open):
+            self._lost_opener(marker)
+        elif marker == self.grammar.call_open:
             self._state = "call"  # a call block opened in content or reasoning (its source)
         else:
             self._state = "bare_name"  # <function= with no call marker (content only)
+
+    def _after_lost_brackets(self) -> None:
+        self._after_block()
 
     def _after_block(self) -> None:
         self._state = "text" if self._mode == "reasoning" else "between"
@@ -235,6 +246,9 @@ class XmlToolParser(XmlCallParser):
             if not junk.strip(WHITESPACE):
                 self._diag("empty_tool_call", "a tool-call block without a function", severity="info")
             elif self._json_call(junk):
+                return True
+            elif self._python_call(junk):
+                self._after_block()
                 return True
             self._stray(junk, "malformed_tool_call")
             self._after_block()

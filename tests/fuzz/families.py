@@ -55,7 +55,12 @@ XML_DRIFT = ['<function get_weather>', '<function ', '<function=get_weather>', '
              '<parameter name="city">', '<parameter name="', '{"city": "Paris"}', '{"city": "Paris", "days": 2}',
              '</tool_call>', 'get_weathercity</arg_key>', 'get_weather \n', 'get_weathercity',
              '<invoke name="get_weather">', '</minimax:tool_call>', '"args": ', '"parameters": ',
-             'get_weather</arg_value>', '{"name": "get_weather", "args": {"city": "Paris"}}']
+             'get_weather</arg_value>', '{"name": "get_weather", "args": {"city": "Paris"}}',
+             # a Python call in the wrapper; tag words whose angle brackets were lost (Qwen style, GLM style)
+             'get_weather(city="Paris")', "get_weather(city='Paris', days=2)", 'get_weather(\n',
+             '\nfunction=get_weather>\n', 'parameter=city>\nParis\n/parameter>\n', '/function>', 'function=',
+             'tool_call>', '/tool_call>', '\ntool_call>get_weather', 'arg_key>city/arg_key>',
+             'arg_value>Paris/arg_value>', 'arg_key>', '/arg_value>']
 XML_SYNTAX = XML_SYNTAX + XML_DRIFT
 FAMILY_SYNTAX = {
     "hermes_json": JSON_SYNTAX + JSON_DRIFT,
