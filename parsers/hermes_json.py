@@ -63,7 +63,8 @@ from toolwire.families.hermes_json import MARKERS, QWEN25, QWEN3, QWEN3_INSTRUCT
 M = MARKERS
 
 for _code in (drift_json.FUNCTION_TAG, drift_json.PYTHON_CALL, drift_json.FUNCTION_KEY, drift_json.ARGUMENTS_KEY,
-              drift_json.NAME_WHITESPACE, drift_json.UNCLOSED_STRING, drift_json.MISSING_CALL_OPENER):
+              drift_json.NAME_WHITESPACE, drift_json.UNCLOSED_STRING, drift_json.MISSING_CALL_OPENER,
+              drift_json.NAME_AS_KEY, drift_json.FLAT_ARGUMENTS, drift_json.GLUED_NAME, drift_json.WRONG_QUOTE):
     register(drift_json.CLASSES[_code], _code)
 
 _CALL_OPENERS = (M["call_open"], "\n" + M["call_open"])
@@ -559,13 +560,24 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
         if reading is None:
             return False
         raw_body = M["call_open"] + text
-        if isinstance(reading, drift_json.Refused) or not body.held_run or reading.name != body.call.name:
+        fixed = None
+        if isinstance(reading, drift_json.Recovered) and reading.requoted_at is not None:
+            # a wrong quote: recovered only when what was streamed is a prefix of the re-quoted arguments (the
+            # opening quote written ', where the stream stopped; a closing ' came after string text already sent)
+            at = reading.requoted_at
+            fixed = text[:at] + '"' + text[at + 1:]
+            args_text = _value_text(fixed, body.args_offset)
+            if args_text is None or not args_text.startswith(body.args.sent.lstrip(_JSON_WS)):
+                fixed = None
+        elif isinstance(reading, drift_json.Recovered) and body.held_run:
+            end = len(text.rstrip(_JSON_WS))
+            fixed = text[:end - reading.closed_at] + '"' + text[end - reading.closed_at:]
+        if isinstance(reading, drift_json.Refused) or fixed is None or reading.name != body.call.name:
             why = reading.why if isinstance(reading, drift_json.Refused) else (
-                "the call's arguments were streamed as written before the output showed the quote missing")
+                "the call's arguments were streamed as written before the output showed the quote "
+                + ("written wrong" if reading.requoted_at is not None else "missing"))
             self._diagnostics.append(refused_diagnostic(reading.code, why, raw_body))
             return False
-        end = len(text.rstrip(_JSON_WS))
-        fixed = text[:end - reading.closed_at] + '"' + text[end - reading.closed_at:]
         call = body.call
         call.diagnostics.append(drift_diagnostic(reading.code, reading.message, raw_body, call.index))
         closed = body.args.close(decoded=LadderResult(reading.arguments, "repaired", [],

@@ -18,7 +18,8 @@ from .engine.marker_json import _BETWEEN, _HEADER, HEADER_BLANKS, Grammar, Heade
 
 from toolwire.families.mistral import MARKERS, MISTRAL_SMALL32
 M = MARKERS
-for _code in (drift_json.MISSING_ARGS_MARKER, drift_json.CALL_OBJECT_AFTER_MARKER, drift_json.UNCLOSED_STRING):
+for _code in (drift_json.MISSING_ARGS_MARKER, drift_json.CALL_OBJECT_AFTER_MARKER, drift_json.UNCLOSED_STRING,
+              drift_json.NAME_AS_KEY, drift_json.FLAT_ARGUMENTS, drift_json.GLUED_NAME, drift_json.WRONG_QUOTE):
     register(drift_json.CLASSES[_code], _code)
 
 CALL_ID_LENGTH = 9
