@@ -11,6 +11,7 @@ import re
 
 from .engine import drift_json
 from .engine.drift import DeclaredTools, drift_diagnostic, refused_diagnostic, register
+from .engine.drift_stripped import StrippedCalls, kimi_head
 from .engine.json_arguments import finish_call
 from .engine.marker_json import HEADER_BLANKS, Grammar, Header, JsonCallParser, StreamedCall
 
@@ -47,8 +48,12 @@ def split_call_id(header: str) -> Header:
     return Header(name, text, (problem,), "repaired")
 
 
-class KimiParser(JsonCallParser):
-    """Kimi-K2-Instruct output: content, then a tool-call section."""
+class KimiParser(StrippedCalls, JsonCallParser):
+    """Kimi-K2-Instruct output: content, then a tool-call section. With tools declared, a content line that is a
+    call whose special tokens a server stripped (``functions.NAME:IDX{json}``) is read as the call when the declared
+    tools make it one (:mod:`~toolwire.parsers.engine.drift_stripped`, issue 33)."""
+
+    stripped_head = staticmethod(kimi_head)
 
     grammar = Grammar(call_open=M["call_begin"], header_end=M["argument_begin"], section_open=M["section_begin"],
                       section_close=M["section_end"], call_close=M["call_end"], bare_headers=True,
@@ -59,6 +64,7 @@ class KimiParser(JsonCallParser):
         super().__init__(tools, thinking=thinking, **options)
         self._declared = DeclaredTools.of(tools)  # None: no tools declared, no drift recovery (issue 33)
         self._drift_id: str | None = None         # the damaged id the header being begun was read from
+        self._stripped_init()
 
     def parse_header(self, header: str) -> Header:
         """``functions.NAME:IDX``: the id names the tool (see :func:`split_call_id`). With tools declared, an id

@@ -214,7 +214,7 @@ def name_keyed(value: dict, tools: DeclaredTools) -> Reading:
         return None
     first, first_value = next(iter(value.items()))
     if len(value) == 1 and isinstance(first_value, dict) and (first in tools.names or not glued_readings(tools, first)):
-        if not _NAME_LIKE.fullmatch(first):  # an ordinary object of one key holding an object: not a call
+        if not _NAME_LIKE.fullmatch(first) or first in _CALL_FIELDS:  # not a name: no reading, nothing said
             return None
         return settle(NAME_AS_KEY, tools, first, first_value,
                       "the tool's name written as the object's only key, its arguments as the value; read as the call")
@@ -243,6 +243,8 @@ def flat_arguments(value: dict, tools: DeclaredTools) -> Reading:
                   "the arguments written beside \"name\" instead of under \"arguments\"; read as the call")
 
 
+_CALL_FIELDS = frozenset({"name", "arguments", "parameters", "args", "input", "function", "id", "type", "tool",
+                          "tool_name", "call"})  # a call object's own field names, never read as a tool's name
 _NAME_LIKE = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,255}")
 _GLUE_SEPARATORS = ("", "_", ".", "-", " ")
 
