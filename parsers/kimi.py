@@ -11,13 +11,16 @@ import re
 
 from .engine import drift_json
 from .engine.drift import DeclaredTools, drift_diagnostic, refused_diagnostic, register
+from .engine.drift_requote import RequoteChecked
 from .engine.drift_stripped import StrippedCalls, kimi_head
+from .engine.call_builder import PastLimitCall
 from .engine.json_arguments import finish_call
 from .engine.marker_json import HEADER_BLANKS, Grammar, Header, JsonCallParser, StreamedCall
 
 from toolwire.families.kimi import KIMI_K2, KIMI_K2_THINKING, MARKERS
 M = MARKERS
-register(drift_json.CLASSES[drift_json.CALL_ID_SEPARATORS], drift_json.CALL_ID_SEPARATORS)
+for _code in (drift_json.CALL_ID_SEPARATORS, drift_json.WRONG_QUOTE):
+    register(drift_json.CLASSES[_code], _code)
 
 CALL_ID_PREFIX = "functions."
 _CALL_ID = re.compile(r"functions\.(?P<name>.+):(?P<index>[0-9]+)", re.S)
@@ -93,6 +96,9 @@ class KimiParser(StrippedCalls, JsonCallParser):
         damaged, self._drift_id = self._drift_id, None
         if damaged is not None and self._call is not None:
             self._call = _FitChecked(self._call, self._declared, damaged)
+        elif (self._declared is not None and type(self._call) is StreamedCall
+              and not isinstance(self._call.call, PastLimitCall)):  # a wrong quote in its arguments (issue 33)
+            self._call = RequoteChecked(self._call, self._declared)
 
 
 class _FitChecked(StreamedCall):
