@@ -243,6 +243,25 @@ def flat_arguments(value: dict, tools: DeclaredTools) -> Reading:
                   "the arguments written beside \"name\" instead of under \"arguments\"; read as the call")
 
 
+def read_bare_object(value: Any, tools: DeclaredTools) -> Reading:
+    """A whole JSON answer that is not a call object (Llama 3.1, where a reply that *is* a call object is the call):
+    the name as the only key, the arguments beside the name, or the name glued to the first key. Such an answer is
+    read only when its would-be name is a declared tool: any other object is ordinary JSON (no reading, nothing
+    said), so a JSON answer never draws a diagnostic."""
+    if not isinstance(value, dict) or not value:
+        return None
+    if "name" in value:
+        name = value["name"]
+        if (not isinstance(name, str) or tools.resolve_name(name) is None
+                or set(value) & {"arguments", "parameters", *_ARG_KEYS}):
+            return None
+        return flat_arguments(value, tools)
+    first = next(iter(value))
+    if first not in tools.names and not glued_readings(tools, first):
+        return None
+    return name_keyed(value, tools)
+
+
 _CALL_FIELDS = frozenset({"name", "arguments", "parameters", "args", "input", "function", "id", "type", "tool",
                           "tool_name", "call"})  # a call object's own field names, never read as a tool's name
 _NAME_LIKE = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,255}")
@@ -516,5 +535,5 @@ def read_kimi_id(text: str, tools: DeclaredTools) -> tuple[str, str] | Refused |
     return Refused(CALL_ID_SEPARATORS, f"call id {text!r} names no declared tool")
 
 
-__all__ = ["CLASSES", "Reading", "Recovered", "Refused", "read_call_body", "read_kimi_id", "read_mistral_header",
-           "settle"]
+__all__ = ["CLASSES", "Reading", "Recovered", "Refused", "flat_arguments", "glued_readings", "name_keyed",
+           "read_bare_object", "read_call_body", "read_kimi_id", "read_mistral_header", "settle", "wrong_quote"]
