@@ -294,7 +294,7 @@ def _undecoded_object(body: str, tools: DeclaredTools, *, max_depth: int, max_by
             return value.get("name"), value.get("arguments")
         return None
     m = _GLUED_NAME_VALUE.match(body)
-    if m is not None:
+    if m is not None and any(len(m.group(1)) > len(name) and m.group(1).startswith(name) for name in tools.names):
         return glued_name_value(m.group(1), body[m.end():], tools, max_depth=max_depth, max_bytes=max_bytes)
     first = unclosed_string(body, call_of, tools, max_depth=max_depth, max_bytes=max_bytes)
     if isinstance(first, Recovered):
@@ -309,9 +309,10 @@ def glued_name_value(written: str, rest: str, tools: DeclaredTools, *, max_depth
     glued to the name's string and its value follows. Read as ``NAME`` with ``{"key": v, ...}`` (the object's one
     or two final ``}``) when one split gives a declared tool and its parameter and the arguments fit."""
     readings = glued_readings(tools, written)
-    if len(readings) != 1:
+    if len(readings) != 1:  # (only called when a declared name starts ``written``)
         return Refused(GLUED_NAME, f"name {written!r} " + ("reads as two declared tool + parameter readings"
-                                                           if readings else "is no declared tool glued to its parameter"))
+                                                           if readings else "is a declared tool glued to no parameter "
+                                                           "of it"))
     (name, key), = readings
     text = rest.rstrip(_BLANKS)
     fits = []
