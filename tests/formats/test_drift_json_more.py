@@ -19,6 +19,8 @@ from __future__ import annotations
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import toolwire
 from support import REAL, assert_events_consistent, chunkings, full_state, require_shared, stream_parse
@@ -348,3 +350,34 @@ def test_a_stripped_call_after_the_reasoning_is_at_the_answers_start():
     assert out.reasoning == "Weather first." and out.content == ""
     inside = fmt.parse('Plan:\nfunctions.get_weather:0{"city": "Paris"}</think>Ok.', TOOLS, thinking=True)
     assert not inside.tool_calls and inside.reasoning == 'Plan:\nfunctions.get_weather:0{"city": "Paris"}'
+
+
+PLAIN_VALUE = st.text(alphabet="abcdefgh XYZ-,.:;!?0123456789éü", min_size=1, max_size=24)
+
+
+@settings(max_examples=60, derandomize=True, database=None, deadline=None)
+@given(value=PLAIN_VALUE, family=st.sampled_from(("qwen3", "kimi_k2")))
+def test_property_an_opening_quote_written_wrong_is_read_back(value, family):
+    """Any plain string whose opening ``"`` was written ``'`` comes back as that string, whole, in the family's
+    streamed arguments (the stream stopped at the value, so nothing sent is taken back)."""
+    args = "{\"city\": '" + value + '", "days": 2}'
+    output = (tc('{"name": "get_weather", "arguments": ' + args + "}") if family == "qwen3"
+              else KIMI_CALL + args + E + SE)
+    out = toolwire.get_format(family).parse(output, TOOLS)
+    assert summary(out)[0] == [call("get_weather", {"city": value, "days": 2}, "drift_wrong_quote")]
+
+
+@settings(max_examples=80, derandomize=True, database=None, deadline=None)
+@given(lines=st.lists(st.text(alphabet="abcdefgituwhnsxc._:0123 \"'", max_size=30), min_size=1, max_size=4),
+       family=st.sampled_from(("kimi_k2", "mistral_small32")))
+def test_property_lines_without_an_object_stay_content(lines, family):
+    """Lines that hold no JSON object (prefixes of ``functions.`` and of the declared names included) are content,
+    exactly as written, and draw no call and no drift diagnostic, at every chunking."""
+    text = "\n".join(lines)
+    fmt = toolwire.get_format(family)
+    out = fmt.parse(text, TOOLS)
+    assert out.content == text and not out.tool_calls
+    assert not [d for d in out.diagnostics if drift_class(d)]
+    for chunks in chunkings(text, every_split_upto=40, random_splits=2):
+        result, events = stream_parse(fmt, text, chunks, TOOLS)
+        assert full_state(result) == full_state(out)
