@@ -552,9 +552,10 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
         return True
 
     def _drift_streamed(self, body: _CallBody, text: str) -> bool:
-        """A streamed call whose body does not decode: a string left unclosed before the object's end. Recovered
-        (True) when its closing braces were held back (so nothing sent reads otherwise) and the declared tools
-        make the call unambiguous; else the refusal says why (False)."""
+        """A streamed call whose body does not decode: a string left unclosed before the object's end, or a string
+        quoted with the wrong quote. Recovered (True) when nothing sent reads otherwise (the unclosed string's
+        closing braces were held back; the re-quoted arguments start with what was streamed) and the declared
+        tools make the call unambiguous; else the refusal says why (False)."""
         reading = drift_json.read_call_body(text, None, self._declared, max_depth=self._bounds["max_depth"],
                                             max_bytes=self._bounds["max_bytes"])
         if reading is None:

@@ -7,6 +7,10 @@ from there the arguments stream raw (:class:`~toolwire.parsers.engine.json_argum
 another shape (other key order, extra keys) is read whole and becomes a call when it names a tool and has
 an object of ``parameters``/``arguments``; anything else is content, unchanged.
 
+With tools declared, an object read whole that names a declared tool in a drifted shape (the name as the only
+key, the arguments beside the name, the name glued to the first key) is a call when its arguments fit (issue 33,
+:func:`~toolwire.parsers.engine.drift_json.read_bare_object`).
+
 After ``<|python_tag|>`` a built-in call ``NAME.call(key="value", ...)`` is read at the end of the output;
 other text there is ``code_interpreter`` code. Built-in tool names (``builtin_tools``) count as declared.
 """

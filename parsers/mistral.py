@@ -5,7 +5,10 @@ call, blanks followed by ``[TOOL_CALLS]`` start the next call; any other text is
 the model's own; a call without one gets ``callNNNNN`` (9 alphanumerics, so it renders back).
 
 Drift (issue 33), with tools declared only: a header that never meets ``[ARGS]`` and reads as ``NAME{json}`` or
-one ``{"name", "arguments"}`` object is a call when the declared tools make it unambiguous (``docs/variants.md``).
+one ``{"name", "arguments"}`` object is a call when the declared tools make it unambiguous (``docs/variants.md``);
+so is ``{"NAME": {...}}`` / ``{"name": NAME, "k": v}`` there, one wrong quote in a header read whole, and a content
+line ``NAME{json}`` whose ``[TOOL_CALLS]`` and ``[ARGS]`` a server stripped
+(:mod:`~toolwire.parsers.engine.drift_stripped`).
 """
 
 from __future__ import annotations

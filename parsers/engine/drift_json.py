@@ -23,6 +23,15 @@ Readings of a Hermes/Qwen ``<tool_call>`` body (:func:`read_call_body`):
   (``{"city": "Paris}}``) -- ``drift_unclosed_string`` (damaged delimiters): the one place to close it that gives
   a call object for a declared tool with fitting arguments.
 
+* ``{"NAME": {...}}`` (the name as the only key) -- ``drift_name_as_key``; ``{"name": NAME, "k": v}`` (the
+  arguments beside the name) -- ``drift_flat_arguments``; ``{"NAME_k": v}`` / ``{"name": "NAMEk": v}`` (the name
+  glued to the first argument key, one split only) -- ``drift_glued_name`` (damaged name; also read in Mistral's
+  ``[TOOL_CALLS]{...}`` header and, for an object that names a declared tool, in Llama 3.1's bare JSON answer:
+  :func:`read_bare_object`);
+* a string whose opening or closing ``"`` was written ``'`` -- ``drift_wrong_quote`` (damaged delimiters): the one
+  ``'`` whose turn into ``"`` gives fitting arguments (:func:`wrong_quote`; a streamed call takes it only when what
+  it sent is a prefix of the re-quoted text).
+
 Readings of a Kimi call id (:func:`read_kimi_id`): ``functionsNAMEN``, ``functions_NAME_N``, ``functionsNAME:N``
 (the id's separators lost) -- ``drift_call_id_separators`` (damaged name).
 """
