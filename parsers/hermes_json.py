@@ -74,7 +74,8 @@ _CONTENT_THINK_SCAN = MarkerScanner(_CALL_OPENERS + _THINK_CLOSERS)  # families 
 _LINE_OBJECT = "\n{"  # with declared tools: a call object at a line start may be a call whose opener is missing
 _DRIFT_CONTENT_SCAN = MarkerScanner(_CALL_OPENERS + (_LINE_OBJECT,))
 _DRIFT_CONTENT_THINK_SCAN = MarkerScanner(_CALL_OPENERS + _THINK_CLOSERS + (_LINE_OBJECT,))
-_BRACE_RUN = regex.compile(r"\}{1,64}(?=[\x00-\x1f]|$)")  # closing braces that may end a string left open
+_BRACE_RUN = regex.compile(r"\}{1,64}(?=[\x00-\x1f]|$)"  # closing braces that may end a string left open, or
+                           r"|'[ \t]{0,8},[ \t]{0,8}\"(?=[^,}\]: \t\r\n\"]|$)")  # a closing ' then the next key
 _ORPHAN_HEAD = regex.compile(r'\{[ \t\n\r]*"name"[ \t\n\r]*:')  # how such an object must open
 _REASONING_SCAN = MarkerScanner(_CALL_OPENERS + _THINK_CLOSERS)
 _BODY_END_SCAN = MarkerScanner((M["call_close"], M["call_open"]))
@@ -315,13 +316,16 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
         """A call body. With tools declared, a run of ``}`` inside a streamed string value is held back until the
         next character says what it is: a raw control character after it (the ``\\n`` before ``</tool_call>``)
         makes it the object's end with the string's quote missing (``drift_unclosed_string``), so it is not
-        streamed as string text; anything else streams it as usual."""
+        streamed as string text; anything else streams it as usual. So is ``', "`` inside a string: when the
+        character after it is not one JSON allows after a string (``,`` ``}`` ``]`` ``:`` a blank or ``"``), the
+        ``'`` may be the string's closing quote written wrong (``drift_wrong_quote``: ``"Paris', "days": 2``) and
+        the run is not streamed as string text; otherwise it streams as usual."""
         body = self._body
         if (body.tail is not None or (body.args is None and body.head is None) or self._declared is None
                 or body.source == "reasoning"):
             return self._in_call_body(final)
         buf = self._buf
-        m = _BRACE_RUN.search(buf)
+        m = _run_at(buf, 0)
         if m is None:
             return self._in_call_body(final)
         if m.start():  # where the runs are in a string: found on a copy of the scanner, so the text goes on in one
@@ -333,7 +337,7 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
                     break
                 probe.feed(m.group())
                 at = m.end()
-                m = _BRACE_RUN.search(buf, at)
+                m = _run_at(buf, at)
             if m is None:
                 return self._in_call_body(final)
             if m.start():  # the text before the run in a string, as usual; then the run is decided
@@ -795,6 +799,13 @@ def _arguments_text(body: str) -> str:
         return body
     offset = m.end() + len(body[m.end():]) - len(body[m.end():].lstrip(_JSON_WS))
     return _value_text(body, offset) or body
+
+
+def _run_at(buf: str, at: int):
+    """The first run :data:`_BRACE_RUN` finds in ``buf`` from ``at``, or its beginning cut by the buffer's end (a
+    partial match, decided when the text goes on); never an empty one."""
+    m = _BRACE_RUN.search(buf, at, partial=True)
+    return None if m is None or m.start() == m.end() else m
 
 
 def _value_text(text: str | None, offset: int) -> str | None:

@@ -85,10 +85,13 @@ HERMES_CASES = [
      [call("get_weather", PARIS, "drift_wrong_quote")], "", None),
     ("wrong_closing_quote_not_streamed", tc('{"arguments": {"city": "Paris\', "days": 2}, "name": "get_weather"}'),
      TOOLS, [call("get_weather", {"city": "Paris", "days": 2}, "drift_wrong_quote")], "", None),
-    # the string's text went out as written before the ' showed it was the closing quote: not taken back
-    ("wrong_closing_quote_after_streamed_text", tc('{"name": "get_weather", "arguments": {"city": "Paris\', '
-                                                   '"days": 2}}'),
+    # streamed: ', " followed by key text is held back, so the string's text sent stops before the '
+    ("wrong_closing_quote_streamed", tc('{"name": "get_weather", "arguments": {"city": "Paris\', "days": 2}}'),
+     TOOLS, [call("get_weather", {"city": "Paris", "days": 2}, "drift_wrong_quote")], "", None),
+    ("wrong_closing_quote_off_schema", tc('{"name": "get_weather", "arguments": {"city": "Paris\', "days": "2"}}'),
      TOOLS, [("get_weather", {"city": "Paris', "}, "rejected", None)], "", "drift_wrong_quote"),
+    ("quote_comma_quote_in_a_string_is_text", tc('{"name": "exec", "arguments": {"command": "it\', ", "x": 1}}'),
+     TOOLS, [("exec", {"command": "it', ", "x": 1}, "proposed", None)], "", None),
     ("wrong_quote_off_schema", tc('{"name": "get_weather", "arguments": {"city": \'Paris", "days": "2"}}'), TOOLS,
      [("get_weather", {}, "rejected", None)], "", "drift_wrong_quote"),
     ("apostrophes_in_a_string_are_text", tc('{"name": "exec", "arguments": {"command": "echo \'hi\'"}}'), TOOLS,
@@ -325,6 +328,21 @@ def test_held_text_is_released_the_moment_it_cannot_be_a_call(family, line, rele
         else:
             assert sent == "Hi\n" + line[:i + 1], line[:i + 1]
             break
+
+
+def test_a_closing_quote_written_wrong_is_held_until_the_next_character():
+    """Streamed a character at a time (Qwen3): ``', "`` inside a string is not sent as string text while the next
+    character may show the ``'`` closed the string; the fragments are the re-quoted arguments, nothing taken back.
+    Followed by a character JSON allows after a string, the run is sent as string text at once."""
+    fmt = toolwire.get_format("qwen3")
+    text = tc('{"name": "get_weather", "arguments": {"city": "Paris\', "days": 2}}')
+    parser = fmt.stream(TOOLS)
+    fragments = [e.fragment for ch in text for e in parser.feed(ch) if e.type == "arguments"]
+    fragments += [e.fragment for e in parser.flush() if e.type == "arguments"]
+    assert "".join(fragments) == '{"city": "Paris", "days": 2}' and not any("'" in f for f in fragments)
+    kept = tc('{"name": "exec", "arguments": {"command": "it\', ", "x": 1}}')
+    out, events = stream_parse(fmt, kept, list(kept), TOOLS)
+    assert "".join(e.fragment for e in events if e.type == "arguments") == '{"command": "it\', ", "x": 1}'
 
 
 def test_stripped_calls_need_text_input(qwen_tokenizer):
