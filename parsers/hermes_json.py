@@ -63,7 +63,8 @@ from toolwire.families.hermes_json import MARKERS, QWEN25, QWEN3, QWEN3_INSTRUCT
 M = MARKERS
 
 for _code in (drift_json.FUNCTION_TAG, drift_json.PYTHON_CALL, drift_json.FUNCTION_KEY, drift_json.ARGUMENTS_KEY,
-              drift_json.NAME_WHITESPACE, drift_json.UNCLOSED_STRING, drift_json.MISSING_CALL_OPENER):
+              drift_json.NAME_WHITESPACE, drift_json.UNCLOSED_STRING, drift_json.MISSING_CALL_OPENER,
+              drift_json.NAME_AS_KEY, drift_json.FLAT_ARGUMENTS, drift_json.GLUED_NAME, drift_json.WRONG_QUOTE):
     register(drift_json.CLASSES[_code], _code)
 
 _CALL_OPENERS = (M["call_open"], "\n" + M["call_open"])
@@ -73,7 +74,8 @@ _CONTENT_THINK_SCAN = MarkerScanner(_CALL_OPENERS + _THINK_CLOSERS)  # families 
 _LINE_OBJECT = "\n{"  # with declared tools: a call object at a line start may be a call whose opener is missing
 _DRIFT_CONTENT_SCAN = MarkerScanner(_CALL_OPENERS + (_LINE_OBJECT,))
 _DRIFT_CONTENT_THINK_SCAN = MarkerScanner(_CALL_OPENERS + _THINK_CLOSERS + (_LINE_OBJECT,))
-_BRACE_RUN = regex.compile(r"\}{1,64}(?=[\x00-\x1f]|$)")  # closing braces that may end a string left open
+_BRACE_RUN = regex.compile(r"\}{1,64}(?=[\x00-\x1f]|$)"  # closing braces that may end a string left open, or
+                           r"|'[ \t]{0,8},[ \t]{0,8}\"(?=[^,}\]: \t\r\n\"]|$)")  # a closing ' then the next key
 _ORPHAN_HEAD = regex.compile(r'\{[ \t\n\r]*"name"[ \t\n\r]*:')  # how such an object must open
 _REASONING_SCAN = MarkerScanner(_CALL_OPENERS + _THINK_CLOSERS)
 _BODY_END_SCAN = MarkerScanner((M["call_close"], M["call_open"]))
@@ -314,13 +316,16 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
         """A call body. With tools declared, a run of ``}`` inside a streamed string value is held back until the
         next character says what it is: a raw control character after it (the ``\\n`` before ``</tool_call>``)
         makes it the object's end with the string's quote missing (``drift_unclosed_string``), so it is not
-        streamed as string text; anything else streams it as usual."""
+        streamed as string text; anything else streams it as usual. So is ``', "`` inside a string: when the
+        character after it is not one JSON allows after a string (``,`` ``}`` ``]`` ``:`` a blank or ``"``), the
+        ``'`` may be the string's closing quote written wrong (``drift_wrong_quote``: ``"Paris', "days": 2``) and
+        the run is not streamed as string text; otherwise it streams as usual."""
         body = self._body
         if (body.tail is not None or (body.args is None and body.head is None) or self._declared is None
                 or body.source == "reasoning"):
             return self._in_call_body(final)
         buf = self._buf
-        m = _BRACE_RUN.search(buf)
+        m = _run_at(buf, 0)
         if m is None:
             return self._in_call_body(final)
         if m.start():  # where the runs are in a string: found on a copy of the scanner, so the text goes on in one
@@ -332,7 +337,7 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
                     break
                 probe.feed(m.group())
                 at = m.end()
-                m = _BRACE_RUN.search(buf, at)
+                m = _run_at(buf, at)
             if m is None:
                 return self._in_call_body(final)
             if m.start():  # the text before the run in a string, as usual; then the run is decided
@@ -551,21 +556,33 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
         return True
 
     def _drift_streamed(self, body: _CallBody, text: str) -> bool:
-        """A streamed call whose body does not decode: a string left unclosed before the object's end. Recovered
-        (True) when its closing braces were held back (so nothing sent reads otherwise) and the declared tools
-        make the call unambiguous; else the refusal says why (False)."""
+        """A streamed call whose body does not decode: a string left unclosed before the object's end, or a string
+        quoted with the wrong quote. Recovered (True) when nothing sent reads otherwise (the unclosed string's
+        closing braces were held back; the re-quoted arguments start with what was streamed) and the declared
+        tools make the call unambiguous; else the refusal says why (False)."""
         reading = drift_json.read_call_body(text, None, self._declared, max_depth=self._bounds["max_depth"],
                                             max_bytes=self._bounds["max_bytes"])
         if reading is None:
             return False
         raw_body = M["call_open"] + text
-        if isinstance(reading, drift_json.Refused) or not body.held_run or reading.name != body.call.name:
+        fixed = None
+        if isinstance(reading, drift_json.Recovered) and reading.requoted_at is not None:
+            # a wrong quote: recovered only when what was streamed is a prefix of the re-quoted arguments (the
+            # opening quote written ', where the stream stopped; a closing ' came after string text already sent)
+            at = reading.requoted_at
+            fixed = text[:at] + '"' + text[at + 1:]
+            args_text = _value_text(fixed, body.args_offset)
+            if args_text is None or not args_text.startswith(body.args.sent.lstrip(_JSON_WS)):
+                fixed = None
+        elif isinstance(reading, drift_json.Recovered) and body.held_run:
+            end = len(text.rstrip(_JSON_WS))
+            fixed = text[:end - reading.closed_at] + '"' + text[end - reading.closed_at:]
+        if isinstance(reading, drift_json.Refused) or fixed is None or reading.name != body.call.name:
             why = reading.why if isinstance(reading, drift_json.Refused) else (
-                "the call's arguments were streamed as written before the output showed the quote missing")
+                "the call's arguments were streamed as written before the output showed the quote "
+                + ("written wrong" if reading.requoted_at is not None else "missing"))
             self._diagnostics.append(refused_diagnostic(reading.code, why, raw_body))
             return False
-        end = len(text.rstrip(_JSON_WS))
-        fixed = text[:end - reading.closed_at] + '"' + text[end - reading.closed_at:]
         call = body.call
         call.diagnostics.append(drift_diagnostic(reading.code, reading.message, raw_body, call.index))
         closed = body.args.close(decoded=LadderResult(reading.arguments, "repaired", [],
@@ -782,6 +799,13 @@ def _arguments_text(body: str) -> str:
         return body
     offset = m.end() + len(body[m.end():]) - len(body[m.end():].lstrip(_JSON_WS))
     return _value_text(body, offset) or body
+
+
+def _run_at(buf: str, at: int):
+    """The first run :data:`_BRACE_RUN` finds in ``buf`` from ``at``, or its beginning cut by the buffer's end (a
+    partial match, decided when the text goes on); never an empty one."""
+    m = _BRACE_RUN.search(buf, at, partial=True)
+    return None if m is None or m.start() == m.end() else m
 
 
 def _value_text(text: str | None, offset: int) -> str | None:

@@ -11,12 +11,16 @@ import re
 
 from .engine import drift_json
 from .engine.drift import DeclaredTools, drift_diagnostic, refused_diagnostic, register
+from .engine.drift_requote import RequoteChecked
+from .engine.drift_stripped import StrippedCalls, kimi_head
+from .engine.call_builder import PastLimitCall
 from .engine.json_arguments import finish_call
 from .engine.marker_json import HEADER_BLANKS, Grammar, Header, JsonCallParser, StreamedCall
 
 from toolwire.families.kimi import KIMI_K2, KIMI_K2_THINKING, MARKERS
 M = MARKERS
-register(drift_json.CLASSES[drift_json.CALL_ID_SEPARATORS], drift_json.CALL_ID_SEPARATORS)
+for _code in (drift_json.CALL_ID_SEPARATORS, drift_json.WRONG_QUOTE):
+    register(drift_json.CLASSES[_code], _code)
 
 CALL_ID_PREFIX = "functions."
 _CALL_ID = re.compile(r"functions\.(?P<name>.+):(?P<index>[0-9]+)", re.S)
@@ -47,8 +51,12 @@ def split_call_id(header: str) -> Header:
     return Header(name, text, (problem,), "repaired")
 
 
-class KimiParser(JsonCallParser):
-    """Kimi-K2-Instruct output: content, then a tool-call section."""
+class KimiParser(StrippedCalls, JsonCallParser):
+    """Kimi-K2-Instruct output: content, then a tool-call section. With tools declared, a content line that is a
+    call whose special tokens a server stripped (``functions.NAME:IDX{json}``) is read as the call when the declared
+    tools make it one (:mod:`~toolwire.parsers.engine.drift_stripped`, issue 33)."""
+
+    stripped_head = staticmethod(kimi_head)
 
     grammar = Grammar(call_open=M["call_begin"], header_end=M["argument_begin"], section_open=M["section_begin"],
                       section_close=M["section_end"], call_close=M["call_end"], bare_headers=True,
@@ -59,6 +67,7 @@ class KimiParser(JsonCallParser):
         super().__init__(tools, thinking=thinking, **options)
         self._declared = DeclaredTools.of(tools)  # None: no tools declared, no drift recovery (issue 33)
         self._drift_id: str | None = None         # the damaged id the header being begun was read from
+        self._stripped_init()
 
     def parse_header(self, header: str) -> Header:
         """``functions.NAME:IDX``: the id names the tool (see :func:`split_call_id`). With tools declared, an id
@@ -87,6 +96,9 @@ class KimiParser(JsonCallParser):
         damaged, self._drift_id = self._drift_id, None
         if damaged is not None and self._call is not None:
             self._call = _FitChecked(self._call, self._declared, damaged)
+        elif (self._declared is not None and type(self._call) is StreamedCall
+              and not isinstance(self._call.call, PastLimitCall)):  # a wrong quote in its arguments (issue 33)
+            self._call = RequoteChecked(self._call, self._declared)
 
 
 class _FitChecked(StreamedCall):

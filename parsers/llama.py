@@ -7,6 +7,10 @@ from there the arguments stream raw (:class:`~toolwire.parsers.engine.json_argum
 another shape (other key order, extra keys) is read whole and becomes a call when it names a tool and has
 an object of ``parameters``/``arguments``; anything else is content, unchanged.
 
+With tools declared, an object read whole that names a declared tool in a drifted shape (the name as the only
+key, the arguments beside the name, the name glued to the first key) is a call when its arguments fit (issue 33,
+:func:`~toolwire.parsers.engine.drift_json.read_bare_object`).
+
 After ``<|python_tag|>`` a built-in call ``NAME.call(key="value", ...)`` is read at the end of the output;
 other text there is ``code_interpreter`` code. Built-in tool names (``builtin_tools``) count as declared.
 """
@@ -19,6 +23,8 @@ from typing import Any, Sequence
 
 import regex
 
+from .engine import drift_json
+from .engine.drift import DeclaredTools, drift_diagnostic, refused_diagnostic, register
 from .engine.stream import StreamParser
 from .engine.json_repair import ARGUMENTS_JSON_STRING, decode_arguments, element_texts, json_string_object
 from .engine.json_scan import JsonValueScanner
@@ -40,6 +46,8 @@ _BUILTIN_NEXT = re.compile(r'"\s*,\s*(?=[A-Za-z_][A-Za-z0-9_]*\s*=\s*")')
 _BLANK = " \t\r\n"
 
 _START, _PREFIX_STATE, _BODY, _TAIL, _WHOLE, _AFTER, _PYTHON, _CONTENT, _ARRAY = range(9)
+for _code in (drift_json.NAME_AS_KEY, drift_json.FLAT_ARGUMENTS, drift_json.GLUED_NAME):
+    register(drift_json.CLASSES[_code], _code)
 
 
 def _json_name(escaped: str) -> str | None:
@@ -85,6 +93,7 @@ class LlamaParser(TrailingStopToken, StreamParser):
         if builtin_tools:
             self._names = (self._names or frozenset()) | frozenset(builtin_tools)
         self._bounds = call_object_bounds(self.limits)  # a call is an object around the parameters
+        self._declared = DeclaredTools.of(tools)  # None: no tools declared, no drift recovery (issue 33)
         self._state = _START
         self._tagged = False                 # the current call came after <|python_tag|>
         self._pending = ""                   # blanks (and a ';') not yet known to be content or framing
@@ -340,6 +349,8 @@ class LlamaParser(TrailingStopToken, StreamParser):
         """A complete (or truncated) object that is not in the streaming shape: a call, or False."""
         decoded = decode_arguments(text, truncated=truncated, **self._bounds)
         value = decoded.value
+        if self._declared is not None and not truncated and self._drift_whole(value, text):
+            return True
         if not isinstance(value, dict) or not isinstance(value.get("name"), str):
             return False
         key = "parameters" if "parameters" in value else "arguments" if "arguments" in value else None
@@ -365,6 +376,25 @@ class LlamaParser(TrailingStopToken, StreamParser):
             call.value(k, v)
         call.raw(text)
         call.finish(worse_status(call.status, status))
+        return True
+
+    def _drift_whole(self, value: Any, text: str) -> bool:
+        """A whole object that names a declared tool in a drifted shape (issue 33): ``{"NAME": {...}}``,
+        ``{"name": NAME, "k": v}`` or ``{"NAMEk": v}`` -- a call when its arguments fit (True); when they do not,
+        an ``info`` diagnostic says so and the object stays content (False). An object naming no declared tool
+        is not read (:func:`~toolwire.parsers.engine.drift_json.read_bare_object`)."""
+        reading = drift_json.read_bare_object(value, self._declared)
+        if reading is None:
+            return False
+        if isinstance(reading, drift_json.Refused):
+            self._diagnostics.append(refused_diagnostic(reading.code, reading.why, text))
+            return False
+        call = self._begin_call(reading.name)
+        call.diagnostics.append(drift_diagnostic(reading.code, reading.message, text, call.index))
+        for k, v in reading.arguments.items():
+            call.value(k, v)
+        call.raw(text)
+        call.finish("repaired")
         return True
 
     def _emit_cut_prefix(self, text: str) -> bool:

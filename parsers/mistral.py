@@ -5,20 +5,25 @@ call, blanks followed by ``[TOOL_CALLS]`` start the next call; any other text is
 the model's own; a call without one gets ``callNNNNN`` (9 alphanumerics, so it renders back).
 
 Drift (issue 33), with tools declared only: a header that never meets ``[ARGS]`` and reads as ``NAME{json}`` or
-one ``{"name", "arguments"}`` object is a call when the declared tools make it unambiguous (``docs/variants.md``).
+one ``{"name", "arguments"}`` object is a call when the declared tools make it unambiguous (``docs/variants.md``);
+so is ``{"NAME": {...}}`` / ``{"name": NAME, "k": v}`` there, one wrong quote in a header read whole, and a content
+line ``NAME{json}`` whose ``[TOOL_CALLS]`` and ``[ARGS]`` a server stripped
+(:mod:`~toolwire.parsers.engine.drift_stripped`).
 """
 
 from __future__ import annotations
 
 from .engine import drift_json
 from .engine.drift import DeclaredTools, drift_diagnostic, refused_diagnostic, register
+from .engine.drift_stripped import StrippedCalls, mistral_head
 from .engine.json_arguments import finish_call
 from .engine.json_repair import LadderResult
 from .engine.marker_json import _BETWEEN, _HEADER, HEADER_BLANKS, Grammar, Header, JsonCallParser, StreamedCall
 
 from toolwire.families.mistral import MARKERS, MISTRAL_SMALL32
 M = MARKERS
-for _code in (drift_json.MISSING_ARGS_MARKER, drift_json.CALL_OBJECT_AFTER_MARKER, drift_json.UNCLOSED_STRING):
+for _code in (drift_json.MISSING_ARGS_MARKER, drift_json.CALL_OBJECT_AFTER_MARKER, drift_json.UNCLOSED_STRING,
+              drift_json.NAME_AS_KEY, drift_json.FLAT_ARGUMENTS, drift_json.GLUED_NAME, drift_json.WRONG_QUOTE):
     register(drift_json.CLASSES[_code], _code)
 
 CALL_ID_LENGTH = 9
@@ -29,17 +34,19 @@ def is_call_id(value: object) -> bool:
     return isinstance(value, str) and len(value) == CALL_ID_LENGTH and value.isascii() and value.isalnum()
 
 
-class MistralParser(JsonCallParser):
+class MistralParser(StrippedCalls, JsonCallParser):
     """Mistral Small 3.2 output: content, then calls. Also read: the format before v11,
     ``[TOOL_CALLS][{"name", "arguments", "id"}, ...]`` (with or without a blank after the marker), as
     ``repaired`` calls with ``json_array_calls``; a trailing ``</s>`` is stripped."""
 
     grammar = Grammar(call_open=M["tool_calls"], header_end=M["args"], json_array_calls=True)
     family = MISTRAL_SMALL32
+    stripped_head = staticmethod(mistral_head)  # a content line NAME{json}: [TOOL_CALLS] and [ARGS] stripped
 
     def __init__(self, tools=None, *, thinking: bool = False, **options):
         super().__init__(tools, thinking=thinking, **options)
         self._declared = DeclaredTools.of(tools)  # None: no tools declared, no drift recovery (issue 33)
+        self._stripped_init()
 
     def _drop_header(self, code: str, message: str) -> None:
         """A header that never met ``[ARGS]`` (ended by the next ``[TOOL_CALLS]`` or by the output's end): with tools

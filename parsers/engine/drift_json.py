@@ -23,6 +23,15 @@ Readings of a Hermes/Qwen ``<tool_call>`` body (:func:`read_call_body`):
   (``{"city": "Paris}}``) -- ``drift_unclosed_string`` (damaged delimiters): the one place to close it that gives
   a call object for a declared tool with fitting arguments.
 
+* ``{"NAME": {...}}`` (the name as the only key) -- ``drift_name_as_key``; ``{"name": NAME, "k": v}`` (the
+  arguments beside the name) -- ``drift_flat_arguments``; ``{"NAME_k": v}`` / ``{"name": "NAMEk": v}`` (the name
+  glued to the first argument key, one split only) -- ``drift_glued_name`` (damaged name; also read in Mistral's
+  ``[TOOL_CALLS]{...}`` header and, for an object that names a declared tool, in Llama 3.1's bare JSON answer:
+  :func:`read_bare_object`);
+* a string whose opening or closing ``"`` was written ``'`` -- ``drift_wrong_quote`` (damaged delimiters): the one
+  ``'`` whose turn into ``"`` gives fitting arguments (:func:`wrong_quote`; a streamed call takes it only when what
+  it sent is a prefix of the re-quoted text).
+
 Readings of a Kimi call id (:func:`read_kimi_id`): ``functionsNAMEN``, ``functions_NAME_N``, ``functionsNAME:N``
 (the id's separators lost) -- ``drift_call_id_separators`` (damaged name).
 """
@@ -47,13 +56,18 @@ MISSING_CALL_OPENER = "missing_call_wrapper"
 CALL_ID_SEPARATORS = "drift_call_id_separators"
 MISSING_ARGS_MARKER = "drift_missing_args_marker"
 CALL_OBJECT_AFTER_MARKER = "drift_call_object_after_marker"
+NAME_AS_KEY = "drift_name_as_key"
+FLAT_ARGUMENTS = "drift_flat_arguments"
+GLUED_NAME = "drift_glued_name"
+WRONG_QUOTE = "drift_wrong_quote"
 
 CLASSES: dict[str, Drift] = {
     FUNCTION_TAG: Drift.BORROWED_SHAPE, PYTHON_CALL: Drift.BORROWED_SHAPE, FUNCTION_KEY: Drift.BORROWED_SHAPE,
     ARGUMENTS_KEY: Drift.BORROWED_SHAPE, NAME_WHITESPACE: Drift.DAMAGED_NAME,
     UNCLOSED_STRING: Drift.DAMAGED_DELIMITERS, MISSING_CALL_OPENER: Drift.MISSING_MARKERS,
     CALL_ID_SEPARATORS: Drift.DAMAGED_NAME, MISSING_ARGS_MARKER: Drift.MISSING_MARKERS,
-    CALL_OBJECT_AFTER_MARKER: Drift.BORROWED_SHAPE,
+    CALL_OBJECT_AFTER_MARKER: Drift.BORROWED_SHAPE, NAME_AS_KEY: Drift.DAMAGED_NAME,
+    FLAT_ARGUMENTS: Drift.DAMAGED_NAME, GLUED_NAME: Drift.DAMAGED_NAME, WRONG_QUOTE: Drift.DAMAGED_DELIMITERS,
 }
 """Each recovery code of the JSON-bodied families and its class (the parsers register them)."""
 
@@ -67,6 +81,8 @@ class Recovered(NamedTuple):
     message: str
     closed_at: int | None = None
     """``drift_unclosed_string``: how many characters before the text's end the missing quote was put."""
+    requoted_at: int | None = None
+    """``drift_wrong_quote``: the position in the text of the ``'`` read as ``"``."""
 
 
 class Refused(NamedTuple):
@@ -107,7 +123,10 @@ def read_call_body(text: str, value: Any, tools: DeclaredTools, *, max_depth: in
     if isinstance(value, dict):
         return _call_object(value, tools)
     if value is None and body.startswith("{"):
-        return _unclosed_string(body, tools, max_depth=max_depth, max_bytes=max_bytes)
+        reading = _undecoded_object(body, tools, max_depth=max_depth, max_bytes=max_bytes)
+        if isinstance(reading, Recovered) and reading.requoted_at is not None:  # a position in ``text``
+            reading = reading._replace(requoted_at=reading.requoted_at + len(text) - len(text.lstrip(_BLANKS)))
+        return reading
     m = _PY_CALL.fullmatch(body)
     if m is not None and value is None:
         arguments = _python_arguments(m.group(2), max_depth=max_depth, max_bytes=max_bytes)
@@ -166,7 +185,8 @@ def _call_object(value: dict, tools: DeclaredTools) -> Reading:
         if isinstance(key, str) and key.startswith("function="):
             return settle(FUNCTION_KEY, tools, key[len("function="):], arguments,
                           "\"function=NAME\" written as the call object's key; read as the call")
-        return None
+    if "name" not in value:
+        return name_keyed(value, tools)
     if not isinstance(name, str):
         return None
     code, message = None, ""
@@ -179,8 +199,10 @@ def _call_object(value: dict, tools: DeclaredTools) -> Reading:
         present = [key for key in _ARG_KEYS if key in value]
         if len(present) > 1:  # two readings
             return Refused(code or ARGUMENTS_KEY, f"two keys may hold the arguments: {present}")
+        if not present and code is None:
+            return flat_arguments(value, tools)
         if not present:
-            return None if code is None else Refused(code, "no arguments object")
+            return Refused(code, "no arguments object")
         arguments = value[present[0]]
         if code is None:
             code, message = ARGUMENTS_KEY, f"the arguments written under {present[0]!r}; read as \"arguments\""
@@ -191,6 +213,165 @@ def _call_object(value: dict, tools: DeclaredTools) -> Reading:
     if len(set(value) - {"name", "arguments", *_ARG_KEYS}) or not isinstance(arguments, dict):
         return Refused(code, "the call object has other keys, or its arguments are not an object")
     return settle(code, tools, name, arguments, message)
+
+
+def name_keyed(value: dict, tools: DeclaredTools) -> Reading:
+    """An object without ``"name"``: ``{"NAME": {...}}`` (the tool's name as the only key, its arguments the value:
+    ``drift_name_as_key``) or ``{"NAMEkey": v, ...}`` / ``{"NAME_key": v, ...}`` (the name glued to the first
+    argument key, the other keys the rest of the arguments: ``drift_glued_name``); None for any other object."""
+    if not value:
+        return None
+    first, first_value = next(iter(value.items()))
+    if len(value) == 1 and isinstance(first_value, dict) and (first in tools.names or not glued_readings(tools, first)):
+        if not _NAME_LIKE.fullmatch(first) or first in _CALL_FIELDS:  # not a name: no reading, nothing said
+            return None
+        return settle(NAME_AS_KEY, tools, first, first_value,
+                      "the tool's name written as the object's only key, its arguments as the value; read as the call")
+    readings = glued_readings(tools, first)
+    if not readings:
+        return None
+    if len(readings) > 1:
+        return Refused(GLUED_NAME, f"key {first!r} splits into two declared tool + parameter readings: "
+                       f"{sorted(readings)}")
+    (name, key), = readings
+    if key in value:
+        return Refused(GLUED_NAME, f"parameter {key!r} given twice")
+    arguments = {key: first_value, **{k: v for k, v in value.items() if k != first}}
+    return settle(GLUED_NAME, tools, name, arguments,
+                  f"the name glued to the first argument key ({first!r}); read as {name!r} with {key!r}")
+
+
+def flat_arguments(value: dict, tools: DeclaredTools) -> Reading:
+    """``{"name": NAME, "k": v, ...}``: the arguments written beside the name instead of under ``"arguments"``
+    (``drift_flat_arguments``); None unless there is such a key. ``"id"`` / ``"type"`` stay call fields."""
+    name = value.get("name")
+    arguments = {k: v for k, v in value.items() if k not in ("name", "id", "type")}
+    if not isinstance(name, str) or not arguments:
+        return None
+    return settle(FLAT_ARGUMENTS, tools, name, arguments,
+                  "the arguments written beside \"name\" instead of under \"arguments\"; read as the call")
+
+
+def read_bare_object(value: Any, tools: DeclaredTools) -> Reading:
+    """A whole JSON answer that is not a call object (Llama 3.1, where a reply that *is* a call object is the call):
+    the name as the only key, the arguments beside the name, or the name glued to the first key. Such an answer is
+    read only when its would-be name is a declared tool: any other object is ordinary JSON (no reading, nothing
+    said), so a JSON answer never draws a diagnostic."""
+    if not isinstance(value, dict) or not value:
+        return None
+    if "name" in value:
+        name = value["name"]
+        if (not isinstance(name, str) or tools.resolve_name(name) is None
+                or set(value) & {"arguments", "parameters", *_ARG_KEYS}):
+            return None
+        return flat_arguments(value, tools)
+    first = next(iter(value))
+    if first not in tools.names and not glued_readings(tools, first):
+        return None
+    return name_keyed(value, tools)
+
+
+_CALL_FIELDS = frozenset({"name", "arguments", "parameters", "args", "input", "function", "id", "type", "tool",
+                          "tool_name", "call"})  # a call object's own field names, never read as a tool's name
+_NAME_LIKE = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,255}")
+_GLUE_SEPARATORS = ("", "_", ".", "-", " ")
+
+
+def glued_readings(tools: DeclaredTools, text: str) -> set[tuple[str, str]]:
+    """Every ``(declared tool, its declared parameter)`` that ``text`` is, glued with no separator or one of
+    ``_ . - space`` (``get_weathercity``, ``get_weather_city``). A recovery takes it only when there is one."""
+    readings = set()
+    for name in tools.names:
+        if len(text) <= len(name) or not text.startswith(name):
+            continue
+        rest = text[len(name):]
+        for sep in _GLUE_SEPARATORS:
+            if rest.startswith(sep) and rest[len(sep):] in tools.properties(name):
+                readings.add((name, rest[len(sep):]))
+    return readings
+
+
+_GLUED_NAME_VALUE = re.compile(r'\{[ \t\r\n]*"name"[ \t\r\n]*:[ \t\r\n]*"([^"\\\x00-\x1f]{1,512})"[ \t\r\n]*:')
+
+
+def _undecoded_object(body: str, tools: DeclaredTools, *, max_depth: int, max_bytes: int | None) -> Reading:
+    """A body that opens an object but does not decode: its last string left unclosed (``drift_unclosed_string``),
+    a value quoted with the wrong quote (``drift_wrong_quote``), or the name glued to the first argument key inside
+    the name's string (``{"name": "get_weathercity": "Paris"}``: ``drift_glued_name``)."""
+    def call_of(value):
+        if isinstance(value, dict) and isinstance(value.get("name"), str):
+            return value.get("name"), value.get("arguments")
+        return None
+    m = _GLUED_NAME_VALUE.match(body)
+    if m is not None and any(len(m.group(1)) > len(name) and m.group(1).startswith(name) for name in tools.names):
+        return glued_name_value(m.group(1), body[m.end():], tools, max_depth=max_depth, max_bytes=max_bytes)
+    first = unclosed_string(body, call_of, tools, max_depth=max_depth, max_bytes=max_bytes)
+    if isinstance(first, Recovered):
+        return first
+    second = wrong_quote(body, call_of, tools, max_depth=max_depth, max_bytes=max_bytes)
+    return second if isinstance(second, Recovered) or first is None else first
+
+
+def glued_name_value(written: str, rest: str, tools: DeclaredTools, *, max_depth: int,
+                     max_bytes: int | None) -> Reading:
+    """``{"name": "NAMEkey": v, ...}``: what stood between the name and the first argument key lost, so the key is
+    glued to the name's string and its value follows. Read as ``NAME`` with ``{"key": v, ...}`` (the object's one
+    or two final ``}``) when one split gives a declared tool and its parameter and the arguments fit."""
+    readings = glued_readings(tools, written)
+    if len(readings) != 1:  # (only called when a declared name starts ``written``)
+        return Refused(GLUED_NAME, f"name {written!r} " + ("reads as two declared tool + parameter readings"
+                                                           if readings else "is a declared tool glued to no parameter "
+                                                           "of it"))
+    (name, key), = readings
+    text = rest.rstrip(_BLANKS)
+    fits = []
+    for cut in (1, 2) if text.endswith("}}") else (1,):  # the arguments' own "}" may be missing or written
+        try:
+            value = loads('{"' + key + '":' + text[:len(text) - cut + 1], max_depth=max_depth, max_bytes=max_bytes)
+        except ValueError:
+            continue
+        reading = settle(GLUED_NAME, tools, name, value,
+                         f"the name glued to the first argument key ({written!r}); read as {name!r} with {key!r}")
+        if isinstance(reading, Recovered) and reading not in fits:
+            fits.append(reading)
+    if len(fits) == 1:
+        return fits[0]
+    return Refused(GLUED_NAME, "two readings of the object's end" if fits else
+                   f"the arguments after {written!r} do not fit the schema of {name!r}")
+
+
+_WRONG_QUOTE_MESSAGE = "a string value quoted with the wrong quote ('); re-quoted"
+_MAX_QUOTES = 32
+
+
+def wrong_quote(text: str, call_of: Any, tools: DeclaredTools, *, max_depth: int, max_bytes: int | None) -> Reading:
+    """JSON ``text`` that does not decode because a string's opening or closing ``"`` was written ``'``
+    (``{"city": "Paris', "days": 2}``, ``{"city": 'Paris"}``): each ``'`` turned into ``"`` in turn; recovered only
+    when exactly one gives JSON that ``call_of(value)`` makes a call ``(name, arguments)`` of a declared tool with
+    fitting arguments. None when no such turn gives a call at all (not this drift)."""
+    quotes = [i for i, ch in enumerate(text) if ch == "'"]
+    if not quotes or len(quotes) > _MAX_QUOTES:
+        return None
+    fits: list[Recovered] = []
+    any_call = False
+    for i in quotes:
+        try:
+            value = loads(text[:i] + '"' + text[i + 1:], max_depth=max_depth, max_bytes=max_bytes)
+        except ValueError:
+            continue
+        call = call_of(value)
+        if call is None:
+            continue
+        any_call = True
+        reading = settle(WRONG_QUOTE, tools, call[0], call[1], _WRONG_QUOTE_MESSAGE)
+        if isinstance(reading, Recovered):
+            fits.append(reading._replace(requoted_at=i))
+    if len(fits) == 1:
+        return fits[0]
+    if not any_call:
+        return None
+    return Refused(WRONG_QUOTE, "two re-quotings fit" if fits else
+                   "re-quoting gives no call of a declared tool with fitting arguments")
 
 
 def _unclosed_string(body: str, tools: DeclaredTools, *, max_depth: int, max_bytes: int | None) -> Reading:
@@ -310,10 +491,22 @@ def read_mistral_header(header: str, tools: DeclaredTools, *, max_depth: int, ma
         value = loads(text[brace:], max_depth=max_depth + 1, max_bytes=max_bytes)
     except ValueError:
         if brace == 0:
-            return None
-        return unclosed_string(text[brace:], lambda args: (text[:brace], args), tools, max_depth=max_depth,
-                               max_bytes=max_bytes)
+            return wrong_quote(text, lambda v: (v.get("name"), v.get("arguments"))
+                               if isinstance(v, dict) and isinstance(v.get("name"), str) else None,
+                               tools, max_depth=max_depth + 1, max_bytes=max_bytes)
+        first = unclosed_string(text[brace:], lambda args: (text[:brace], args), tools, max_depth=max_depth,
+                                max_bytes=max_bytes)
+        if isinstance(first, Recovered):
+            return first
+        second = wrong_quote(text[brace:], lambda args: (text[:brace], args), tools, max_depth=max_depth,
+                             max_bytes=max_bytes)
+        return second if isinstance(second, Recovered) or first is None else first
     if brace == 0:
+        if isinstance(value, dict) and "name" not in value:
+            return name_keyed(value, tools)
+        if isinstance(value, dict) and isinstance(value.get("name"), str) and not set(value) & {
+                "arguments", *_ARG_KEYS}:
+            return flat_arguments(value, tools)
         if not isinstance(value, dict) or not isinstance(value.get("name"), str) or "arguments" not in value:
             return None
         if set(value) - {"name", "arguments", "id"}:
@@ -352,5 +545,5 @@ def read_kimi_id(text: str, tools: DeclaredTools) -> tuple[str, str] | Refused |
     return Refused(CALL_ID_SEPARATORS, f"call id {text!r} names no declared tool")
 
 
-__all__ = ["CLASSES", "Reading", "Recovered", "Refused", "read_call_body", "read_kimi_id", "read_mistral_header",
-           "settle"]
+__all__ = ["CLASSES", "Reading", "Recovered", "Refused", "flat_arguments", "glued_readings", "name_keyed",
+           "read_bare_object", "read_call_body", "read_kimi_id", "read_mistral_header", "settle", "wrong_quote"]

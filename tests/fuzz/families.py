@@ -47,7 +47,11 @@ JSON_DRIFT = ['\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool
               '<parameter=city>\nParis\n</parameter>',
               'get_weather(city="Paris")', "search_papers(query='x', limit=2)", '{"function=get_weather": ',
               '"function=get_weather"', '"args": ', '"input": ', '{"name": "get_weather ", "arguments": ',
-              '"Paris}}', '{"city": "Paris}']
+              '"Paris}}', '{"city": "Paris}',
+              # second round: the name as the only key, arguments beside the name, the name glued to the first key,
+              # a value quoted with the wrong quote
+              '{"get_weather": {', '{"name": "get_weather", "city": ', '"get_weather_city": ',
+              '{"name": "get_weathercity": ', "'Paris\"", "\"Paris', ", "': "]
 # Drift pieces (issue 33, docs/variants.md "Drift recovery"): shapes models write that the XML parsers recover
 # only when the declared tools make them unambiguous - a call without its opener, <function NAME>, attribute-style
 # parameters, a JSON body, names with trailing whitespace or glued to their first key, borrowed key names.
@@ -65,11 +69,17 @@ XML_SYNTAX = XML_SYNTAX + XML_DRIFT
 FAMILY_SYNTAX = {
     "hermes_json": JSON_SYNTAX + JSON_DRIFT,
     "kimi": JSON_SYNTAX + ["functions.", ":0", ":1", ":", "get_weather:0", "functions.get_weather:0", "invalid.0",
-                           "functionsget_weather0", "functions_get_weather_1", "functionsget_weather:2"],
+                           "functionsget_weather0", "functions_get_weather_1", "functionsget_weather:2",
+                           # stripped special tokens; a wrong quote (issue 33, second round)
+                           "\nfunctions.get_weather:0{", "functions.get_weather:1{", "{\"city\": 'Paris\"}",
+                           "\"Paris', "],
     "deepseek_legacy": JSON_SYNTAX + ["function", "function<｜tool▁sep｜>"],
     "mistral": JSON_SYNTAX + ["abcdefghi", "[TOOL_CALLS][", "[TOOL_CALLS] [", "[TOOL_CALLS]get_weather{",
-                              '[TOOL_CALLS]{"name": "get_weather", "arguments": ', '"Paris}[TOOL_CALLS]'],
-    "llama": JSON_SYNTAX + [".call(", ")", "=", ";", "brave_search", "wolfram_alpha", "code_interpreter"],
+                              '[TOOL_CALLS]{"name": "get_weather", "arguments": ', '"Paris}[TOOL_CALLS]',
+                              '\nget_weather{"city": ', 'get_weather{', '[TOOL_CALLS]{"get_weather": {',
+                              '[TOOL_CALLS]{"name": "get_weather", "city": ', "\"Paris', "],
+    "llama": JSON_SYNTAX + [".call(", ")", "=", ";", "brave_search", "wolfram_alpha", "code_interpreter",
+                            '{"get_weather": {"city": ', '{"name": "get_weather", "city": ', '{"get_weather_city": '],
     "qwen_xml": XML_SYNTAX + ["\n"],
     "seed_oss": XML_SYNTAX + ["\n"],
     "glm": XML_SYNTAX + ["\n"],

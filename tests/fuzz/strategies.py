@@ -203,11 +203,22 @@ DRIFT_EDITS = {  # (old, new) replacements of a rendered call's text that make o
     "hermes_json": [("<tool_call>\n", ""), ('"arguments"', '"args"'), ('"arguments"', '"input"'),
                     ('"get_weather"', '"get_weather "'), ('"get_weather"', '"function=get_weather"'),
                     ('{"name": "get_weather", "arguments": ', "<function=get_weather>"),
-                    ('"}}\n</tool_call>', '}}\n</tool_call>')],
+                    ('"}}\n</tool_call>', '}}\n</tool_call>'),
+                    ('{"name": "get_weather", "arguments": ', '{"get_weather": '),
+                    ('{"name": "get_weather", "arguments": {', '{"name": "get_weather", '),
+                    ('"get_weather", "arguments": {"', '"get_weather'), ('"}}', "'}}"),
+                    ('{"city": "', '{"city": \'')],
     "kimi": [("functions.get_weather:0", "functionsget_weather0"),
-             ("functions.get_weather:0", "functions_get_weather_0"), ("<|tool_call_begin|>", "")],
-    "mistral": [("[ARGS]", ""), ('"}', "}")],
-}
+             ("functions.get_weather:0", "functions_get_weather_0"), ("<|tool_call_begin|>", ""),
+             ('{"city": "', '{"city": \''),
+             (("<|tool_calls_section_begin|>", "\n"), ("<|tool_call_begin|>", ""), ("<|tool_call_argument_begin|>", ""),
+              ("<|tool_call_end|>", ""), ("<|tool_calls_section_end|>", ""))],
+    "mistral": [("[ARGS]", ""), ('"}', "}"), ('{"city": "', '{"city": \''),
+                (("[TOOL_CALLS]", "\n"), ("[ARGS]", ""))],
+    "llama": [('{"name": "get_weather", "parameters": ', '{"get_weather": '),
+              ('{"name": "get_weather", "parameters": {', '{"name": "get_weather", '),
+              ('{"name": "get_weather", "parameters": {"', '{"get_weather_')],
+}  # an entry is one (old, new) edit, or a tuple of them made together (every special token stripped)
 DRIFT_EDITS["hermes3"] = DRIFT_EDITS["granite"] = DRIFT_EDITS["hermes_json"]
 DRIFT_EDITS["ministral"] = DRIFT_EDITS["mistral"]
 
@@ -217,11 +228,12 @@ def drift_call(draw, name: str):
     """``(text, thinking)``: a rendered call to a golden tool with one drift edit of its family (or a rendered call
     as it is, for a family with none), then maybe mutated."""
     text, thinking = draw(rendered_call(name))
-    edits = [(old, new) for old, new in DRIFT_EDITS.get(families.parser_module(name), []) if old in text]
+    edits = [edit if isinstance(edit[0], tuple) else (edit,) for edit in DRIFT_EDITS.get(families.parser_module(name), [])]
+    edits = [edit for edit in edits if all(old in text for old, _ in edit)]
     if edits:
-        old, new = draw(st.sampled_from(edits))
-        at = text.find(old)
-        text = text[:at] + new + text[at + len(old):]
+        for old, new in draw(st.sampled_from(edits)):
+            at = text.find(old)
+            text = text[:at] + new + text[at + len(old):]
     return text, thinking
 
 
