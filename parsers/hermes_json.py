@@ -42,7 +42,7 @@ from typing import Any, Sequence
 import regex
 
 from .engine.call_builder import CallBuilder
-from .engine.drift import DeclaredTools, drift_diagnostic, refused_diagnostic, register
+from .engine.drift import DeclaredTools, drift_diagnostic, refused_diagnostic
 from .engine import drift_json
 from .engine.stream import StreamParser
 from .engine.json_arguments import (
@@ -62,10 +62,6 @@ from toolwire.families.hermes_json import MARKERS, QWEN25, QWEN3, QWEN3_INSTRUCT
 
 M = MARKERS
 
-for _code in (drift_json.FUNCTION_TAG, drift_json.PYTHON_CALL, drift_json.FUNCTION_KEY, drift_json.ARGUMENTS_KEY,
-              drift_json.NAME_WHITESPACE, drift_json.UNCLOSED_STRING, drift_json.MISSING_CALL_OPENER,
-              drift_json.NAME_AS_KEY, drift_json.FLAT_ARGUMENTS, drift_json.GLUED_NAME, drift_json.WRONG_QUOTE):
-    register(drift_json.CLASSES[_code], _code)
 
 _CALL_OPENERS = (M["call_open"], "\n" + M["call_open"])
 _THINK_CLOSERS = (M["think_close"], "\n" + M["think_close"])
@@ -659,9 +655,9 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
         args, _, _ = call_object_arguments(value)
         name = value.get("name") if isinstance(value, dict) else None
         if not isinstance(name, str) or set(value) - {"name", "arguments", "parameters"}:
-            reading = drift_json.Refused(drift_json.MISSING_CALL_OPENER, "the object is not a call object")
+            reading = drift_json.Refused(drift_json.MISSING_CALL_WRAPPER, "the object is not a call object")
         else:
-            reading = drift_json.settle(drift_json.MISSING_CALL_OPENER, self._declared, name, args,
+            reading = drift_json.settle(drift_json.MISSING_CALL_WRAPPER, self._declared, name, args,
                                         f"a call object before an orphan {closer!r}, without {M['call_open']!r}; "
                                         "read as the call")
         if isinstance(reading, drift_json.Refused):

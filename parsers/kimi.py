@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from .engine import drift_json
-from .engine.drift import DeclaredTools, drift_diagnostic, refused_diagnostic, register
+from .engine.drift import DeclaredTools, drift_diagnostic, refused_diagnostic
 from .engine.drift_requote import RequoteChecked
 from .engine.drift_stripped import StrippedCalls, kimi_head
 from .engine.call_builder import PastLimitCall
@@ -19,8 +19,6 @@ from .engine.marker_json import HEADER_BLANKS, Grammar, Header, JsonCallParser, 
 
 from toolwire.families.kimi import KIMI_K2, KIMI_K2_THINKING, MARKERS
 M = MARKERS
-for _code in (drift_json.CALL_ID_SEPARATORS, drift_json.WRONG_QUOTE):
-    register(drift_json.CLASSES[_code], _code)
 
 CALL_ID_PREFIX = "functions."
 _CALL_ID = re.compile(r"functions\.(?P<name>.+):(?P<index>[0-9]+)", re.S)

@@ -24,7 +24,7 @@ from typing import Any, Sequence
 import regex
 
 from .engine import drift_json
-from .engine.drift import DeclaredTools, drift_diagnostic, refused_diagnostic, register
+from .engine.drift import DeclaredTools, drift_diagnostic, refused_diagnostic
 from .engine.stream import StreamParser
 from .engine.json_repair import ARGUMENTS_JSON_STRING, decode_arguments, element_texts, json_string_object
 from .engine.json_scan import JsonValueScanner
@@ -46,8 +46,6 @@ _BUILTIN_NEXT = re.compile(r'"\s*,\s*(?=[A-Za-z_][A-Za-z0-9_]*\s*=\s*")')
 _BLANK = " \t\r\n"
 
 _START, _PREFIX_STATE, _BODY, _TAIL, _WHOLE, _AFTER, _PYTHON, _CONTENT, _ARRAY = range(9)
-for _code in (drift_json.NAME_AS_KEY, drift_json.FLAT_ARGUMENTS, drift_json.GLUED_NAME):
-    register(drift_json.CLASSES[_code], _code)
 
 
 def _json_name(escaped: str) -> str | None:

@@ -14,7 +14,7 @@ line ``NAME{json}`` whose ``[TOOL_CALLS]`` and ``[ARGS]`` a server stripped
 from __future__ import annotations
 
 from .engine import drift_json
-from .engine.drift import DeclaredTools, drift_diagnostic, refused_diagnostic, register
+from .engine.drift import DeclaredTools, drift_diagnostic, refused_diagnostic
 from .engine.drift_stripped import StrippedCalls, mistral_head
 from .engine.json_arguments import finish_call
 from .engine.json_repair import LadderResult
@@ -22,9 +22,6 @@ from .engine.marker_json import _BETWEEN, _HEADER, HEADER_BLANKS, Grammar, Heade
 
 from toolwire.families.mistral import MARKERS, MISTRAL_SMALL32
 M = MARKERS
-for _code in (drift_json.MISSING_ARGS_MARKER, drift_json.CALL_OBJECT_AFTER_MARKER, drift_json.UNCLOSED_STRING,
-              drift_json.NAME_AS_KEY, drift_json.FLAT_ARGUMENTS, drift_json.GLUED_NAME, drift_json.WRONG_QUOTE):
-    register(drift_json.CLASSES[_code], _code)
 
 CALL_ID_LENGTH = 9
 

@@ -51,6 +51,28 @@ def register(drift: Drift, *codes: str) -> None:
             raise ValueError(f"drift code {code!r} is already a {DRIFT_CODES[code].value} recovery")
 
 
+# the recoveries both family groups take (one code each, whichever parser reads it)
+MISSING_CALL_WRAPPER = "missing_call_wrapper"
+"""A call written without its wrapper's opener: a Hermes JSON call object before an orphan ``</tool_call>``,
+``<function=NAME>`` in content with no ``<tool_call>`` (Qwen3-Coder and kin), MiniMax-M2's ``<invoke name=...>``
+with no ``<minimax:tool_call>``, Gemma 4's ``call:NAME{...}`` without ``<|tool_call>``. Text only: from token ids
+a call needs its opener's control id (so this code is the fuzz suites' one exemption from "ids parse as the
+text")."""
+PYTHON_CALL = "drift_python_call"
+"""A Python call ``NAME(k="v", n=3)`` (keyword literals, never evaluated) as the body of a JSON or XML family's
+call wrapper."""
+NAME_WHITESPACE = "drift_name_whitespace"
+"""A tool name written with whitespace around it (``"get_weather "``, ``<function=get_weather >``, GLM
+``get_weather \n``)."""
+GLUED_NAME = "drift_glued_name"
+"""The name glued to the first argument key (``{"get_weathercity": ...}``, GLM ``<tool_call>get_weathercity</arg_key>``
+with ``<arg_key>`` lost)."""
+
+register(Drift.MISSING_MARKERS, MISSING_CALL_WRAPPER)
+register(Drift.BORROWED_SHAPE, PYTHON_CALL)
+register(Drift.DAMAGED_NAME, NAME_WHITESPACE, GLUED_NAME)
+
+
 def drift_class(diagnostic: Diagnostic) -> Drift | None:
     """The drift class a diagnostic reports, or None when it is not a drift recovery."""
     return DRIFT_CODES.get(diagnostic.code)
@@ -147,5 +169,5 @@ def _type_allows(declared: Any, value: Any) -> bool:
     return kind in allowed or (kind == "integer" and "number" in allowed)
 
 
-__all__ = ["DRIFT_CODES", "DeclaredTools", "Drift", "drift_class", "drift_diagnostic", "refused_diagnostic",
+__all__ = ["DRIFT_CODES", "GLUED_NAME", "MISSING_CALL_WRAPPER", "NAME_WHITESPACE", "PYTHON_CALL", "DeclaredTools", "Drift", "drift_class", "drift_diagnostic", "refused_diagnostic",
            "register"]

@@ -41,35 +41,32 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
-from .drift import DeclaredTools, Drift
+from .drift import GLUED_NAME, MISSING_CALL_WRAPPER, NAME_WHITESPACE, PYTHON_CALL, DeclaredTools, Drift, register
 from .json_repair import repair_ladder
 from .safe_json import loads
 from .schema_coerce import coerce
 
 FUNCTION_TAG = "drift_function_tag"
-PYTHON_CALL = "drift_python_call"
 FUNCTION_KEY = "drift_function_key"
 ARGUMENTS_KEY = "drift_arguments_key"
-NAME_WHITESPACE = "drift_name_whitespace"
 UNCLOSED_STRING = "drift_unclosed_string"
-MISSING_CALL_OPENER = "missing_call_wrapper"
 CALL_ID_SEPARATORS = "drift_call_id_separators"
 MISSING_ARGS_MARKER = "drift_missing_args_marker"
 CALL_OBJECT_AFTER_MARKER = "drift_call_object_after_marker"
 NAME_AS_KEY = "drift_name_as_key"
 FLAT_ARGUMENTS = "drift_flat_arguments"
-GLUED_NAME = "drift_glued_name"
 WRONG_QUOTE = "drift_wrong_quote"
 
 CLASSES: dict[str, Drift] = {
-    FUNCTION_TAG: Drift.BORROWED_SHAPE, PYTHON_CALL: Drift.BORROWED_SHAPE, FUNCTION_KEY: Drift.BORROWED_SHAPE,
-    ARGUMENTS_KEY: Drift.BORROWED_SHAPE, NAME_WHITESPACE: Drift.DAMAGED_NAME,
-    UNCLOSED_STRING: Drift.DAMAGED_DELIMITERS, MISSING_CALL_OPENER: Drift.MISSING_MARKERS,
-    CALL_ID_SEPARATORS: Drift.DAMAGED_NAME, MISSING_ARGS_MARKER: Drift.MISSING_MARKERS,
-    CALL_OBJECT_AFTER_MARKER: Drift.BORROWED_SHAPE, NAME_AS_KEY: Drift.DAMAGED_NAME,
-    FLAT_ARGUMENTS: Drift.DAMAGED_NAME, GLUED_NAME: Drift.DAMAGED_NAME, WRONG_QUOTE: Drift.DAMAGED_DELIMITERS,
+    FUNCTION_TAG: Drift.BORROWED_SHAPE, FUNCTION_KEY: Drift.BORROWED_SHAPE, ARGUMENTS_KEY: Drift.BORROWED_SHAPE,
+    UNCLOSED_STRING: Drift.DAMAGED_DELIMITERS, CALL_ID_SEPARATORS: Drift.DAMAGED_NAME,
+    MISSING_ARGS_MARKER: Drift.MISSING_MARKERS, CALL_OBJECT_AFTER_MARKER: Drift.BORROWED_SHAPE,
+    NAME_AS_KEY: Drift.DAMAGED_NAME, FLAT_ARGUMENTS: Drift.DAMAGED_NAME, WRONG_QUOTE: Drift.DAMAGED_DELIMITERS,
 }
-"""Each recovery code of the JSON-bodied families and its class (the parsers register them)."""
+"""Each recovery code only the JSON-bodied families take, and its class (registered here; the codes both groups
+take are :mod:`.drift`'s)."""
+for _code, _drift in CLASSES.items():
+    register(_drift, _code)
 
 
 class Recovered(NamedTuple):

@@ -19,15 +19,10 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
-from .drift import DeclaredTools, Drift, register
-from .drift_json import PYTHON_CALL, _PY_CALL, _python_arguments  # the JSON group's Python-call reader, reused
+from .drift import GLUED_NAME, MISSING_CALL_WRAPPER, NAME_WHITESPACE, PYTHON_CALL, DeclaredTools, Drift, register
+from .drift_json import _PY_CALL, _python_arguments  # the JSON group's Python-call reader, reused
 from .safe_json import loads
 
-MISSING_CALL_WRAPPER = "missing_call_wrapper"
-"""A call written without its wrapper marker: ``<function=NAME>`` in content with no ``<tool_call>`` before it
-(Qwen3-Coder and kin; a repair before issue 33, now a drift recovery of class ``missing_markers``), MiniMax-M2's
-``<invoke name="NAME">`` with no ``<minimax:tool_call>``. Text only: from token ids a call needs its opener's
-control id (so this code is the fuzz suites' one exemption from "ids parse as the text")."""
 ORPHAN_CALL_CLOSER = "drift_orphan_call_closer"
 """The ``</tool_call>`` closing a call whose ``<tool_call>`` was missing: dropped, not left in the content."""
 FUNCTION_SPACE = "drift_function_space"
@@ -40,17 +35,13 @@ JSON_CALL = "drift_json_call"
 """A call block holding a Hermes-style JSON call, ``{"name": ..., "arguments": {...}}`` (``args`` /
 ``parameters`` for ``arguments`` too), instead of ``<function=NAME>``: the Qwen3 JSON shape in Qwen3-Coder's
 block."""
-NAME_WHITESPACE = "drift_name_whitespace"
-"""A tool name written with whitespace around it (``<function=get_weather >``, GLM ``get_weather \\n``)."""
 STRAY_CLOSER = "drift_stray_closer"
 """GLM: a closing tag glued to the name, ``<tool_call>NAME</arg_value></tool_call>`` (GLM 5.x no-argument calls,
 a public report): the name without it."""
-GLUED_NAME = "drift_glued_name"
-"""GLM: the name glued to the first key, ``<tool_call>get_weathercity</arg_key>`` (``<arg_key>`` lost)."""
 
-register(Drift.MISSING_MARKERS, MISSING_CALL_WRAPPER, ORPHAN_CALL_CLOSER)
-register(Drift.BORROWED_SHAPE, FUNCTION_SPACE, PARAMETER_ATTRIBUTE, JSON_BODY, JSON_CALL, PYTHON_CALL)
-register(Drift.DAMAGED_NAME, NAME_WHITESPACE, GLUED_NAME, STRAY_CLOSER)
+register(Drift.MISSING_MARKERS, ORPHAN_CALL_CLOSER)
+register(Drift.BORROWED_SHAPE, FUNCTION_SPACE, PARAMETER_ATTRIBUTE, JSON_BODY, JSON_CALL)
+register(Drift.DAMAGED_NAME, STRAY_CLOSER)
 
 NO_TOOLS = "no tools were declared"
 
