@@ -4,7 +4,9 @@
 Three outputs: a ``write_file`` string argument (raw between quotes, as the templates write it: code-like text
 with newlines, ``<`` and quotes that look like a value's end without being one) for each family, and an LFM2.5
 list of short strings (``lines=['…', '…', …]``, Python's literal: escapes decoded, items sent as they close).
-Peers: SGLang's ``PythonicDetector`` and vLLM's ``llama4_pythonic`` parser where they import (``.bench-venv``).
+Peers: SGLang's ``PythonicDetector`` and vLLM's ``llama4_pythonic`` parser where they import (``.bench-venv``),
+on the code-like value (where they return other arguments: reported, not timed) and on a plain one (words and
+commas only) that they read, for the side-by-side ratio.
 Target: toolwire's per-delta cost at 64k is at most 2x its cost at 1k.
 """
 
@@ -24,8 +26,13 @@ CALLS = {  # family -> (text before the value, text after it, the unit the value
 }
 
 
-def outputs(family: str):
-    head, tail, unit = CALLS[family]
+PLAIN_UNIT = "the quick brown fox jumps over the lazy dog, "
+"""A value every peer reads (no newline, quote or escape inside the Python string): the side-by-side ratio."""
+
+
+def outputs(family: str, unit: str | None = None):
+    head, tail, own_unit = CALLS[family]
+    unit = unit or own_unit
 
     def output(size: int) -> tuple[str, dict, int]:
         value = (unit * (size // len(unit) + 1))[:size]
@@ -57,6 +64,9 @@ def main() -> None:
         if family in toolwire.formats():
             harness.stream_table(f"{family}, one content string value", outputs(family), family, TOOLS,
                                  peers[family])
+            if peers[family]:
+                harness.stream_table(f"{family}, one plain string value", outputs(family, PLAIN_UNIT), family,
+                                     TOOLS, peers[family])
     if "lfm25" in toolwire.formats():
         harness.stream_table("lfm25, a list of strings", list_output, "lfm25", TOOLS, {})
 
