@@ -219,8 +219,28 @@ class StreamParser:
         return self._drain()
 
     def _feed_ids_spanned(self, ids: Iterable[int], decoder: Any, known: Any, spans: SpanTracker) -> None:
-        """:meth:`_feed_ids` with token spans: one id at a time, each step's events given the ids read
-        (:meth:`SpanTracker.assign`)."""
+        """:meth:`_feed_ids` with token spans. Several ids that can be read at once (:meth:`SpanTracker.chunk_texts`:
+        nothing held back, each id's text known) are decoded and parsed at once, as without spans, and the
+        step's events given the ids by where each id's text ends (:meth:`SpanTracker.chunk`); otherwise one id at
+        a time, each step's events given the ids read (:meth:`SpanTracker.step`)."""
+        if type(ids) is not list and type(ids) is not tuple:
+            ids = list(ids)
+        if len(ids) > 1:
+            texts = spans.chunk_texts(ids, decoder)
+            if texts is not None:
+                if None not in texts:
+                    self._read_run(ids, texts, decoder, spans)
+                    return
+                control, start = decoder.vocab.control_ids, 0
+                for k, text in enumerate(texts):
+                    if text is None:  # a control id: by itself
+                        if k > start:
+                            self._read_run(ids[start:k], texts[start:k], decoder, spans)
+                        self._read_run(ids[k:k + 1], [control[ids[k]]], decoder, spans)
+                        start = k + 1
+                if start < len(ids):
+                    self._read_run(ids[start:], texts[start:], decoder, spans)
+                return
         feed, events, step, set_span = decoder.feed, self._events, spans.step, object.__setattr__
         for tid in ids:
             try:
@@ -254,6 +274,14 @@ class StreamParser:
                     spans.fed += len(text)
                     continue
             step(pieces, events, first, len(self._buf))
+
+    def _read_run(self, ids: Sequence[int], texts: list, decoder: Any, spans: SpanTracker) -> None:
+        """Ids whose texts are ``texts`` (:meth:`SpanTracker.chunk_texts`) decoded and parsed at once, the step's
+        events given the ids (:meth:`SpanTracker.chunk`)."""
+        events = self._events
+        first = len(events)
+        self._take_pieces(decoder.feed(ids), final=False)
+        spans.chunk(texts, events, first, len(self._buf))
 
     def _take_pieces(self, pieces: list, final: bool) -> None:
         """Decoded :class:`~toolwire.tokenize.TokenPiece` items join the buffer (their control spans recorded),

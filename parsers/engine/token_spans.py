@@ -94,6 +94,64 @@ class SpanTracker:
         self.ends.append(fed)
         self.assign(events, first, fed - buffered)
 
+    def chunk_texts(self, ids: Any, decoder: Any) -> list[str | None] | None:
+        """The text of each of ``ids`` (a list or tuple) when they can be read a run at a time (:meth:`chunk`):
+        nothing is held back (no partial character, no id waiting for text) and each id is an ``int``, a control
+        id (its text None here: it is read by itself, so that the events a marker completes get their own step)
+        or an ordinary id that decodes to whole characters by itself. None otherwise: read the ids one at a
+        time (:meth:`step`)."""
+        whole = decoder._whole
+        if whole is None or not decoder._clean or self.waiting:
+            return None
+        texts = list(map(whole.get, ids))
+        for tid in ids:
+            if type(tid) is not int:  # a float or numpy id: the one-id path checks it
+                return None
+        if None in texts:  # a control id, or one not yet seen
+            vocab = decoder.vocab
+            control, known = vocab.control_ids, vocab.known
+            for k, text in enumerate(texts):
+                if text is None:
+                    tid = ids[k]
+                    if tid in control:
+                        continue
+                    if not known(tid):
+                        return None
+                    text = decoder._whole_text(tid, decoder._id_bytes(tid))
+                    if text is None:  # part of a character: its end is where the character's last byte is
+                        return None
+                    texts[k] = text
+        return texts
+
+    def chunk(self, texts: list[str], events: list, first: int, buffered: int) -> None:
+        """Several ids, whose texts are ``texts`` (:meth:`chunk_texts`), were read at once: the parser then
+        emitted ``events[first:]`` and holds ``buffered`` characters unread. Gives the ids read to those events
+        by where each id's text ends (:meth:`assign`); one event and nothing unread takes them all."""
+        text = "".join(texts)
+        count = len(events) - first
+        if count == 1 and not buffered:
+            event = events[first]
+            cls = type(event)
+            if not (cls is ContentDelta or cls is ReasoningDelta) or \
+                    (text if not self.parts else "".join(self.parts) + text).endswith(event.text):
+                self.fed += len(text)
+                base = self.base
+                n = len(self.ends) + len(texts)
+                self._give(event, base, base + n)
+                self.base = base + n
+                self.parts = []
+                self.ends = []
+                return
+        fed = self.fed
+        ends = self.ends
+        for part in texts:
+            fed += len(part)
+            ends.append(fed)
+        self.fed = fed
+        self.parts.append(text)
+        if count:
+            self.assign(events, first, fed - buffered)
+
     def took_last(self, pieces: list) -> None:
         """The decoder's flush gave ``pieces`` (text it held back): the ids waiting for text end there; ids that
         never wrote text end where the text does."""
@@ -149,6 +207,20 @@ class SpanTracker:
                     give(event, base + i, base + j)
                     i = j
                     continue
+            elif cls is ToolCallStarted and event.name:
+                # a call's name is in the text read: the next lookup starts after it, and when call events of
+                # the step came before (the call before it closed), the ids before its name go to them, so that
+                # each call's span holds its own text
+                at = window.find(event.name, q, limit)
+                if at >= 0:
+                    if run:
+                        j = bisect_right(ends, start + at, i, n)
+                        for other in run[:-1]:
+                            give(other, base + i, base + i)
+                        give(run[-1], base + i, base + j)
+                        i = j
+                        run = []
+                    q = at + len(event.name)
             run.append(event)
         if run:
             for other in run[:-1]:
