@@ -225,6 +225,21 @@ class StreamParser:
         a time, each step's events given the ids read (:meth:`SpanTracker.step`)."""
         if type(ids) is not list and type(ids) is not tuple:
             ids = list(ids)
+        elif len(ids) == 1 and type(ids[0]) is int and known(ids[0]) and not self._events:
+            # one id (a serving engine's stream): the usual steps are SpanTracker.one's, inline when no event
+            pieces = decoder.feed(ids)
+            if pieces:
+                self._take_pieces(pieces, final=False)
+                events = self._events
+                if len(pieces) != 1 or spans.waiting:
+                    spans.step(pieces, events, 0, len(self._buf))
+                elif events:
+                    spans.one(pieces[0][0], events, 0, len(self._buf))
+                else:
+                    spans.parts.append(pieces[0][0])
+            else:  # a byte of a character still incomplete: its text comes with a later id
+                spans.waiting += 1
+            return
         if len(ids) > 1:
             texts = spans.chunk_texts(ids, decoder)
             if texts is not None:
@@ -233,22 +248,22 @@ class StreamParser:
                     return
                 control, start = decoder.vocab.control_ids, 0
                 for k, text in enumerate(texts):
-                    if text is None:  # a control id: by itself
-                        if k > start:
-                            self._read_run(ids[start:k], texts[start:k], decoder, spans)
-                        self._read_run(ids[k:k + 1], [control[ids[k]]], decoder, spans)
-                        start = k + 1
+                    if text is None:  # a control id ends a run (the events its marker completes end the step)
+                        texts[k] = text = control[ids[k]]  # unless it cannot end a marker of the family
+                        if spans.ends_run(text, self.family):
+                            self._read_run(ids[start:k + 1], texts[start:k + 1], decoder, spans)
+                            start = k + 1
                 if start < len(ids):
                     self._read_run(ids[start:], texts[start:], decoder, spans)
                 return
-        feed, events, step, set_span = decoder.feed, self._events, spans.step, object.__setattr__
+        feed, events, step = decoder.feed, self._events, spans.step
         for tid in ids:
             try:
                 number = as_int(tid)
             except TypeError:
                 number = -1
             if not known(number):
-                index = spans.base + len(spans.ends) + spans.waiting
+                index = spans.base + len(spans.parts) + spans.waiting
                 spans.waiting += 1  # it writes no text: in the span of the event that follows it
                 self._diagnostics.append(Diagnostic(code="invalid_token_id", severity="warning", raw=str(tid),
                                                     message=f"token id {tid!r} is not in the vocabulary",
@@ -260,20 +275,10 @@ class StreamParser:
                 continue
             first = len(events)
             self._take_pieces(pieces, final=False)
-            if len(events) == first + 1 and not spans.ends and not self._buf and len(pieces) == 1 and \
-                    not spans.waiting:
-                # the usual delta: this id alone wrote this one event (SpanTracker.step, inline)
-                event = events[first]
-                kind = type(event)
-                text = pieces[0][0]
-                if kind is ArgumentsDelta or (kind is ContentDelta or kind is ReasoningDelta) and \
-                        text.endswith(event.text):
-                    base = spans.base
-                    set_span(event, "_span", (base, base + 1))
-                    spans.base = base + 1
-                    spans.fed += len(text)
-                    continue
-            step(pieces, events, first, len(self._buf))
+            if len(pieces) == 1 and not spans.waiting:
+                spans.one(pieces[0][0], events, first, len(self._buf))
+            else:
+                step(pieces, events, first, len(self._buf))
 
     def _read_run(self, ids: Sequence[int], texts: list, decoder: Any, spans: SpanTracker) -> None:
         """Ids whose texts are ``texts`` (:meth:`SpanTracker.chunk_texts`) decoded and parsed at once, the step's
