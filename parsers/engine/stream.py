@@ -237,8 +237,10 @@ class StreamParser:
                     spans.one(pieces[0][0], events, 0, len(self._buf))
                 else:
                     spans.parts.append(pieces[0][0])
-            else:  # a byte of a character still incomplete: its text comes with a later id
-                spans.waiting += 1
+            elif spans.waiting or ids[0] not in decoder.vocab.control_ids:
+                spans.waiting += 1  # a byte of a character still incomplete: its text comes with a later id
+            else:
+                spans.parts.append("")  # a control id that writes no text
             return
         if len(ids) > 1:
             texts = spans.chunk_texts(ids, decoder)
@@ -246,13 +248,13 @@ class StreamParser:
                 if None not in texts:
                     self._read_run(ids, texts, decoder, spans)
                     return
-                control, start = decoder.vocab.control_ids, 0
-                for k, text in enumerate(texts):
-                    if text is None:  # a control id ends a run (the events its marker completes end the step)
-                        texts[k] = text = control[ids[k]]  # unless it cannot end a marker of the family
-                        if spans.ends_run(text, self.family):
-                            self._read_run(ids[start:k + 1], texts[start:k + 1], decoder, spans)
-                            start = k + 1
+                control, start, k = decoder.vocab.control_ids, 0, -1
+                while None in texts:
+                    k = texts.index(None, k + 1)  # a control id ends a run (the events its marker completes end
+                    texts[k] = text = control[ids[k]]  # the step), unless it cannot end a marker of the family
+                    if spans.ends_run(text, self.family):
+                        self._read_run(ids[start:k + 1], texts[start:k + 1], decoder, spans)
+                        start = k + 1
                 if start < len(ids):
                     self._read_run(ids[start:], texts[start:], decoder, spans)
                 return
@@ -264,14 +266,20 @@ class StreamParser:
                 number = -1
             if not known(number):
                 index = spans.base + len(spans.parts) + spans.waiting
-                spans.waiting += 1  # it writes no text: in the span of the event that follows it
+                if spans.waiting:  # it writes no text: in the span of the event that follows it
+                    spans.waiting += 1
+                else:
+                    spans.parts.append("")
                 self._diagnostics.append(Diagnostic(code="invalid_token_id", severity="warning", raw=str(tid),
                                                     message=f"token id {tid!r} is not in the vocabulary",
                                                     span=(index, index + 1)))
                 continue
             pieces = feed((number,))
-            if not pieces:  # a byte of a character still incomplete: its text comes with a later id
-                spans.waiting += 1
+            if not pieces:
+                if spans.waiting or number not in decoder.vocab.control_ids:
+                    spans.waiting += 1  # a byte of a character still incomplete: its text comes with a later id
+                else:
+                    spans.parts.append("")  # a control id that writes no text
                 continue
             first = len(events)
             self._take_pieces(pieces, final=False)

@@ -35,6 +35,9 @@ from typing import Any
 from toolwire.output import ArgumentsDelta, ContentDelta, ReasoningDelta, ToolCallFinished, ToolCallStarted
 
 _set = object.__setattr__
+_INT = {int}
+_ENDS_RUN: dict[tuple[int, str], bool] = {}  # (id of a family, control-id text) -> SpanTracker.ends_run
+_FAMILIES: list = []
 
 
 class SpanTracker:
@@ -43,14 +46,13 @@ class SpanTracker:
     *window*): nothing is recorded per id but its text, and a step that gives every id read to its one event
     (the usual delta) records nothing at all."""
 
-    __slots__ = ("base", "parts", "waiting", "call_starts", "_ends_run")
+    __slots__ = ("base", "parts", "waiting", "call_starts")
 
     def __init__(self) -> None:
         self.base = 0                 # index of the first id no span holds yet
         self.parts: list[str] = []    # the text of each id base.. that wrote text (possibly empty), in order
         self.waiting = 0              # ids after those whose text is not out yet (a partial character, no text)
         self.call_starts: dict[int, int] = {}  # call index -> first id of its ToolCallStarted span
-        self._ends_run: dict[str, bool] = {}    # control-id text -> whether it ends a run (:meth:`ends_run`)
 
     def step(self, pieces: list, events: list, first: int, buffered: int) -> None:
         """One id was read: it decoded to ``pieces`` (:class:`~toolwire.tokenize.TokenPiece`; ids waiting for
@@ -93,9 +95,8 @@ class SpanTracker:
         if whole is None or not decoder._clean or self.waiting:
             return None
         texts = list(map(whole.get, ids))
-        for tid in ids:
-            if type(tid) is not int:  # a float or numpy id: the one-id path checks it
-                return None
+        if set(map(type, ids)) != _INT:  # a float or numpy id: the one-id path checks it
+            return None
         if None in texts:  # a control id, or one not yet seen
             vocab = decoder.vocab
             control, known = vocab.control_ids, vocab.known
@@ -117,10 +118,12 @@ class SpanTracker:
         family's markers and ends none of them (DeepSeek's ``｜DSML｜``, always followed by the marker's name), a
         marker it ends may complete events, and the ids after it are then read in a step of their own (so that
         ids read after a call closed are not given to it)."""
-        known = self._ends_run.get(text)
+        key = (id(family), text)
+        known = _ENDS_RUN.get(key)
         if known is None:
             spellings = [s for s in family.markers.values() if text in s] if family is not None else []
-            known = self._ends_run[text] = not spellings or any(s.endswith(text) for s in spellings)
+            known = _ENDS_RUN[key] = not spellings or any(s.endswith(text) for s in spellings)
+            _FAMILIES.append(family)  # kept, so that its id names it
         return known
 
     def chunk(self, texts: list[str], events: list, first: int, buffered: int) -> None:
