@@ -15,9 +15,10 @@ text. Families see this through the ``literal`` check they pass to every scan (`
 a tokenizer, so text parsing costs nothing more) and :meth:`StreamParser._marker_at`.
 
 **Token spans.** Fed ids, every event gets ``span``, the ``(start, end)`` indexes of the fed ids it came from,
-and each finished candidate the span of its whole call (:mod:`~toolwire.parsers.engine.token_spans`). The ids
-are then read one at a time whatever the chunking, so the events are those of one-id feeds. ``spans=False``
-turns this off (the ids are then read a chunk at a time, as text is).
+and each finished candidate the span of its whole call (:mod:`~toolwire.parsers.engine.token_spans`). A feed of
+several ids is then read a run at a time (a run ends after a control id that may end a marker), so its events
+depend on the chunking, as text deltas' do; the spans tile the ids at every chunking. ``spans=False`` turns this
+off (the ids are then read a chunk at a time, as text is).
 """
 
 from __future__ import annotations

@@ -10,18 +10,30 @@ vocabulary is named by its ``invalid_token_id`` diagnostic's span and lies insid
 (it wrote no text). A finished call's candidate carries the whole call's
 span, from its ``ToolCallStarted`` span's start to its ``ToolCallFinished`` span's end.
 
-How ids are given out (:class:`SpanTracker`). The stream reads ids one at a time (so its events, and their spans,
-are the same however the ids were chunked): each id's text joins the parser's buffer and the parser advances.
-An id belongs to the first event emitted once *all* of its text has been read (its last character left the
-parser's buffer): text held back (a ``<`` that may open a marker, a possible stop token) goes out with the ids
-that wrote it, in the event that releases it, and the ids of framing no event carries (a marker read before
-the call it opens is started) go to the next event: a call's opening marker is in its ``ToolCallStarted`` span,
-its closing marker in its ``ToolCallFinished`` span. When one id completes several events, the text of content
-and reasoning events is looked up in the decoded text (it is that text, verbatim) to find where each one ends;
-the step's last event is looked up from the end of what was read, the others from where the one before
-ended. The ids before a content or reasoning event (or, when none follows, all of them) go to the last call
-event before it, the call events before that one getting an empty span ``(i, i)``. An id whose text is split between
-two events (``" ["`` in pythonic output: content then a call) is in the later one's span only.
+How ids are given out (:class:`SpanTracker`). An id belongs to the first event emitted once *all* of its text
+has been read (its last character left the parser's buffer): text held back (a ``<`` that may open a marker, a
+possible stop token) goes out with the ids that wrote it, in the event that releases it, and the ids of framing
+no event carries (a marker read before the call it opens is started) go to the next event: a call's opening
+marker is in its ``ToolCallStarted`` span, its closing marker in its ``ToolCallFinished`` span. When one step
+(the ids the parser read before it emitted) completes several events, the text of content and reasoning events
+is looked up in the decoded text (it is that text, verbatim) to find where each one ends, and a call's name to
+find where it starts; the step's last event is looked up from the end of what was read, the others from where
+the one before ended. The ids before a content or reasoning event (or a call's name; when none follows, all of
+them) go to the last call event before it, the call events before that one getting an empty span ``(i, i)``.
+An id whose text is split between two events (``" ["`` in pythonic output: content then a call) is in the later
+one's span only.
+
+Steps. A feed of one id is one step. A feed of several ids is read a run at a time (:meth:`SpanTracker.chunk`):
+each run decoded and parsed at once, as without spans, a run ending after each control id whose marker may
+complete events (one that ends a marker of the family, :meth:`SpanTracker.ends_run`), so that ids read after
+a marker closed a call are not given to it. So the events of a multi-id feed, and their spans, depend on the
+chunking (as the events of text deltas do): at every chunking the spans tile the ids, and each content or
+reasoning event's text is its span's decode as above. Ids that cannot be read at once (a character split
+between ids, an id outside the vocabulary, ids whose text is not yet known) are read one at a time.
+
+Cost. The tracker keeps only the text of each id read and not yet in a span (positions are counted in that
+text, the *window*); the usual one-id steps (no event: the id's text is kept; one delta that this id alone
+wrote: it gets ``(i, i + 1)``) are done inline (:meth:`SpanTracker.one`).
 
 Only streams fed ids pay for this; text input never reaches this module.
 """
