@@ -224,9 +224,7 @@ class StreamParser:
         nothing held back, each id's text known) are decoded and parsed at once, as without spans, and the
         step's events given the ids by where each id's text ends (:meth:`SpanTracker.chunk`); otherwise one id at
         a time, each step's events given the ids read (:meth:`SpanTracker.step`)."""
-        if type(ids) is not list and type(ids) is not tuple:
-            ids = list(ids)
-        elif len(ids) == 1 and type(ids[0]) is int and known(ids[0]) and not self._events:
+        if type(ids) is list and len(ids) == 1 and type(ids[0]) is int and known(ids[0]) and not self._events:
             # one id (a serving engine's stream): the usual steps are SpanTracker.one's, inline when no event
             pieces = decoder.feed(ids)
             if pieces:
@@ -243,6 +241,8 @@ class StreamParser:
             else:
                 spans.parts.append("")  # a control id that writes no text
             return
+        if type(ids) is not list and type(ids) is not tuple:
+            ids = list(ids)
         if len(ids) > 1:
             texts = spans.chunk_texts(ids, decoder)
             if texts is not None:
