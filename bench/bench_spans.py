@@ -8,8 +8,9 @@ as token ids, and the table gives CPU µs per id fed:
 * ``1 id / feed``: ``feed(ids=[id])`` for each id, then ``flush`` and ``finish`` (a serving engine's stream;
   making the stream is not timed): ``spans`` (the default) against ``spans=False``; ``cost`` is the ratio
   (target: at most 1.10);
-* ``8 ids / feed``: the same in 8-id feeds. With spans the stream reads the ids one at a time anyway (so its
-  events and their spans do not depend on the chunking); without, it decodes and parses 8 ids at once.
+* ``8 ids / feed``: the same in 8-id feeds. Without spans the stream decodes and parses the 8 ids at once; with
+  spans it reads them a run at a time, a run ending after each control id that may end a marker (see
+  docs/design-notes.md "Token spans"), so a feed holding such a marker costs a parse step more.
 
 Then the content and reasoning events of those streams (one id a feed): how many are exactly the decode of their
 span (the rest begin with framing that no event carries, a marker read before them, or share an id with the

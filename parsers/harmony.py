@@ -191,16 +191,21 @@ class HarmonyStreamParser(TrailingStopToken, StreamParser):
         straight to the router: the one text piece the decoder would give, without the general path's per-id
         checks (each such id was checked when the decoder first met it)."""
         if ids is not None and self._stage == _IDS and not delta:
-            spans = self._tokens.spans  # with token spans: one id at a time (SpanTracker.step)
-            one = not spans or ((type(ids) is list or type(ids) is tuple) and len(ids) == 1)
-            text = self._tokens.decoder.plain_text(ids) if one else None
+            text = self._tokens.decoder.plain_text(ids)
             if text is not None:
                 own, first = text, len(self._events)
                 if self._held_eot:  # a held <|endoftext|> that more output follows: text, as text input reads it
                     text, self._held_eot = self._held_eot + text, ""
                 self._on_text(text)
-                if spans:
-                    spans.step(((own, False),), self._events, first, 0)
+                spans = self._tokens.spans
+                if spans:  # token spans (plain ids: no id waits for text, the decoder holds no byte back)
+                    events = self._events
+                    if len(ids) != 1:
+                        spans.chunk(spans.chunk_texts(ids, self._tokens.decoder), events, first, 0)
+                    elif len(events) == first:  # no event: the id waits for one
+                        spans.parts.append(own)
+                    else:
+                        spans.one(own, events, first)
                 return self._drain()
         return super().feed(delta, ids)
 

@@ -15,9 +15,10 @@ text. Families see this through the ``literal`` check they pass to every scan (`
 a tokenizer, so text parsing costs nothing more) and :meth:`StreamParser._marker_at`.
 
 **Token spans.** Fed ids, every event gets ``span``, the ``(start, end)`` indexes of the fed ids it came from,
-and each finished candidate the span of its whole call (:mod:`~toolwire.parsers.engine.token_spans`). The ids
-are then read one at a time whatever the chunking, so the events are those of one-id feeds. ``spans=False``
-turns this off (the ids are then read a chunk at a time, as text is).
+and each finished candidate the span of its whole call (:mod:`~toolwire.parsers.engine.token_spans`). A feed of
+several ids is then read a run at a time (a run ends after a control id that may end a marker), so its events
+depend on the chunking, as text deltas' do; the spans tile the ids at every chunking. ``spans=False`` turns this
+off (the ids are then read a chunk at a time, as text is).
 """
 
 from __future__ import annotations
@@ -219,41 +220,82 @@ class StreamParser:
         return self._drain()
 
     def _feed_ids_spanned(self, ids: Iterable[int], decoder: Any, known: Any, spans: SpanTracker) -> None:
-        """:meth:`_feed_ids` with token spans: one id at a time, each step's events given the ids read
-        (:meth:`SpanTracker.assign`)."""
-        feed, events, step, set_span = decoder.feed, self._events, spans.step, object.__setattr__
+        """:meth:`_feed_ids` with token spans. Several ids that can be read at once (:meth:`SpanTracker.chunk_texts`:
+        nothing held back, each id's text known) are decoded and parsed at once, as without spans, and the
+        step's events given the ids by where each id's text ends (:meth:`SpanTracker.chunk`); otherwise one id at
+        a time, each step's events given the ids read (:meth:`SpanTracker.step`)."""
+        if type(ids) is list and len(ids) == 1 and type(ids[0]) is int and known(ids[0]) and not self._events:
+            # one id (a serving engine's stream): the usual steps are SpanTracker.one's, inline when no event
+            pieces = decoder.feed(ids)
+            if pieces:
+                self._take_pieces(pieces, final=False)
+                events = self._events
+                if len(pieces) != 1 or spans.waiting:
+                    spans.step(pieces, events, 0, len(self._buf))
+                elif events:
+                    spans.one(pieces[0][0], events, 0, len(self._buf))
+                else:
+                    spans.parts.append(pieces[0][0])
+            elif spans.waiting or ids[0] not in decoder.vocab.control_ids:
+                spans.waiting += 1  # a byte of a character still incomplete: its text comes with a later id
+            else:
+                spans.parts.append("")  # a control id that writes no text
+            return
+        if type(ids) is not list and type(ids) is not tuple:
+            ids = list(ids)
+        if len(ids) > 1:
+            texts = spans.chunk_texts(ids, decoder)
+            if texts is not None:
+                if None not in texts:
+                    self._read_run(ids, texts, decoder, spans)
+                    return
+                control, start, k = decoder.vocab.control_ids, 0, -1
+                while None in texts:
+                    k = texts.index(None, k + 1)  # a control id ends a run (the events its marker completes end
+                    texts[k] = text = control[ids[k]]  # the step), unless it cannot end a marker of the family
+                    if spans.ends_run(text, self.family):
+                        self._read_run(ids[start:k + 1], texts[start:k + 1], decoder, spans)
+                        start = k + 1
+                if start < len(ids):
+                    self._read_run(ids[start:], texts[start:], decoder, spans)
+                return
+        feed, events, step = decoder.feed, self._events, spans.step
         for tid in ids:
             try:
                 number = as_int(tid)
             except TypeError:
                 number = -1
             if not known(number):
-                index = spans.base + len(spans.ends) + spans.waiting
-                spans.waiting += 1  # it writes no text: in the span of the event that follows it
+                index = spans.base + len(spans.parts) + spans.waiting
+                if spans.waiting:  # it writes no text: in the span of the event that follows it
+                    spans.waiting += 1
+                else:
+                    spans.parts.append("")
                 self._diagnostics.append(Diagnostic(code="invalid_token_id", severity="warning", raw=str(tid),
                                                     message=f"token id {tid!r} is not in the vocabulary",
                                                     span=(index, index + 1)))
                 continue
             pieces = feed((number,))
-            if not pieces:  # a byte of a character still incomplete: its text comes with a later id
-                spans.waiting += 1
+            if not pieces:
+                if spans.waiting or number not in decoder.vocab.control_ids:
+                    spans.waiting += 1  # a byte of a character still incomplete: its text comes with a later id
+                else:
+                    spans.parts.append("")  # a control id that writes no text
                 continue
             first = len(events)
             self._take_pieces(pieces, final=False)
-            if len(events) == first + 1 and not spans.ends and not self._buf and len(pieces) == 1 and \
-                    not spans.waiting:
-                # the usual delta: this id alone wrote this one event (SpanTracker.step, inline)
-                event = events[first]
-                kind = type(event)
-                text = pieces[0][0]
-                if kind is ArgumentsDelta or (kind is ContentDelta or kind is ReasoningDelta) and \
-                        text.endswith(event.text):
-                    base = spans.base
-                    set_span(event, "_span", (base, base + 1))
-                    spans.base = base + 1
-                    spans.fed += len(text)
-                    continue
-            step(pieces, events, first, len(self._buf))
+            if len(pieces) == 1 and not spans.waiting:
+                spans.one(pieces[0][0], events, first, len(self._buf))
+            else:
+                step(pieces, events, first, len(self._buf))
+
+    def _read_run(self, ids: Sequence[int], texts: list, decoder: Any, spans: SpanTracker) -> None:
+        """Ids whose texts are ``texts`` (:meth:`SpanTracker.chunk_texts`) decoded and parsed at once, the step's
+        events given the ids (:meth:`SpanTracker.chunk`)."""
+        events = self._events
+        first = len(events)
+        self._take_pieces(decoder.feed(ids), final=False)
+        spans.chunk(texts, events, first, len(self._buf))
 
     def _take_pieces(self, pieces: list, final: bool) -> None:
         """Decoded :class:`~toolwire.tokenize.TokenPiece` items join the buffer (their control spans recorded),

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .token_spans import SpanTracker
+
 
 class TokenInput:
     """A stream's token-id input: the tokenizer, its :class:`~toolwire.tokenize.TokenDecoder` once ids arrive,
@@ -28,8 +30,6 @@ class TokenInput:
 
         self.decoder = TokenDecoder(self.tokenizer)
         if self.spans is None:
-            from .token_spans import SpanTracker
-
             self.spans = SpanTracker()
 
     def text(self, pieces: list) -> str:

@@ -10,18 +10,30 @@ vocabulary is named by its ``invalid_token_id`` diagnostic's span and lies insid
 (it wrote no text). A finished call's candidate carries the whole call's
 span, from its ``ToolCallStarted`` span's start to its ``ToolCallFinished`` span's end.
 
-How ids are given out (:class:`SpanTracker`). The stream reads ids one at a time (so its events, and their spans,
-are the same however the ids were chunked): each id's text joins the parser's buffer and the parser advances.
-An id belongs to the first event emitted once *all* of its text has been read (its last character left the
-parser's buffer): text held back (a ``<`` that may open a marker, a possible stop token) goes out with the ids
-that wrote it, in the event that releases it, and the ids of framing no event carries (a marker read before
-the call it opens is started) go to the next event: a call's opening marker is in its ``ToolCallStarted`` span,
-its closing marker in its ``ToolCallFinished`` span. When one id completes several events, the text of content
-and reasoning events is looked up in the decoded text (it is that text, verbatim) to find where each one ends;
-the step's last event is looked up from the end of what was read, the others from where the one before
-ended. The ids before a content or reasoning event (or, when none follows, all of them) go to the last call
-event before it, the call events before that one getting an empty span ``(i, i)``. An id whose text is split between
-two events (``" ["`` in pythonic output: content then a call) is in the later one's span only.
+How ids are given out (:class:`SpanTracker`). An id belongs to the first event emitted once *all* of its text
+has been read (its last character left the parser's buffer): text held back (a ``<`` that may open a marker, a
+possible stop token) goes out with the ids that wrote it, in the event that releases it, and the ids of framing
+no event carries (a marker read before the call it opens is started) go to the next event: a call's opening
+marker is in its ``ToolCallStarted`` span, its closing marker in its ``ToolCallFinished`` span. When one step
+(the ids the parser read before it emitted) completes several events, the text of content and reasoning events
+is looked up in the decoded text (it is that text, verbatim) to find where each one ends, and a call's name to
+find where it starts; the step's last event is looked up from the end of what was read, the others from where
+the one before ended. The ids before a content or reasoning event (or a call's name; when none follows, all of
+them) go to the last call event before it, the call events before that one getting an empty span ``(i, i)``.
+An id whose text is split between two events (``" ["`` in pythonic output: content then a call) is in the later
+one's span only.
+
+Steps. A feed of one id is one step. A feed of several ids is read a run at a time (:meth:`SpanTracker.chunk`):
+each run decoded and parsed at once, as without spans, a run ending after each control id whose marker may
+complete events (one that ends a marker of the family, :meth:`SpanTracker.ends_run`), so that ids read after
+a marker closed a call are not given to it. So the events of a multi-id feed, and their spans, depend on the
+chunking (as the events of text deltas do): at every chunking the spans tile the ids, and each content or
+reasoning event's text is its span's decode as above. Ids that cannot be read at once (a character split
+between ids, an id outside the vocabulary, ids whose text is not yet known) are read one at a time.
+
+Cost. The tracker keeps only the text of each id read and not yet in a span (positions are counted in that
+text, the *window*); the usual one-id steps (no event: the id's text is kept; one delta that this id alone
+wrote: it gets ``(i, i + 1)``) are done inline (:meth:`SpanTracker.one`).
 
 Only streams fed ids pay for this; text input never reaches this module.
 """
@@ -29,100 +41,152 @@ Only streams fed ids pay for this; text input never reaches this module.
 from __future__ import annotations
 
 from bisect import bisect_right
+from itertools import accumulate
 from typing import Any
 
-from toolwire.output import ContentDelta, ReasoningDelta, ToolCallFinished, ToolCallStarted
+from toolwire.output import ArgumentsDelta, ContentDelta, ReasoningDelta, ToolCallFinished, ToolCallStarted
 
 _set = object.__setattr__
+_INT = {int}
+_ENDS_RUN: dict[tuple[int, str], bool] = {}  # (id of a family, control-id text) -> SpanTracker.ends_run
+_FAMILIES: list = []
 
 
 class SpanTracker:
-    """A stream's span bookkeeping: the ids not yet in a span, where their text ends, and the open calls' starts."""
+    """A stream's span bookkeeping: the text of each id read and not yet in a span, the ids still waiting for
+    text, and the open calls' starts. Positions are counted in the text of the ids not yet in a span (the
+    *window*): nothing is recorded per id but its text, and a step that gives every id read to its one event
+    (the usual delta) records nothing at all."""
 
-    __slots__ = ("base", "ends", "waiting", "parts", "fed", "call_starts")
+    __slots__ = ("base", "parts", "waiting", "call_starts")
 
     def __init__(self) -> None:
         self.base = 0                 # index of the first id no span holds yet
-        self.ends: list[int] = []     # for ids base..: the character where each one's text ends (whole stream)
+        self.parts: list[str] = []    # the text of each id base.. that wrote text (possibly empty), in order
         self.waiting = 0              # ids after those whose text is not out yet (a partial character, no text)
-        self.parts: list[str] = []    # the decoded text of ids base.. (it starts at fed - its length)
-        self.fed = 0                  # characters decoded so far
         self.call_starts: dict[int, int] = {}  # call index -> first id of its ToolCallStarted span
 
     def step(self, pieces: list, events: list, first: int, buffered: int) -> None:
         """One id was read: it decoded to ``pieces`` (:class:`~toolwire.tokenize.TokenPiece`; ids waiting for
         text wrote the first one), the parser then emitted ``events[first:]`` and holds ``buffered`` characters
-        unread. Gives the ids read to those events (:meth:`assign`); the usual steps (no event; one event and
-        nothing unread) are done here."""
-        text = pieces[0][0] if len(pieces) == 1 else "".join(p[0] for p in pieces)
-        fed = self.fed
-        if self.waiting:
-            self.ends.extend([fed + len(pieces[0][0])] * self.waiting)
+        unread. Gives the ids read to those events (:meth:`settle`)."""
+        parts = self.parts
+        if self.waiting:  # they end where the first piece ends, this id where the last one does
+            parts.append(pieces[0][0])
+            parts.extend([""] * (self.waiting - 1))
             self.waiting = 0
-        self.fed = fed = fed + len(text)
+            parts.append("".join(p[0] for p in pieces[1:]))
+        else:
+            parts.append(pieces[0][0] if len(pieces) == 1 else "".join(p[0] for p in pieces))
+        if len(events) > first:
+            self.settle(events, first, buffered)
+
+    def one(self, text: str, events: list, first: int, buffered: int = 0) -> None:
+        """One id was read, writing ``text`` (no id waits for text); the parser then emitted ``events[first:]``
+        and holds ``buffered`` characters unread. The usual steps are done here: no event (the id waits for
+        one), or this id alone writing one delta; the others are :meth:`settle`'s."""
         count = len(events) - first
-        if not count:
-            self.parts.append(text)
-            self.ends.append(fed)
-            return
-        if count == 1 and not buffered:
+        if count == 1 and not buffered and not self.parts:
             event = events[first]
             cls = type(event)
-            if cls is ContentDelta or cls is ReasoningDelta:
-                said = event.text  # it takes every id only when its text ends where the text read ends
-                if not (text.endswith(said) if len(said) <= len(text)
-                        else said.endswith(text) and "".join(self.parts).endswith(said[:-len(text)])):
-                    self.parts.append(text)
-                    self.ends.append(fed)
-                    self.assign(events, first, fed)
-                    return
-            base = self.base
-            n = len(self.ends) + 1
-            span = (base, base + n)
-            _set(event, "_span", span)
-            if cls is ToolCallStarted:
-                self.call_starts[event.index] = base
-            elif cls is ToolCallFinished:
-                event.candidate.span = (self.call_starts.pop(event.index, base), base + n)
-            self.base = base + n
-            if self.parts:
-                self.parts = []
-            if self.ends:
-                self.ends = []
-            return
+            if cls is ArgumentsDelta or (cls is ContentDelta or cls is ReasoningDelta) and text.endswith(event.text):
+                base = self.base
+                _set(event, "_span", (base, base + 1))
+                self.base = base + 1
+                return
         self.parts.append(text)
-        self.ends.append(fed)
-        self.assign(events, first, fed - buffered)
+        if count:
+            self.settle(events, first, buffered)
+
+    def chunk_texts(self, ids: Any, decoder: Any) -> list[str | None] | None:
+        """The text of each of ``ids`` (a list or tuple) when they can be read a run at a time (:meth:`chunk`):
+        nothing is held back (no partial character, no id waiting for text) and each id is an ``int``, a control
+        id (its text None here: the stream decides where it ends a run, :meth:`ends_run`) or an ordinary id that
+        decodes to whole characters by itself. None otherwise: read the ids one at a time (:meth:`step`)."""
+        whole = decoder._whole
+        if whole is None or not decoder._clean or self.waiting:
+            return None
+        texts = list(map(whole.get, ids))
+        if set(map(type, ids)) != _INT:  # a float or numpy id: the one-id path checks it
+            return None
+        if None in texts:  # a control id, or one not yet seen
+            vocab = decoder.vocab
+            control, known = vocab.control_ids, vocab.known
+            for k, text in enumerate(texts):
+                if text is None:
+                    tid = ids[k]
+                    if tid in control:
+                        continue
+                    if not known(tid):
+                        return None
+                    text = decoder._whole_text(tid, decoder._id_bytes(tid))
+                    if text is None:  # part of a character: its end is where the character's last byte is
+                        return None
+                    texts[k] = text
+        return texts
+
+    def ends_run(self, text: str, family: Any) -> bool:
+        """Whether a control id writing ``text`` ends a run of ids read at once: unless it is inside the
+        family's markers and ends none of them (DeepSeek's ``｜DSML｜``, always followed by the marker's name), a
+        marker it ends may complete events, and the ids after it are then read in a step of their own (so that
+        ids read after a call closed are not given to it)."""
+        key = (id(family), text)
+        known = _ENDS_RUN.get(key)
+        if known is None:
+            spellings = [s for s in family.markers.values() if text in s] if family is not None else []
+            known = _ENDS_RUN[key] = not spellings or any(s.endswith(text) for s in spellings)
+            _FAMILIES.append(family)  # kept, so that its id names it
+        return known
+
+    def chunk(self, texts: list[str], events: list, first: int, buffered: int) -> None:
+        """Several ids, whose texts are ``texts`` (:meth:`chunk_texts`), were read at once: the parser then
+        emitted ``events[first:]`` and holds ``buffered`` characters unread. Gives the ids read to those events
+        (:meth:`settle`)."""
+        self.parts += texts
+        if len(events) > first:
+            self.settle(events, first, buffered)
+
+    def settle(self, events: list, first: int, buffered: int) -> None:
+        """A step emitted ``events[first:]`` and holds ``buffered`` characters unread: one event and nothing
+        unread takes every id read (a content or reasoning event, when the text read ends with its text);
+        otherwise :meth:`assign`."""
+        parts = self.parts
+        if len(events) == first + 1 and not buffered:
+            event = events[first]
+            cls = type(event)
+            if not (cls is ContentDelta or cls is ReasoningDelta) or \
+                    (parts[0] if len(parts) == 1 else "".join(parts)).endswith(event.text):
+                base = self.base
+                self.base = end = base + len(parts)
+                self.parts = []
+                if cls is ToolCallStarted:
+                    self.call_starts[event.index] = base
+                elif cls is ToolCallFinished:
+                    event.candidate.span = (self.call_starts.pop(event.index, base), end)
+                _set(event, "_span", (base, end))
+                return
+        self.assign(events, first, buffered)
 
     def took_last(self, pieces: list) -> None:
         """The decoder's flush gave ``pieces`` (text it held back): the ids waiting for text end there; ids that
         never wrote text end where the text does."""
-        fed = self.fed
-        if pieces:
-            text = "".join(p.text for p in pieces)
-            self.parts.append(text)
-            self.fed = fed = fed + len(text)
+        text = "".join(p.text for p in pieces)
         if self.waiting:
-            self.ends.extend([fed] * self.waiting)
+            self.parts.append(text)
+            self.parts.extend([""] * (self.waiting - 1))
             self.waiting = 0
+        elif text and self.parts:
+            self.parts[-1] += text
 
-    def _window(self) -> str:
+    def assign(self, events: list, first: int, buffered: int, final: bool = False) -> int:
+        """Give the ids whose text the parser has read (all but the last ``buffered`` characters of the window;
+        all of them when ``final``) to ``events[first:]``, the events one step emitted. Returns how many ids are
+        left without a span (only at ``final``: ids read after the last event)."""
         parts = self.parts
-        if len(parts) == 1:
-            return parts[0]
-        text = "".join(parts)
-        self.parts = [text]
-        return text
-
-    def assign(self, events: list, first: int, consumed: int, final: bool = False) -> int:
-        """Give the ids whose text the parser has read (up to character ``consumed``; all of them when
-        ``final``) to ``events[first:]``, the events one step emitted. Returns how many ids are left without
-        a span (only at ``final``: ids read after the last event)."""
-        ends = self.ends
-        n = len(ends) if final else bisect_right(ends, consumed)
-        window = self._window()
-        start = self.fed - len(window)  # where the text of id ``base`` starts
-        limit = (self.fed if final else consumed) - start
+        window = "".join(parts)
+        ends = list(accumulate(map(len, parts)))  # where (in ``window``) the text of each id ends
+        limit = len(window) if final else len(window) - buffered
+        n = len(ends) if final else bisect_right(ends, limit)
         i = 0            # ids given out so far (from ``base``)
         q = 0            # where (in ``window``) the next event's text may start
         run: list = []   # call events (or text not found) waiting for ids: the last one takes them
@@ -138,30 +202,41 @@ class SpanTracker:
                 at = window.find(text, q, limit) if k < last and not run else window.rfind(text, q, limit)
                 if at >= 0:
                     if run:
-                        j = bisect_right(ends, start + at, i, n)
+                        j = bisect_right(ends, at, i, n)
                         for other in run[:-1]:
                             give(other, base + i, base + i)
                         give(run[-1], base + i, base + j)
                         i = j
                         run = []
                     q = at + len(text)
-                    j = bisect_right(ends, start + q, i, n)
+                    j = bisect_right(ends, q, i, n)
                     give(event, base + i, base + j)
                     i = j
                     continue
+            elif cls is ToolCallStarted and event.name:
+                # a call's name is in the text read: the next lookup starts after it, and when call events of
+                # the step came before (the call before it closed), the ids before its name go to them, so that
+                # each call's span holds its own text
+                at = window.find(event.name, q, limit)
+                if at >= 0:
+                    if run:
+                        j = bisect_right(ends, at, i, n)
+                        for other in run[:-1]:
+                            give(other, base + i, base + i)
+                        give(run[-1], base + i, base + j)
+                        i = j
+                        run = []
+                    q = at + len(event.name)
             run.append(event)
         if run:
             for other in run[:-1]:
                 give(other, base + i, base + i)
             give(run[-1], base + i, base + n)
             i = n
-        left = n - i
         if i:
             self.base = base + i
-            window = window[ends[i - 1] - start:]
-            self.parts = [window] if window else []
-            del ends[:i]
-        return left
+            del parts[:i]
+        return n - i
 
     def _give(self, event: Any, start: int, end: int) -> None:
         _set(event, "_span", (start, end))
@@ -176,12 +251,14 @@ class SpanTracker:
         read after the last event (closing markers read after the call was finished, a stop token the parser
         dropped): the output's ``trailing_span``; the flush's diagnostic whose raw text they wrote (a dropped stop
         token) gets the same span."""
-        left = self.assign(events, first, self.fed, final=True)
+        if not self.parts and len(events) == first:  # every id is in a span already, and no event is new
+            return None
+        left = self.assign(events, first, 0, final=True)
         if not left:
             return None
-        base, n = self.base, len(self.ends)
+        base, n = self.base, len(self.parts)
         span = (base, base + n)
-        text = self._window()
+        text = "".join(self.parts)
         for k in range(len(diagnostics) - 1, first_diagnostic - 1, -1):
             diag = diagnostics[k]
             raw = diag.raw
@@ -190,7 +267,6 @@ class SpanTracker:
                 break
         self.base += n
         self.parts = []
-        self.ends = []
         return span
 
 
