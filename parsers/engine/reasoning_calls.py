@@ -130,7 +130,7 @@ class UnclosedReasoningCalls:
 
     def _why_not(self, cand) -> str | None:
         """Why a call in reasoning that never closed is not recovered (None: it is)."""
-        if cand.status == "truncated":
+        if cand.status == "truncated" or any(d.code.startswith("truncated") for d in cand.diagnostics):
             return "the call is cut off"
         if cand.name not in self.declared.names:
             return f"{cand.name!r} is not a declared tool"
