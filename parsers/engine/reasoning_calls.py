@@ -7,9 +7,10 @@ prompt opened ``<think>`` itself). Such a call is read as a call in reasoning (`
 recovered: each complete call the output ends with, inside reasoning that never closed, whose name is declared
 and whose arguments fit its schema, becomes ``repaired`` with the diagnostic
 ``drift_call_in_unclosed_reasoning`` (its ``raw`` the call's argument text as written, or its name when it has
-none). Only blanks, the call block's own markup, or another such call may follow it: text after a call inside the
-reasoning means the model went on reasoning, so the call may have been a draft or an example, and it is not
-recovered. A call cut off, with an undeclared name, with errors, or whose arguments do not fit stays ``rejected``
+none). Only blanks, the call block's own markup, the family's stop token or another such call may follow it: text
+after a call inside the reasoning means the model went on reasoning, so the call may have been a draft or an
+example, and it is not recovered. A call cut off, with an undeclared name, with errors, or whose arguments do not
+fit stays ``rejected``
 with ``call_in_reasoning``, and an ``info`` diagnostic with the code says why (on the output, naming the call).
 Without declared tools, with ``promote_reasoning_calls=True`` or when the reasoning closed, nothing changes and
 nothing is said.
@@ -71,9 +72,11 @@ class UnclosedReasoningCalls:
         self.held.append(event)
 
     def reasoning(self, parser: "StreamParser", text: str) -> bool:
-        """Reasoning text while calls are held: blanks are held with them (True); other text releases them, not
-        recoverable (False: the caller sends the text)."""
-        if not text.strip(_BLANKS):
+        """Reasoning text while calls are held: blanks (and the family's stop token, which a family may keep in
+        its reasoning) are held with them (True); other text releases them, not recoverable (False: the caller
+        sends the text)."""
+        rest = text.strip(_BLANKS)
+        if not rest or rest in parser.family.stop_tokens:  # a stop token left at the end is not more reasoning
             self.blanks.append(text)
             return True
         self.passed.extend(event.index for event in self.held)

@@ -227,8 +227,9 @@ def drift_call(draw, name: str):
     return text, thinking
 
 
-UNDECLARED_TOOL = {"type": "function", "function": {"name": "unknown_tool", "description": "Not declared to the parser.",
-                   "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}
+UNDECLARED_TOOL = {"type": "function", "function": {
+    "name": "unknown_tool", "description": "Not declared to the parser.",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}
 
 
 @st.composite
@@ -254,14 +255,18 @@ def unclosed_reasoning_call(draw, name: str):
     except ToolwireError:
         return draw(cut_seed(name))
     tail = full[len(head.text):] if full.startswith(head.text) else ""
-    if not close or close not in tail:
+    if not close or not tail:
         return draw(cut_seed(name))
-    text = tail.replace(close, "", 1)
+    opened = head.opens_reasoning
+    if close in tail:
+        text = tail.replace(close, "", 1)
+    else:  # the template writes no reasoning in history (Hermes 3, Qwen2.5): the call after reasoning the prompt opened
+        text, opened = turn["reasoning_content"] + "\n" + tail, True
     text = draw(st.sampled_from([text, text.rstrip(), text.rstrip() + "\n", text.rstrip() + " more reasoning",
                                  text.rstrip() + close]))
     if draw(st.booleans()):
         text = draw(mutated(name, text))
-    return text, head.opens_reasoning
+    return text, opened
 
 
 @st.composite
