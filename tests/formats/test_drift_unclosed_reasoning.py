@@ -283,3 +283,69 @@ def test_harmony_analysis_calls_are_not_this_drift():
     out = fmt.parse(output, TOOLS, analysis_calls="reject")
     assert [(c.name, c.status, c.source) for c in out.tool_calls] == [("get_weather", "rejected", "reasoning")]
     assert not drift_notes(out)[0] and not drift_notes(out)[1]
+
+
+# ---------------------------------------------------------------- what the serving adapters send
+
+def _recovered_output(family: str = "qwen3"):
+    before, _, after, thinking = written(family, _calls(WEATHER))
+    return before + after, thinking
+
+
+@pytest.mark.parametrize("family", ["qwen3", "glm47", "deepseek_v4", "minimax_m2"])
+def test_engine_streams_send_the_recovered_call_whole_at_the_end(family):
+    """EngineStream and the fail-closed wire policy behind vLLM: nothing of the call is sent while the output
+    streams; the flush sends it whole (id, name, complete arguments), finished, and the non-streaming lists hold
+    it. With the reasoning closed, no call is sent, as before."""
+    from toolwire.integrations.engine_stream import EngineStream, streamed_calls
+    from toolwire.integrations.wire_policy import FailClosedStream
+
+    output, thinking = _recovered_output(family)
+    for cls in (EngineStream, FailClosedStream):
+        stream = cls(family, TOOLS, thinking=thinking)
+        sent = [piece for ch in output for piece in stream.feed(ch).calls]
+        assert sent == []
+        (piece,) = stream.flush().calls
+        assert (piece.name, json.loads(piece.arguments)) == (WEATHER[0], WEATHER[1]) and piece.id
+        assert [(c.name, c.finished) for c in stream.calls] == [(WEATHER[0], True)]
+        assert [c.id for c in streamed_calls(stream.parsed)] == [piece.id]
+        if cls is FailClosedStream:
+            assert [c.id for c in stream.usable_calls] == [piece.id]
+    before, closer, after, thinking = written(family, _calls(WEATHER))
+    stream = EngineStream(family, TOOLS, thinking=thinking)
+    stream.feed(before + after + closer)
+    assert not stream.flush().calls and not stream.calls and not streamed_calls(stream.parsed)
+
+
+def test_openai_message_and_deltas_carry_the_recovered_call():
+    """The OpenAI adapters: the message lists the call and finish_reason is tool_calls; the delta writer sends one
+    tool_calls delta with the whole call when its ToolCallFinished comes (the flush), and its arguments are the
+    message's."""
+    from toolwire.integrations.openai import ChatCompletionsStream, finish_reason, to_openai_message
+
+    output, thinking = _recovered_output()
+    fmt = toolwire.get_format("qwen3")
+    out = fmt.parse(output, TOOLS, thinking=thinking)
+    message = to_openai_message(out)
+    (call,) = message["tool_calls"]
+    assert call["function"]["name"] == "get_weather" and json.loads(call["function"]["arguments"]) == WEATHER[1]
+    assert finish_reason(out) == "tool_calls"
+    writer = ChatCompletionsStream()
+    parser = fmt.stream(TOOLS, thinking=thinking)
+    streamed = [d for ch in output for d in writer.deltas(parser.feed(ch)) if "tool_calls" in d]
+    assert streamed == []
+    (delta,) = [d for d in writer.deltas(parser.flush()) if "tool_calls" in d]
+    assert delta["tool_calls"][0]["function"] == call["function"] and delta["tool_calls"][0]["index"] == 0
+
+
+def test_validation_accepts_the_recovered_call_and_still_refuses_others_in_reasoning():
+    """``validate()``: the recovered call validates; a call in reasoning that closed is still refused with
+    call_in_reasoning."""
+    output, thinking = _recovered_output()
+    fmt = toolwire.get_format("qwen3")
+    (call,) = fmt.parse(output, TOOLS, thinking=thinking).tool_calls
+    assert call.validate(TOOLS).status == "validated"
+    before, closer, after, thinking = written("qwen3", _calls(WEATHER))
+    (closed,) = fmt.parse(before + after + closer, TOOLS, thinking=thinking).tool_calls
+    checked = closed.validate(TOOLS)
+    assert checked.status == "rejected" and [e.code for e in checked.errors] == ["call_in_reasoning"]

@@ -4,7 +4,8 @@ Each call is checked in this order, and every problem found is one :class:`~tool
 (``code``, JSON ``pointer``, ``expected``, ``got``, ``message`` for the model, ``retryable``):
 
 1. what the parser saw: a truncated call (``truncated``), a call left in reasoning (``call_in_reasoning``,
-   unless promoted), arguments the parser could not read (``invalid_json``), a parser limit (``too_large``);
+   unless promoted, or recovered from reasoning that never closed: ``drift_call_in_unclosed_reasoning``),
+   arguments the parser could not read (``invalid_json``), a parser limit (``too_large``);
 2. the limits (:mod:`toolwire.limits`): calls per output, argument bytes, nesting depth (``too_large``);
 3. ``tool_choice`` (``tool_choice_violation``) and the tool name (``unknown_tool``, with "did you mean");
 4. the arguments' canonical form (:mod:`toolwire.dispatch.canonical`; ``invalid_json`` when there is none);
