@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 from toolwire.output import ReasoningDelta, ToolCallFinished
 
 from .drift import DeclaredTools, Drift, drift_diagnostic, refused_diagnostic, register
+from .tools import tool_schemas
 
 if TYPE_CHECKING:
     from .stream import StreamParser
@@ -46,10 +47,11 @@ _BLANKS = " \t\r\n"
 class UnclosedReasoningCalls:
     """One stream's calls in reasoning whose fate waits for the end of the output (see the module docstring)."""
 
-    __slots__ = ("declared", "held", "blanks", "passed")
+    __slots__ = ("names", "declared", "held", "blanks", "passed")
 
-    def __init__(self, declared: DeclaredTools):
-        self.declared = declared
+    def __init__(self, names: frozenset[str]):
+        self.names = names
+        self.declared: DeclaredTools | None = None  # read from the tools when a call is judged (rarely needed)
         self.held: list[ToolCallFinished] = []  # finished calls in reasoning with only blanks after them so far
         self.blanks: list[str] = []  # blank reasoning after them, held with them (their order kept)
         self.passed: list[int] = []  # calls in reasoning that reasoning text followed (not recoverable)
@@ -59,10 +61,9 @@ class UnclosedReasoningCalls:
         """The watch for ``parser``, or None when no call can be recovered: no declared tools, calls in reasoning
         promoted, or a family without a reasoning block."""
         family = parser.family
-        if parser.promote_reasoning_calls or family is None or not family.reasoning:
+        if parser.promote_reasoning_calls or family is None or not family.reasoning or not parser._names:
             return None
-        declared = DeclaredTools.of(parser.tools)
-        return None if declared is None else cls(declared)
+        return cls(parser._names)
 
     # ---- while the output streams
     def hold(self, parser: "StreamParser", event: ToolCallFinished) -> None:
@@ -118,6 +119,8 @@ class UnclosedReasoningCalls:
         self.release(parser)
 
     def _decide(self, parser: "StreamParser", event: ToolCallFinished) -> ToolCallFinished:
+        if self.declared is None:
+            self.declared = DeclaredTools(parser._names or self.names, tool_schemas(parser.tools))
         cand = event.candidate
         raw = cand.raw_arguments or cand.name
         why = self._why_not(cand)
