@@ -301,6 +301,10 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
             self._open_call("reasoning", _REASONING)
         return True
 
+    def _reasoning_unclosed(self) -> bool:
+        """The output ended inside the reasoning (after a call in it, too): issue 33's unclosed-reasoning calls."""
+        return self._mode in (_REASONING, _REASONING_START)
+
     # ---- calls
     def _open_call(self, source: str, return_mode: int) -> None:
         self._body = _CallBody(source, self._bounds["max_depth"])

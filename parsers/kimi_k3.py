@@ -302,6 +302,11 @@ class KimiK3Parser(StepParser):
         self._call.finish(status)
         self._call = None
 
+    def _reasoning_unclosed(self) -> bool:
+        """The output ended inside the think channel, or in a tools channel opened in it: issue 33's
+        unclosed-reasoning calls."""
+        return self._mode == "reasoning" or (self._mode == "tools" and self._tools_return == "reasoning")
+
     def _at_end(self) -> None:
         if self._mode == "between":
             self._between_to_content()

@@ -252,8 +252,7 @@ class CallBuilder:
             raw_arguments="".join(self.raw_parts), status=self.status, source=self.source,
             diagnostics=self.diagnostics, arguments_text=arguments_text,
         )
-        self.parser._events.append(ToolCallFinished(self.index, cand))
-        self.parser._candidates.append(cand)
+        self.parser._call_finished(ToolCallFinished(self.index, cand))
         return cand
 
 

@@ -275,7 +275,7 @@ class DsmlStreamParser(StreamParser):
     def _mirror(self, piece: str) -> None:
         """Block text written inside the reasoning stays reasoning unless its calls are promoted."""
         if self._in_reasoning and not self.promote_reasoning_calls:
-            self._emit_reasoning(piece)
+            self._emit_reasoning_markup(piece)
 
     def _structure(self, piece: str) -> None:
         """Consumed block text: the call's raw text while a call is open, and the reasoning mirror."""
@@ -783,6 +783,11 @@ class DsmlStreamParser(StreamParser):
                 self._mark("repaired")
 
     # ------------------------------------------------------------------ end of output
+    def _reasoning_unclosed(self) -> bool:
+        """The output ended inside the reasoning, or inside a block written in it: issue 33's unclosed-reasoning
+        calls."""
+        return self._in_reasoning or self._state in (_REASONING, _REASONING_START)
+
     def _end_of_output(self) -> None:
         self._flush_junk()
         state = self._state

@@ -332,6 +332,5 @@ def finish_call(call: CallBuilder, closed: ClosedArguments, *, raw: str | None =
         raw_arguments=raw_arguments, status=status, source=call.source,
         diagnostics=call.diagnostics, arguments_text=joined_fragments(call.fragments, raw_arguments),
     )
-    call.parser._events.append(ToolCallFinished(call.index, cand))
-    call.parser._candidates.append(cand)
+    call.parser._call_finished(ToolCallFinished(call.index, cand))
     return cand

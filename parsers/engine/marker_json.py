@@ -519,6 +519,10 @@ class JsonCallParser(TrailingStopToken, StreamParser):
             self._diag("unexpected_text", "text the format does not allow between tool calls; kept here",
                        raw=text)
 
+    def _reasoning_unclosed(self) -> bool:
+        """The output ended inside the reasoning (after a call in it, too): issue 33's unclosed-reasoning calls."""
+        return self._in_reasoning
+
     def _at_end(self) -> None:
         """End of output: close whatever is open, report what was left unfinished."""
         g = self.grammar

@@ -31,9 +31,10 @@ from toolwire.errors import InvalidOption, StreamClosed
 from toolwire.family import Family
 from toolwire.limits import DEFAULT_LIMITS, Limits
 from toolwire.output import (ArgumentsDelta, ContentDelta, Diagnostic, Event, ParsedOutput, ReasoningDelta,
-                             ToolCallCandidate)
+                             ToolCallCandidate, ToolCallFinished)
 
 from .call_builder import CallBuilder, PastLimitCall
+from .reasoning_calls import UnclosedReasoningCalls
 from .token_spans import SpanTracker
 from .token_input import TokenInput
 from .tools import tool_names
@@ -75,6 +76,7 @@ class StreamParser:
     """Render options of the family that this parser reads too (Llama 3.1's ``builtin_tools``: their calls count as
     declared): :meth:`toolwire.Format.stream` passes them on."""
     _past_limit: list[str] | None = None  # text of the calls past Limits.max_calls (set on the first one)
+    _unclosed: UnclosedReasoningCalls | None = None  # calls in reasoning waiting for the end (reasoning_calls)
 
     # Few instance attributes here: CPython keeps attribute access fast only up to 30 per instance, and the
     # families add their own.
@@ -100,6 +102,8 @@ class StreamParser:
         self._diagnostics: list[Diagnostic] = []
         self._call_count = 0
         self._truncated = False
+        if tools is not None and self.family is not None and self.family.reasoning and not promote_reasoning_calls:
+            self._unclosed = UnclosedReasoningCalls.of(self)
 
     def _call_id(self, index: int) -> str:
         """The id of call ``index`` when the model wrote none (see ``call_ids``)."""
@@ -152,6 +156,8 @@ class StreamParser:
                 self._take_pieces(pieces, final=True)
             self._stage = _FLUSHED
             self._advance(final=True)
+            if self._unclosed is not None:
+                self._unclosed.settle(self)
             if self._past_limit is not None:
                 self._diag("too_large", f"{self._call_count - self.limits.max_calls} tool call(s) past "
                            f"Limits.max_calls={self.limits.max_calls}: not built as candidates; their text is kept "
@@ -323,13 +329,40 @@ class StreamParser:
 
     def _emit_content(self, text: str) -> None:
         if text:
+            if self._unclosed is not None and self._unclosed.held:  # the reasoning closed
+                self._unclosed.release(self)
             self._content.append(text)
             self._events.append(ContentDelta(text))
 
     def _emit_reasoning(self, text: str) -> None:
         if text:
+            if self._unclosed is not None and self._unclosed.held and self._unclosed.reasoning(self, text):
+                return  # blanks after a call in reasoning: held with it
             self._reasoning.append(text)
             self._events.append(ReasoningDelta(text))
+
+    def _emit_reasoning_markup(self, text: str) -> None:
+        """Reasoning text that is a call block's own markup (DSML keeps its block in the reasoning): it never
+        counts as reasoning that goes on after a call (:mod:`~toolwire.parsers.engine.reasoning_calls`)."""
+        if text:
+            if self._unclosed is not None and self._unclosed.held:
+                self._unclosed.markup(self)
+            self._reasoning.append(text)
+            self._events.append(ReasoningDelta(text))
+
+    def _call_finished(self, event: ToolCallFinished) -> None:
+        """A call's ToolCallFinished and its candidate; the event of a call in reasoning may wait for the end of
+        the output (:mod:`~toolwire.parsers.engine.reasoning_calls`)."""
+        if self._unclosed is not None and event.candidate.source == "reasoning":
+            self._unclosed.hold(self, event)
+            return
+        self._events.append(event)
+        self._candidates.append(event.candidate)
+
+    def _reasoning_unclosed(self) -> bool:
+        """At the end of the output: whether it ended inside the reasoning block. Read here from ``_mode ==
+        "reasoning"``, the state most families keep; a family that keeps it otherwise says so."""
+        return getattr(self, "_mode", None) == "reasoning"
 
     def _diag(self, code: str, message: str, *, severity: str = "warning", raw: str | None = None) -> None:
         self._diagnostics.append(Diagnostic(code=code, message=message, severity=severity, raw=raw))
@@ -337,6 +370,11 @@ class StreamParser:
     def _begin_call(self, name: str, *, source: str = "content", call_id: str | None = None) -> CallBuilder:
         """Open a candidate; checks the name against the declared tools. Past ``limits.max_calls`` the call is a
         :class:`PastLimitCall`: no events, no candidate; its text ends up in one ``too_large`` diagnostic."""
+        if self._unclosed is not None and self._unclosed.held:
+            if source == "reasoning":
+                self._unclosed.markup(self)  # blanks between two calls in reasoning: sent, the calls stay held
+            else:
+                self._unclosed.release(self)  # a call in content: the reasoning closed
         if self._call_count >= self.limits.max_calls:
             call = PastLimitCall(self, self._call_count, name, source, call_id)
             self._call_count += 1

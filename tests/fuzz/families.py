@@ -131,6 +131,13 @@ NOT_JSON_NUMBERS = ["-01", "01", "00", "-00.5", "007", "+1", ".5", "1.", "1e", "
 
 
 @cache
+def reasoning_pair(name: str) -> tuple[str, str]:
+    """The format's reasoning opener and closer as its declaration writes them (``("", "")`` without a reasoning
+    block)."""
+    return toolwire.get_format(name).family.reasoning or ("", "")
+
+
+@cache
 def openers(name: str) -> tuple[str, ...]:
     """The format's markers that open something a parser reads up to a bound (a call, an invoke, a tag, a
     section, a block, reasoning), by their names in its ``markers`` table."""

@@ -13,6 +13,8 @@ and a seed for the random chunkings. Texts are one of
   ``I might call <tool_call> later.\\n</think>\\n\\nFinal answer.``);
 * a limit crossing (issue 33 N3-N5): markers of the format, then a run just under to just past one of the
   parsers' header / tag / head bounds, then maybe a marker or the reasoning close;
+* a call left inside reasoning that never closed (issue 33, every family with a reasoning block): a rendered turn
+  with reasoning and a call, its reasoning closer taken out, maybe more reasoning after the call, cut or edited;
 * a drifted call (issue 33, JSON-bodied families): a rendered call with one drift edit (its opener or ``[ARGS]``
   left out, ``"arguments"`` renamed, a blank after the name, Kimi's id without separators, the JSON wrapped in
   ``<function=NAME>`` or replaced by a Python call, a string's closing quote dropped), then maybe edited and cut.
@@ -237,12 +239,55 @@ def drift_call(draw, name: str):
     return text, thinking
 
 
+UNDECLARED_TOOL = {"type": "function", "function": {
+    "name": "unknown_tool", "description": "Not declared to the parser.",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}
+
+
+@st.composite
+def unclosed_reasoning_call(draw, name: str):
+    """``(text, thinking)``: a call to a golden tool written by the format's renderer inside the reasoning, the
+    reasoning closer taken out so the output ends inside the reasoning (issue 33, missing_markers: recovered when
+    the call is complete, declared and fits), then maybe more reasoning after it, maybe cut or mutated."""
+    close = families.reasoning_pair(name)[1]
+    args = {"city": draw(ARGUMENT_TEXT)}
+    if draw(st.booleans()):
+        args["days"] = draw(st.integers(-3, 10 ** 20))
+    calls = [{"id": "abcdefgh1", "type": "function", "function": {
+        "name": draw(st.sampled_from(["get_weather", "get_weather", "search_papers", "unknown_tool"])),
+        "arguments": json.dumps(args, ensure_ascii=draw(st.booleans()))}}]
+    turn = {"role": "assistant", "content": "", "reasoning_content": draw(st.sampled_from(["Need it.", draw(PLAIN)])),
+            "tool_calls": calls}
+    fmt = toolwire.get_format(name)
+    history = [{"role": "user", "content": "Weather?"}]
+    tools = families.TOOLS + [UNDECLARED_TOOL]
+    try:
+        head = fmt.render(history, tools, thinking=True)
+        full = fmt.render(history + [turn], tools, thinking=True, add_generation_prompt=False).text
+    except ToolwireError:
+        return draw(cut_seed(name))
+    tail = full[len(head.text):] if full.startswith(head.text) else ""
+    if not close or not tail:
+        return draw(cut_seed(name))
+    opened = head.opens_reasoning
+    if close in tail:
+        text = tail.replace(close, "", 1)
+    else:  # the template writes no reasoning in history (Hermes 3, Qwen2.5): the call after reasoning the prompt opened
+        text, opened = turn["reasoning_content"] + "\n" + tail, True
+    text = draw(st.sampled_from([text, text.rstrip(), text.rstrip() + "\n", text.rstrip() + " more reasoning",
+                                 text.rstrip() + close]))
+    if draw(st.booleans()):
+        text = draw(mutated(name, text))
+    return text, opened
+
+
 @st.composite
 def parser_inputs(draw, name: str):
     """``(text, thinking, seed, answer)`` for format ``name``: ``seed`` drives the random chunkings,
     ``answer`` (or None) is text the content must end with."""
     kind = draw(st.sampled_from(["soup", "seed", "call", "call", "reasoning", "limit"]
-                                + (["drift"] if families.parser_module(name) in DRIFT_EDITS else [])))
+                                + (["drift"] if families.parser_module(name) in DRIFT_EDITS else [])
+                                + (["unclosed"] if families.reasoning_pair(name)[1] else [])))
     if kind == "reasoning":
         text, thinking, answer = draw(marker_in_reasoning(name))
         return text, thinking, draw(st.integers(0, 2 ** 16)), answer
@@ -254,6 +299,8 @@ def parser_inputs(draw, name: str):
         text, thinking = draw(cut_seed(name))
     elif kind == "drift":
         text, thinking = draw(drift_call(name))
+    elif kind == "unclosed":
+        text, thinking = draw(unclosed_reasoning_call(name))
     else:
         text, thinking = draw(rendered_call(name))
     return text, thinking, draw(st.integers(0, 2 ** 16)), None

@@ -4,7 +4,8 @@ Each call is checked in this order, and every problem found is one :class:`~tool
 (``code``, JSON ``pointer``, ``expected``, ``got``, ``message`` for the model, ``retryable``):
 
 1. what the parser saw: a truncated call (``truncated``), a call left in reasoning (``call_in_reasoning``,
-   unless promoted), arguments the parser could not read (``invalid_json``), a parser limit (``too_large``);
+   unless promoted, or recovered from reasoning that never closed: ``drift_call_in_unclosed_reasoning``),
+   arguments the parser could not read (``invalid_json``), a parser limit (``too_large``);
 2. the limits (:mod:`toolwire.limits`): calls per output, argument bytes, nesting depth (``too_large``);
 3. ``tool_choice`` (``tool_choice_violation``) and the tool name (``unknown_tool``, with "did you mean");
 4. the arguments' canonical form (:mod:`toolwire.dispatch.canonical`; ``invalid_json`` when there is none);
@@ -226,6 +227,14 @@ _ORDER = {code: i for i, code in enumerate((
     "pattern_mismatch"))}
 
 
+def _recovered_in_reasoning(cand: "ToolCallCandidate") -> bool:
+    """A call in reasoning that never closed, recovered by the parser (issue 33): it is not refused as
+    ``call_in_reasoning`` (:mod:`toolwire.parsers.engine.reasoning_calls`)."""
+    from toolwire.parsers.engine.reasoning_calls import recovered_in_reasoning
+
+    return recovered_in_reasoning(cand)
+
+
 def validate_candidate(candidate: "ToolCallCandidate", tools: Any, *, tool_choice: Any = "auto",
                        limits: Limits = DEFAULT_LIMITS, fill_defaults: bool = False,
                        promote_reasoning_calls: bool = False, formats: bool = False,
@@ -276,7 +285,7 @@ def parser_errors(cand: "ToolCallCandidate", *, promote_reasoning_calls: bool = 
         elif diag.severity == "error" and diag.code not in _RECHECKED:
             errors.append(_err("invalid_json", f"The arguments could not be read: {diag.message}. "
                                                "Send them again as one well-formed JSON object."))
-    if cand.source == "reasoning" and not promote_reasoning_calls:
+    if cand.source == "reasoning" and not promote_reasoning_calls and not _recovered_in_reasoning(cand):
         errors.append(_err("call_in_reasoning", "The call was written inside the reasoning block, so it was "
                                                 "not run. Write tool calls after the reasoning."))
     parser_rejected = cand.status == "rejected" and not cand.errors  # not a status from an earlier validation

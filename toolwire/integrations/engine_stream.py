@@ -20,6 +20,7 @@ from toolwire.tokenize import vocabulary
 from toolwire.output import (ArgumentsDelta, ContentDelta, ParsedOutput, ReasoningDelta, ToolCallFinished,
                              ToolCallStarted)
 from toolwire.prompt import RenderedPrompt
+from toolwire.parsers.engine.reasoning_calls import recovered_in_reasoning
 
 
 def random_call_id() -> str:
@@ -177,9 +178,20 @@ class EngineStream:
                 at = index.get(event.index)
                 if at is not None:
                     self.calls[at].finished = True
+                elif recovered_in_reasoning(event.candidate):  # issue 33: sent whole at the end of the output
+                    self._send_whole(event.candidate, fold)
         fold.content = "".join(content)
         fold.reasoning = "".join(reasoning)
         return fold
+
+
+    def _send_whole(self, cand: Any, fold: Fold) -> None:
+        """A call in reasoning that never closed, recovered at the end of the output (its ToolCallFinished comes
+        at the flush, ``repaired``): sent as one call piece (id, name, arguments), as a streamed call that ends."""
+        at = self._index[cand.index] = len(self.calls)
+        arguments = cand.arguments_json()
+        self.calls.append(StreamedCall(at, cand.id, cand.name, arguments, finished=True))
+        fold.calls.append(CallPiece(at, cand.id, cand.name, arguments))
 
 
 class ReasoningSplitter:
@@ -248,8 +260,9 @@ class ReasoningSplitter:
 
 
 def streamed_calls(parsed: ParsedOutput) -> list:
-    """The candidates an :class:`EngineStream` streams as calls (those not written inside the reasoning)."""
-    return [call for call in parsed.tool_calls if call.source != "reasoning"]
+    """The candidates an :class:`EngineStream` streams as calls (those not written inside the reasoning, and those
+    recovered from reasoning that never closed)."""
+    return [call for call in parsed.tool_calls if call.source != "reasoning" or recovered_in_reasoning(call)]
 
 
 # ---------------------------------------------------------------- importing an engine adapter

@@ -4,7 +4,9 @@
 Which calls are listed: every call the model completed in its content, rejected ones included, so that
 each one gets its tool message (the tool's result, or :func:`error_result` for a rejected call). A call
 cut off by the end of the output is never listed as complete (``finish_reason`` is ``length``), and a call
-left inside the reasoning block is not listed unless ``promote_reasoning_calls=True``.
+left inside the reasoning block is not listed unless ``promote_reasoning_calls=True``, or the parser recovered it
+from reasoning that never closed (issue 33, ``drift_call_in_unclosed_reasoning``: streamed whole, id, name and
+arguments in one delta, when its ``ToolCallFinished`` comes at the end of the output).
 
 The reasoning field: ``reasoning_field="reasoning_content"`` (the default: DeepSeek's API, SGLang, older vLLM)
 or ``"reasoning"`` (vLLM's current name, OpenRouter). Input messages may use either, or ``thinking``.
@@ -20,8 +22,10 @@ from toolwire.errors import InvalidOption, ToolwireError
 from toolwire.limits import value_depth
 from toolwire.results import ToolResult
 from toolwire.output import (
-    ArgumentsDelta, ContentDelta, Event, ParsedOutput, ReasoningDelta, ToolCallCandidate, ToolCallStarted,
+    ArgumentsDelta, ContentDelta, Event, ParsedOutput, ReasoningDelta, ToolCallCandidate, ToolCallFinished,
+    ToolCallStarted,
 )
+from toolwire.parsers.engine.reasoning_calls import recovered_in_reasoning
 
 
 def is_truncated(call: ToolCallCandidate) -> bool:
@@ -34,7 +38,7 @@ def listed_calls(output: ParsedOutput, *, include_rejected: bool = True,
     """The calls an assistant message carries, in output order (see the module docstring)."""
     return [c for c in output.tool_calls
             if not is_truncated(c)
-            and (c.source == "content" or promote_reasoning_calls)
+            and (c.source == "content" or promote_reasoning_calls or recovered_in_reasoning(c))
             and (include_rejected or c.status != "rejected")]
 
 
@@ -151,6 +155,12 @@ class ChatCompletionsStream:
             if position is None or not event.fragment:
                 return None
             return {"tool_calls": [{"index": position, "function": {"arguments": event.fragment}}]}
+        if isinstance(event, ToolCallFinished) and event.index not in self._positions and \
+                recovered_in_reasoning(event.candidate):  # issue 33: known only at the end, sent whole then
+            cand = event.candidate
+            position = self._positions[event.index] = len(self._positions)
+            return {"tool_calls": [{"index": position, "id": cand.id, "type": "function",
+                                    "function": {"name": cand.name, "arguments": arguments_text(cand)}}]}
         return None  # ToolCallFinished: the fragments already said everything
 
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
 from toolwire.integrations.engine_stream import CallPiece, EngineStream, Fold, StreamedCall, reasoning_pair
+from toolwire.parsers.engine.reasoning_calls import recovered_in_reasoning
 from toolwire.output import (ArgumentsDelta, ContentDelta, ReasoningDelta, ToolCallCandidate, ToolCallFinished,
                              ToolCallStarted)
 
@@ -245,6 +246,12 @@ class FailClosedStream(EngineStream):
                 track = self._tracks.pop(event.index, None)
                 if track is not None:
                     self._finish(track, event.candidate, pending)
+                elif recovered_in_reasoning(event.candidate) and (self.declared is None
+                                                                  or event.candidate.name in self.declared):
+                    cand = event.candidate  # issue 33: a call in reasoning that never closed, sent whole at the end
+                    wire = len(self.calls)
+                    self.calls.append(StreamedCall(wire, cand.id, cand.name, cand.arguments_json(), finished=True))
+                    pending.calls.append(CallPiece(wire, cand.id, cand.name, cand.arguments_json()))
 
     def _send(self, track: _Track, upto: int, pending: _Pending) -> None:
         if upto <= track.sent:
