@@ -42,6 +42,7 @@ import re
 from typing import Any, NamedTuple
 
 from .drift import GLUED_NAME, MISSING_CALL_WRAPPER, NAME_WHITESPACE, PYTHON_CALL, DeclaredTools, Drift, register
+from .drift_python import PYTHON_CALL_SHAPE, python_call_arguments
 from .json_repair import repair_ladder
 from .safe_json import loads
 from .schema_coerce import coerce
@@ -95,9 +96,7 @@ _BLANKS = " \t\r\n"
 _FUNCTION_TAG = re.compile(r"<function(?:=|[ \t]+)([^>\n]{1,256})>(.*?)(?:</function>)?", re.S)
 _PARAMETER_HEAD = re.compile(r"<parameter(?:=|[ \t]+name=\")([^>\n\"]{1,256})\"?>\n?")
 _PARAMETER_CLOSE = "</parameter>"
-_PY_CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_.\-]{0,255})[ \t]*\((.*)\)", re.S)
 _ARG_KEYS = ("args", "input", "parameters")
-_KEYWORD = re.compile(r"[ \t\r\n]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*=(?!=)")
 
 
 def settle(code: str, tools: DeclaredTools, written: str, arguments: Any, message: str) -> Reading:
@@ -124,9 +123,9 @@ def read_call_body(text: str, value: Any, tools: DeclaredTools, *, max_depth: in
         if isinstance(reading, Recovered) and reading.requoted_at is not None:  # a position in ``text``
             reading = reading._replace(requoted_at=reading.requoted_at + len(text) - len(text.lstrip(_BLANKS)))
         return reading
-    m = _PY_CALL.fullmatch(body)
+    m = PYTHON_CALL_SHAPE.fullmatch(body)
     if m is not None and value is None:
-        arguments = _python_arguments(m.group(2), max_depth=max_depth, max_bytes=max_bytes)
+        arguments = python_call_arguments(m.group(2), max_depth=max_depth, max_bytes=max_bytes)
         if arguments is None:
             return Refused(PYTHON_CALL, "the call's arguments are not keyword literals")
         return settle(PYTHON_CALL, tools, m.group(1), arguments,
@@ -427,53 +426,6 @@ def _open_string(text: str) -> bool:
             inside = not inside
         i += 1
     return inside
-
-
-def _python_arguments(text: str, *, max_depth: int, max_bytes: int | None) -> dict | None:
-    """``k="v", n=3`` to an object: each top-level ``key=`` becomes ``"key":``, the rest goes through the repair
-    ladder (Python literals, single quotes); None unless that gives an object of keyword arguments."""
-    out: list[str] = []
-    depth, quote, i, expect_key = 0, "", 0, True
-    while i < len(text):
-        ch = text[i]
-        if quote:
-            out.append(ch)
-            if ch == "\\" and i + 1 < len(text):
-                out.append(text[i + 1])
-                i += 1
-            elif ch == quote:
-                quote = ""
-        elif expect_key and depth == 0:
-            m = _KEYWORD.match(text, i)
-            if m is None:
-                if text[i:].strip(_BLANKS) == "" and not out:
-                    break
-                return None
-            out.append(f'"{m.group(1)}":')
-            i = m.end()
-            expect_key = False
-            continue
-        elif ch in "\"'":
-            quote = ch
-            out.append(ch)
-        elif ch in "([{":
-            depth += 1
-            out.append("[" if ch == "(" else ch)
-        elif ch in ")]}":
-            depth -= 1
-            if depth < 0:
-                return None
-            out.append("]" if ch == ")" else ch)
-        elif ch == "," and depth == 0:
-            out.append(ch)
-            expect_key = True
-        else:
-            out.append(ch)
-        i += 1
-    if quote or depth:
-        return None
-    decoded = repair_ladder("{" + "".join(out) + "}", False, max_depth=max_depth, max_bytes=max_bytes, closed=True)
-    return decoded.value if isinstance(decoded.value, dict) else None
 
 
 def read_mistral_header(header: str, tools: DeclaredTools, *, max_depth: int, max_bytes: int | None) -> Reading:

@@ -20,7 +20,7 @@ import re
 from typing import Any, Iterable
 
 from .drift import GLUED_NAME, MISSING_CALL_WRAPPER, NAME_WHITESPACE, PYTHON_CALL, DeclaredTools, Drift, register
-from .drift_json import _PY_CALL, _python_arguments  # the JSON group's Python-call reader, reused
+from .drift_python import PYTHON_CALL_SHAPE, python_call_arguments
 from .safe_json import loads
 
 ORPHAN_CALL_CLOSER = "drift_orphan_call_closer"
@@ -107,17 +107,17 @@ def json_call(tools: Iterable[Any] | None, text: str, *, max_depth: int, max_byt
 def python_call(tools: Iterable[Any] | None, text: str, *, max_depth: int, max_bytes: int | None
                 ) -> tuple[tuple[str, dict] | None, str | None]:
     """``((name, arguments), None)`` when ``text`` is one Python call ``NAME(k=v, ...)`` (keyword arguments whose
-    values are literals, never evaluated: the JSON group's reader, :mod:`.drift_json`) of a declared tool whose
+    values are literals, never evaluated: :mod:`.drift_python`, the reader the JSON group uses too) of a declared tool whose
     arguments fit its schema; ``(None, why not)`` when it has that shape but is not recovered (positional or
     non-literal arguments, an undeclared name, arguments off the schema, no tools); ``(None, None)`` when ``text``
     is no Python call (the recovery does not apply)."""
-    found = _PY_CALL.fullmatch(text.strip(" \t\r\n"))
+    found = PYTHON_CALL_SHAPE.fullmatch(text.strip(" \t\r\n"))
     if found is None:
         return None, None
     known = declared(tools)
     if known is None:
         return None, NO_TOOLS
-    arguments = _python_arguments(found.group(2), max_depth=max_depth, max_bytes=max_bytes)
+    arguments = python_call_arguments(found.group(2), max_depth=max_depth, max_bytes=max_bytes)
     if arguments is None:
         return None, "the call's arguments are not keyword literals"
     name = found.group(1)
