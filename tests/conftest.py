@@ -16,7 +16,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, settings
 
 # tests/ on sys.path: the helper package ``support``, the fuzz suite ``fuzz``, and test modules a few others import
-# by their path under tests/ (``from tokens.test_token_input import ByteTokenizer``). Done here rather than with
+# by their path under tests/ (``from tokens.test_token_input import feed_ids``). Done here rather than with
 # pytest's ``pythonpath`` setting, which would apply to tests_engines/ too (same pyproject.toml) and put this
 # conftest.py ahead of tests_engines/conftest.py there. Layout: tests/README.md.
 sys.path.insert(0, str(Path(__file__).resolve().parent))

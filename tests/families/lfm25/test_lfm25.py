@@ -15,7 +15,7 @@ from support.pythonic import (HISTORY, RT_TOOLS, check_against_reference, check_
                               check_round_trip, conversations, golden_turns, reference, reference_turn_output)
 from support.xml_calls import calls, plain_texts
 from support import REAL, assert_nothing_lost, check_chunking, golden, golden_tests, require_shared
-from tokens.test_token_input import ByteTokenizer
+from toolwire.tokenize import byte_tokenizer
 from toolwire.context_policy import plan
 from toolwire.errors import InvalidOption, UnrepresentableValue
 from toolwire.templates.lfm25 import MARKERS, SPECIAL_TOKENS
@@ -255,7 +255,7 @@ def test_detect_names_the_template_by_fingerprint():
 
 # ---------------------------------------------------------------- token ids
 
-TOKENIZER = ByteTokenizer(sorted(SPECIAL_TOKENS))
+TOKENIZER = byte_tokenizer(SPECIAL_TOKENS)
 
 
 @pytest.mark.parametrize("row", [r for r in golden("render", "lfm25") if "expected" in r], ids=lambda r: r["id"])

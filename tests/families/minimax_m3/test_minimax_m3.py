@@ -166,9 +166,10 @@ def test_streaming_is_linear():
 
 
 def test_the_prefix_from_ordinary_tokens_inside_a_value_stays_in_it():
-    from tokens.test_token_input import SYNTHETIC_SPECIALS, ByteTokenizer, _ids, feed_ids
+    from tokens.test_token_input import SYNTHETIC_SPECIALS, _ids, feed_ids
+    from toolwire.tokenize import byte_tokenizer
 
-    tok = ByteTokenizer(SYNTHETIC_SPECIALS["minimax_m3"])
+    tok = byte_tokenizer(SYNTHETIC_SPECIALS["minimax_m3"])
     before, after = f'{NS}<tool_call>{NS}<invoke name="search">{NS}<q>', f"{NS}</q>{NS}</invoke>{NS}</tool_call>"
     value = f"x {NS}</q>{NS}</invoke> y"
     out = feed_ids(FMT, _ids(tok, (before, True), (value, False), (after, True)), declared("search"), tok)
