@@ -336,7 +336,7 @@ class CallListReader:
         self._flush_garbage()
         if self.bracketed and self._state != _DONE:
             self.p._diag("unclosed_call_list", f"the call list was not closed with ']' before {marker}",
-                         severity="warning")
+                         severity="warning", raw="[")
         self.stopped_at = marker
         self._state = _DONE
         self.done = True
@@ -354,8 +354,8 @@ class CallListReader:
             self._close_values()
             call.diag("truncated", "the output ended inside this call", severity="error")
             self._finish_call("truncated" if call.status != "rejected" else None)
-        elif self.bracketed:
-            self.p._diag("unclosed_call_list", "the output ended inside the call list", severity="warning")
+        if self.bracketed:  # raw: the list's opener, which no call or content holds
+            self.p._diag("unclosed_call_list", "the output ended inside the call list", severity="warning", raw="[")
         self._state = _DONE
         self.done = True
 
@@ -551,7 +551,7 @@ class CallListReader:
             self._flush_garbage()
             if self.bracketed:
                 self.p._diag("unclosed_call_list", "the call list was not closed with ']'; the text after it is "
-                             "content", severity="warning")
+                             "content", severity="warning", raw="[")
             self._state, self.done = _DONE, True
             return i
         self._state = _GARBAGE

@@ -346,3 +346,24 @@ def test_a_long_run_of_blanks_streams_on_in_every_format(name, thinking):
                 parser.feed(text[at:at + 64])
             parser.flush()
             assert parser.finish() == fmt.parse(text, families.TOOLS, thinking=thinking), (head, blank)
+
+
+@pytest.mark.parametrize("name, text", [
+    ("llama4_pythonic", "[g("), ("llama4_pythonic", "[get_weather(city='Paris')"),
+    ("llama4_pythonic", "[get_weather(city='Paris') and then"),
+    ("lfm25", "<|tool_call_start|>["), ("lfm25", "<|tool_call_start|>[get_weather(city='Paris')"),
+])
+def test_a_call_lists_opener_is_kept_when_the_list_never_closes(name, text):
+    """The shared harness (../shared/fuzz, prefixes of the golden outputs) found the ``[`` of a pythonic call list
+    lost when the output ended (or the list stopped) before its ``]``: it is framing only of a list that closes.
+    Now the ``unclosed_call_list`` diagnostic keeps it as its raw text, one-shot and at every chunking."""
+    fmt = toolwire.get_format(name)
+    stream = fmt.stream()
+    for ch in text:
+        stream.feed(ch)
+    for out in (fmt.parse(text), stream.finish()):
+        kept = "".join([out.content, out.reasoning] + [c.raw_arguments or "" for c in out.tool_calls]
+                       + [d.raw or "" for d in out.diagnostics])
+        assert kept.count("[") == text.count("["), (kept, out.codes())
+        assert [d.raw for d in out.diagnostics if d.code == "unclosed_call_list"] == ["["]
+    invariants.check(name, text)
