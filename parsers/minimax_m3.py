@@ -40,7 +40,7 @@ MAX_TAG_CHARS = 512
 _OPAQUE = frozenset((M["bod"], M["role"], NS, M["image"], M["video"]))
 _CONTENT = MarkerScanner((BLOCK_OPEN, THINK_CLOSE, EOS, *_OPAQUE))
 _REASONING = MarkerScanner((THINK_CLOSE, BLOCK_OPEN, EOS, *_OPAQUE))
-_TAG = MarkerScanner((NS,))
+_TAG = MarkerScanner((NS, *(_OPAQUE - {NS})))  # the other control tokens: text units inside a block too
 _INVOKE = re.compile(r'<invoke name="(?P<name>[^"]*)">', re.S)
 _M2_PARAMETER = re.compile(r'<parameter name="(?P<name>[^"]*)">', re.S)
 
@@ -133,6 +133,9 @@ class MiniMaxM3Parser(StepParser):
     # ---- the block
     def _block(self, buf: str, pos: int, final: bool) -> int | None:
         hit = _TAG.scan(buf, pos, final=final, literal=self._tokens)
+        if hit.marker is not None and hit.marker != NS:  # another control token: text, read as one unit
+            self._between(buf[pos:hit.end])
+            return hit.end
         self._between(buf[pos:hit.start])
         if hit.marker is None:
             return None if hit.start == pos else hit.start

@@ -255,6 +255,8 @@ OVERLAPPING_CONTROL_TOKENS = [  # (the last character of one control token is th
     ("minimax_m3", NS + "e~["), ("minimax_m3", "x]~!b[e~["), ("minimax_m3", "]~b" + NS + "<tool_call>" + NS
                                                                + '<invoke name="get_weather">' + NS + "</invoke>"),
     ("minimax_m3", "]<]image[>[e~["), ("minimax_m2", "x]~!b[e~["), ("minimax_m2", "]~b]~!b[e~["),
+    # inside a tool block too (the shared fuzz_ids run, 2026-12-06): "]~b]" then "<]minimax[>[" for the tokenizer
+    ("minimax_m3", NS + "<tool_call>]~b" + NS), ("minimax_m3", NS + "<tool_call>]~b" + NS + "</tool_call>"),
 ]
 
 
