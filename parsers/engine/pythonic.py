@@ -563,7 +563,8 @@ class CallListReader:
         while i < n:
             ch = buf[i]
             if ch in ",]":
-                self._garbage.append(buf[pos:i])
+                # a ']' that closes no '[' is part of the text that is no call
+                self._garbage.append(buf[pos:i + 1] if ch == "]" and not self.bracketed else buf[pos:i])
                 self._flush_garbage()
                 if ch == "]" and self.bracketed:
                     self._state, self.done = _DONE, True

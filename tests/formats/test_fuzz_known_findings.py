@@ -369,3 +369,15 @@ def test_a_call_lists_opener_is_kept_when_the_list_never_closes(name, text):
         assert kept.count("[") == text.count("["), (kept, out.codes())
         assert [d.raw for d in out.diagnostics if d.code == "unclosed_call_list"] == ["["]
     invariants.check(name, text)
+
+
+@pytest.mark.parametrize("text", ["<|tool_call_start|>g]", "<|tool_call_start|>g]<|tool_call_end|>",
+                                  "<|tool_call_start|>x y]get_weather(city='Paris')<|tool_call_end|>"])
+def test_a_closing_bracket_that_closes_no_list_is_kept(text):
+    """LFM2.5 writes its calls with or without the list's brackets; a ``]`` after text that is no call, in a list
+    that has no ``[``, closes nothing: it stays in the ``malformed_call_list`` diagnostic's raw with that text
+    (the shared harness found it dropped)."""
+    out = toolwire.get_format("lfm25").parse(text)
+    raws = [d.raw for d in out.diagnostics if d.code == "malformed_call_list"]
+    assert raws and raws[0].endswith("]") and "".join(raws).count("]") == text.count("]")
+    invariants.check("lfm25", text)
