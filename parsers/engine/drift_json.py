@@ -39,7 +39,7 @@ Readings of a Kimi call id (:func:`read_kimi_id`): ``functionsNAMEN``, ``functio
 from __future__ import annotations
 
 import re
-from typing import Any, NamedTuple
+from typing import Any, Iterable, NamedTuple
 
 from .drift import GLUED_NAME, MISSING_CALL_WRAPPER, NAME_WHITESPACE, PYTHON_CALL, DeclaredTools, Drift, register
 from .drift_python import PYTHON_CALL_SHAPE, python_call_arguments
@@ -348,26 +348,10 @@ def wrong_quote(text: str, call_of: Any, tools: DeclaredTools, *, max_depth: int
     quotes = [i for i, ch in enumerate(text) if ch == "'"]
     if not quotes or len(quotes) > _MAX_QUOTES:
         return None
-    fits: list[Recovered] = []
-    any_call = False
-    for i in quotes:
-        try:
-            value = loads(text[:i] + '"' + text[i + 1:], max_depth=max_depth, max_bytes=max_bytes)
-        except ValueError:
-            continue
-        call = call_of(value)
-        if call is None:
-            continue
-        any_call = True
-        reading = settle(WRONG_QUOTE, tools, call[0], call[1], _WRONG_QUOTE_MESSAGE)
-        if isinstance(reading, Recovered):
-            fits.append(reading._replace(requoted_at=i))
-    if len(fits) == 1:
-        return fits[0]
-    if not any_call:
-        return None
-    return Refused(WRONG_QUOTE, "two re-quotings fit" if fits else
-                   "re-quoting gives no call of a declared tool with fitting arguments")
+    return _one_fitting(WRONG_QUOTE, _WRONG_QUOTE_MESSAGE, "requoted_at",
+                        ((i, text[:i] + '"' + text[i + 1:]) for i in quotes), call_of, tools,
+                        max_depth=max_depth, max_bytes=max_bytes, two="two re-quotings fit",
+                        none="re-quoting gives no call of a declared tool with fitting arguments")
 
 
 def _unclosed_string(body: str, tools: DeclaredTools, *, max_depth: int, max_bytes: int | None) -> Reading:
@@ -391,10 +375,22 @@ def unclosed_string(text: str, call_of: Any, tools: DeclaredTools, *, max_depth:
     closers = len(text) - len(text.rstrip("}"))
     if not closers or not _open_string(text):
         return None
+    # more braces after the quote than levels cannot parse
+    return _one_fitting(UNCLOSED_STRING, _UNCLOSED_MESSAGE, "closed_at",
+                        ((k, text[:len(text) - k] + '"' + text[len(text) - k:])
+                         for k in range(1, min(closers, max_depth + 1) + 1)), call_of, tools,
+                        max_depth=max_depth, max_bytes=max_bytes, two="two places to close the string fit",
+                        none="closing the string gives no call of a declared tool with fitting arguments")
+
+
+def _one_fitting(code: str, message: str, mark: str, candidates: Iterable[tuple[int, str]], call_of: Any,
+                 tools: DeclaredTools, *, max_depth: int, max_bytes: int | None, two: str, none: str) -> Reading:
+    """The one repaired spelling (``(where, text)`` each) that decodes to a call of a declared tool with fitting
+    arguments, recorded at ``mark``; a refusal (``two`` / ``none``) when two fit or none does; None when no
+    spelling decodes to a call at all (not this drift)."""
     fits: list[Recovered] = []
     any_call = False
-    for k in range(1, min(closers, max_depth + 1) + 1):  # more braces after the quote than levels cannot parse
-        candidate = text[:len(text) - k] + '"' + text[len(text) - k:]
+    for at, candidate in candidates:
         try:
             value = loads(candidate, max_depth=max_depth, max_bytes=max_bytes)
         except ValueError:
@@ -403,15 +399,14 @@ def unclosed_string(text: str, call_of: Any, tools: DeclaredTools, *, max_depth:
         if call is None:
             continue
         any_call = True
-        reading = settle(UNCLOSED_STRING, tools, call[0], call[1], _UNCLOSED_MESSAGE)
+        reading = settle(code, tools, call[0], call[1], message)
         if isinstance(reading, Recovered):
-            fits.append(reading._replace(closed_at=k))
+            fits.append(reading._replace(**{mark: at}))
     if len(fits) == 1:
         return fits[0]
     if not any_call:
         return None
-    return Refused(UNCLOSED_STRING, "two places to close the string fit" if fits else
-                   "closing the string gives no call of a declared tool with fitting arguments")
+    return Refused(code, two if fits else none)
 
 
 def _open_string(text: str) -> bool:
