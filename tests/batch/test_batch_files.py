@@ -248,8 +248,9 @@ def test_a_bad_file_is_its_own_error_code_and_writes_nothing(tmp_path, capsys, n
 # ---------------------------------------------------------------- interrupted runs
 
 SCRIPT = """
-import sys
-from toolwire.workbench.cli import main
+import signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as at a terminal, also when the test runner's parent
+from toolwire.workbench.cli import main                   # ignores SIGINT (a background job inherits SIG_IGN)
 sys.exit(main(["parse", "--format", "qwen3", "--batch", "-", "--out", sys.argv[1]]))
 """
 
