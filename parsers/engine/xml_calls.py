@@ -708,17 +708,25 @@ class XmlCallParser(StreamParser):
         text where it went before; a refused reading says why at ``info``)."""
         found, why = python_call(self.tools, text, max_depth=self.limits.max_depth,
                                  max_bytes=self.limits.max_argument_bytes)
+        return self._whole_call(PYTHON_CALL, found, why, text, found and f"a Python call {found[0]}(...) was "
+                                "written in the call wrapper; read as the call")
+
+    def _whole_call(self, code: str, found: tuple[str, dict] | None, why: str | None, text: str,
+                    message: str | None) -> bool:
+        """A drift reading of a whole held block (``found``: ``(name, arguments)``, or None with ``why`` when it is
+        refused, or None and None when the shape is not there): the call starts, gets its arguments and ends at
+        once, with the ``code`` diagnostic saying ``message``; True. False otherwise (a refusal
+        says why at ``info``)."""
         if found is None:
             if why is not None:
-                self._refuse(PYTHON_CALL, why, raw=text)
+                self._refuse(code, why, raw=text)
             return False
         name, arguments = found
         self.call = self._begin_call(name, source=self._mode)
         self._raw(text)
         for key, value in arguments.items():
             self.call.value(key, value)
-        self._drift(PYTHON_CALL, f"a Python call {name}(...) was written in the call wrapper; read as the call",
-                    raw=text)
+        self._drift(code, message, raw=text)  # given whenever ``found`` is
         self._finish_call()
         return True
 

@@ -260,17 +260,9 @@ class XmlToolParser(XmlCallParser):
         ``malformed_tool_call`` diagnostic) otherwise."""
         found, why = json_call(self.tools, text, max_depth=self.limits.max_depth,
                                max_bytes=self.limits.max_argument_bytes)
-        if found is None:
-            if why is not None:
-                self._refuse(JSON_CALL, why, raw=text)
+        if not self._whole_call(JSON_CALL, found, why, text,
+                                f"the call was written as a JSON object in {self.grammar.call_open}"):
             return False
-        name, arguments = found
-        self.call = self._begin_call(name, source=self._mode)
-        self._raw(text)
-        for key, value in arguments.items():
-            self.call.value(key, value)
-        self._drift(JSON_CALL, f"the call was written as a JSON object in {self.grammar.call_open}", raw=text)
-        self._finish_call()
         self._after_block()
         return True
 
