@@ -186,30 +186,12 @@ class HarmonyStreamParser(TrailingStopToken, StreamParser):
         self._held_eot = ""  # a <|endoftext|> id that may be the last thing (id input)
         self._new_header(role="assistant", started=True, explicit=False)
 
-    def feed(self, delta: str = "", ids: Iterable[int] | None = None) -> list[Event]:
-        """:meth:`StreamParser.feed`. Ids that are all ordinary text (a message body, one id a step) go
-        straight to the router: the one text piece the decoder would give, without the general path's per-id
-        checks (each such id was checked when the decoder first met it)."""
-        if ids is not None and self._stage == _IDS and not delta:
-            text = self._tokens.decoder.plain_text(ids)
-            if text is not None:
-                own, first = text, len(self._events)
-                if self._held_eot:  # a held <|endoftext|> that more output follows: text, as text input reads it
-                    text, self._held_eot = self._held_eot + text, ""
-                self._on_text(text)
-                spans = self._tokens.spans
-                if spans:  # token spans (plain ids: no id waits for text, the decoder holds no byte back)
-                    events = self._events
-                    if len(ids) != 1:
-                        spans.chunk(spans.chunk_texts(ids, self._tokens.decoder), events, first, 0)
-                    elif len(events) == first:  # no event: the id waits for one
-                        spans.parts.append(own)
-                    else:
-                        spans.one(own, events, first)
-                return self._drain()
-        return super().feed(delta, ids)
-
     # ---- the base's hooks: token pieces, or text
+    def _take_plain(self, text: str) -> None:
+        if self._held_eot:  # a held <|endoftext|> that more output follows: text, as text input reads it
+            text, self._held_eot = self._held_eot + text, ""
+        self._on_text(text)
+
     def _take_pieces(self, pieces: list, final: bool) -> None:
         eot = self._held_eot  # a held <|endoftext|> that more output follows is text, as text input reads it
         for text, special in pieces:

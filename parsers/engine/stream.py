@@ -189,6 +189,23 @@ class StreamParser:
     # ---- token ids
     def _feed_ids(self, delta: str, ids: Iterable[int] | None) -> list[Event]:
         """:meth:`feed` past the text fast path: ids, or a feed the stream's stage refuses."""
+        tokens = self._tokens
+        if self._stage == _IDS and not delta:
+            text = tokens.decoder.plain_text(ids)
+            if text is not None:  # ordinary ids whose text is known: read at once (and given their spans)
+                tokens.fed += len(text)
+                self._take_plain(text)
+                events = self._events  # (empty before this feed: every feed drains it)
+                spans = tokens.spans
+                if spans:  # (no id waits for text: the decoder holds nothing back)
+                    if len(ids) != 1:
+                        spans.chunk(tokens.decoder.plain_texts(ids), events, 0, len(self._buf))
+                    elif events:
+                        spans.one(text, events, 0, len(self._buf))
+                    else:  # no event: the id waits for one
+                        spans.parts.append(text)
+                self._events = []
+                return events
         if self._stage >= _FLUSHED:
             raise StreamClosed("feed() after flush() or finish()")
         if ids is None:  # text, while the stream is fed ids
@@ -197,7 +214,6 @@ class StreamParser:
             return self._drain()
         if delta:
             raise ValueError("pass text or ids, not both")
-        tokens = self._tokens
         if tokens is None:
             raise ValueError("feeding token ids needs stream(..., tokenizer=<the model's tokenizer>)")
         if self._stage == _TEXT:
@@ -230,23 +246,6 @@ class StreamParser:
         nothing held back, each id's text known) are decoded and parsed at once, as without spans, and the
         step's events given the ids by where each id's text ends (:meth:`SpanTracker.chunk`); otherwise one id at
         a time, each step's events given the ids read (:meth:`SpanTracker.step`)."""
-        if type(ids) is list and len(ids) == 1 and type(ids[0]) is int and known(ids[0]) and not self._events:
-            # one id (a serving engine's stream): the usual steps are SpanTracker.one's, inline when no event
-            pieces = decoder.feed(ids)
-            if pieces:
-                self._take_pieces(pieces, final=False)
-                events = self._events
-                if len(pieces) != 1 or spans.waiting:
-                    spans.step(pieces, events, 0, len(self._buf))
-                elif events:
-                    spans.one(pieces[0][0], events, 0, len(self._buf))
-                else:
-                    spans.parts.append(pieces[0][0])
-            elif spans.waiting or ids[0] not in decoder.vocab.control_ids:
-                spans.waiting += 1  # a byte of a character still incomplete: its text comes with a later id
-            else:
-                spans.parts.append("")  # a control id that writes no text
-            return
         if type(ids) is not list and type(ids) is not tuple:
             ids = list(ids)
         if len(ids) > 1:
@@ -283,10 +282,11 @@ class StreamParser:
                 continue
             pieces = feed((number,))
             if not pieces:
-                if spans.waiting or number not in decoder.vocab.control_ids:
+                if decoder.holds_back():
                     spans.waiting += 1  # a byte of a character still incomplete: its text comes with a later id
-                else:
-                    spans.parts.append("")  # a control id that writes no text
+                else:  # an id that writes no text (a control id, an empty token), and the ids waiting before it
+                    spans.parts += [""] * (spans.waiting + 1)
+                    spans.waiting = 0
                 continue
             first = len(events)
             self._take_pieces(pieces, final=False)
@@ -310,6 +310,12 @@ class StreamParser:
             self._buf += self._tokens.text(pieces)
             if not final:
                 self._advance(final=False)
+
+    def _take_plain(self, text: str) -> None:
+        """The text of ordinary ids (no control id, whole characters; :meth:`TokenDecoder.plain_text`) joins the
+        buffer and is parsed: what :meth:`_take_pieces` does with that one text piece, without the pieces."""
+        self._buf += text
+        self._advance(False)
 
     def _reading_ids(self) -> bool:
         """Whether this stream is fed token ids."""

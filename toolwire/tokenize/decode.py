@@ -8,6 +8,9 @@ from typing import Any, Iterable, NamedTuple, Sequence
 from .vocabularies import vocabulary
 
 
+_INT = {int}
+
+
 class TokenPiece(NamedTuple):
     """Decoded text and whether it came from a control-token id (``special``) or from ordinary tokens."""
 
@@ -46,18 +49,23 @@ class TokenDecoder:
         whole = self._whole
         if whole is None or not self._clean:
             return None
-        if type(ids) is tuple or type(ids) is list:
+        if type(ids) is list or type(ids) is tuple:
             if len(ids) == 1:
                 tid = ids[0]
                 return whole.get(tid) if type(tid) is int else None
-            parts = []
-            for tid in ids:
-                text = whole.get(tid) if type(tid) is int else None
-                if text is None:
-                    return None
-                parts.append(text)
-            return "".join(parts) if parts else None
+            texts = list(map(whole.get, ids))
+            if not texts or None in texts or set(map(type, ids)) != _INT:
+                return None
+            return "".join(texts)
         return None
+
+    def plain_texts(self, ids: Sequence[int]) -> list[str]:
+        """The text of each of ``ids``, ids that :meth:`plain_text` gave the text of (in the same state)."""
+        return list(map(self._whole.__getitem__, ids))
+
+    def holds_back(self) -> bool:
+        """Whether part of a character is held back (bytes of ids whose text a later id completes)."""
+        return not self._clean if self._whole is not None else self._read < len(self._ids)
 
     def _whole_text(self, tid: int, data: bytes) -> str | None:
         """The text of an ordinary id's ``data`` when it is whole UTF-8 characters (remembered for the id),
