@@ -30,12 +30,13 @@ from typing import Any, ClassVar, Iterable, Sequence
 from toolwire.errors import InvalidOption, StreamClosed
 from toolwire.family import Family
 from toolwire.limits import DEFAULT_LIMITS, Limits
+from toolwire.tokenize.decode import TokenPiece
 from toolwire.output import (ArgumentsDelta, ContentDelta, Diagnostic, Event, ParsedOutput, ReasoningDelta,
                              ToolCallCandidate, ToolCallFinished)
 
 from .call_builder import CallBuilder, PastLimitCall
 from .reasoning_calls import UnclosedReasoningCalls
-from .token_spans import SpanTracker
+from .token_spans import SpanTracker, set_span as _set_span
 from .token_input import TokenInput
 from .tools import tool_names
 
@@ -50,6 +51,8 @@ class Stage(IntEnum):
 
 
 _TEXT, _IDS, _FLUSHED, _FINISHED = Stage
+
+_TEXT_EVENTS = frozenset((ContentDelta, ReasoningDelta))
 
 _FEED_CHUNK = 1 << 16
 """Longest piece of text one ``_advance`` step reads (see :meth:`StreamParser._feed_long`)."""
@@ -190,20 +193,35 @@ class StreamParser:
     def _feed_ids(self, delta: str, ids: Iterable[int] | None) -> list[Event]:
         """:meth:`feed` past the text fast path: ids, or a feed the stream's stage refuses."""
         tokens = self._tokens
-        if self._stage == _IDS and not delta:
-            text = tokens.decoder.plain_text(ids)
-            if text is not None:  # ordinary ids whose text is known: read at once (and given their spans)
+        if self._stage == _IDS and not delta:  # the usual feeds first: ids whose text is known, nothing held back
+            decoder = tokens.decoder
+            text = decoder.plain_text(ids)
+            if text is not None:  # one ordinary id
                 tokens.fed += len(text)
                 self._take_plain(text)
+            elif (texts := decoder.plain_texts(ids)) is not None:  # several: their text is read at once
+                text = "".join(texts)
+                tokens.fed += len(text)
+                self._take_plain(text)
+                if tokens.spans:
+                    tokens.spans.chunk(texts, self._events, 0, len(self._buf))
+                return self._drain()
+            elif (text := decoder.control_text(ids)) is not None:  # one control id: its marker
+                self._take_pieces([TokenPiece(text, True)], final=False)
+            if text is not None:  # one id was read (no id waits for text: the decoder holds nothing back)
                 events = self._events  # (empty before this feed: every feed drains it)
                 spans = tokens.spans
-                if spans:  # (no id waits for text: the decoder holds nothing back)
-                    if len(ids) != 1:
-                        spans.chunk(tokens.decoder.plain_texts(ids), events, 0, len(self._buf))
-                    elif events:
-                        spans.one(text, events, 0, len(self._buf))
-                    else:  # no event: the id waits for one
+                if spans:  # the usual steps inline (SpanTracker.chunk does the others)
+                    if not events:  # the id waits for an event
                         spans.parts.append(text)
+                    elif len(events) == 1 and not spans.parts and not self._buf and (
+                            type(event := events[0]) is ArgumentsDelta
+                            or type(event) in _TEXT_EVENTS and text.endswith(event.text)):
+                        base = spans.base  # one delta that this id alone wrote
+                        spans.base = end = base + 1
+                        _set_span(event, (base, end))
+                    else:
+                        spans.chunk([text], events, 0, len(self._buf))
                 self._events = []
                 return events
         if self._stage >= _FLUSHED:
@@ -221,6 +239,7 @@ class StreamParser:
                 raise ValueError("this stream is being fed text; feed(text) only")
             tokens.start()
             self._stage = _IDS
+            return self._feed_ids(delta, ids)  # now through the usual feeds' path
         decoder = tokens.decoder
         known = decoder.vocab.known
         if tokens.spans:
@@ -290,10 +309,7 @@ class StreamParser:
                 continue
             first = len(events)
             self._take_pieces(pieces, final=False)
-            if len(pieces) == 1 and not spans.waiting:
-                spans.one(pieces[0][0], events, first, len(self._buf))
-            else:
-                step(pieces, events, first, len(self._buf))
+            step(pieces, events, first, len(self._buf))
 
     def _read_run(self, ids: Sequence[int], texts: list, decoder: Any, spans: SpanTracker) -> None:
         """Ids whose texts are ``texts`` (:meth:`SpanTracker.chunk_texts`) decoded and parsed at once, the step's

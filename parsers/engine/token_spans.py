@@ -44,10 +44,13 @@ from bisect import bisect_right
 from itertools import accumulate
 from typing import Any
 
-from toolwire.output import ArgumentsDelta, ContentDelta, ReasoningDelta, ToolCallFinished, ToolCallStarted
+from toolwire.output import ArgumentsDelta, ContentDelta, ReasoningDelta, ToolCallFinished, ToolCallStarted, _Spanned
 
-_set = object.__setattr__
+set_span = _Spanned._span.__set__
+"""``set_span(event, (start, end))`` gives a stream event its span (the events are frozen: their own ``__setattr__``
+refuses)."""
 _INT = {int}
+_UNLOCATED = frozenset((ArgumentsDelta, ToolCallFinished))  # events whose text assign() never looks up
 _ENDS_RUN: dict[tuple[int, str], bool] = {}  # (id of a family, control-id text) -> SpanTracker.ends_run
 _FAMILIES: list = []
 
@@ -79,23 +82,6 @@ class SpanTracker:
         else:
             parts.append(pieces[0][0] if len(pieces) == 1 else "".join(p[0] for p in pieces))
         if len(events) > first:
-            self.settle(events, first, buffered)
-
-    def one(self, text: str, events: list, first: int, buffered: int = 0) -> None:
-        """One id was read, writing ``text`` (no id waits for text); the parser then emitted ``events[first:]``
-        and holds ``buffered`` characters unread. The usual steps are done here: no event (the id waits for
-        one), or this id alone writing one delta; the others are :meth:`settle`'s."""
-        count = len(events) - first
-        if count == 1 and not buffered and not self.parts:
-            event = events[first]
-            cls = type(event)
-            if cls is ArgumentsDelta or (cls is ContentDelta or cls is ReasoningDelta) and text.endswith(event.text):
-                base = self.base
-                _set(event, "_span", (base, base + 1))
-                self.base = base + 1
-                return
-        self.parts.append(text)
-        if count:
             self.settle(events, first, buffered)
 
     def chunk_texts(self, ids: Any, decoder: Any) -> list[str | None] | None:
@@ -147,11 +133,25 @@ class SpanTracker:
             self.settle(events, first, buffered)
 
     def settle(self, events: list, first: int, buffered: int) -> None:
-        """A step emitted ``events[first:]`` and holds ``buffered`` characters unread: one event and nothing
-        unread takes every id read (a content or reasoning event, when the text read ends with its text);
-        otherwise :meth:`assign`."""
+        """A step emitted ``events[first:]`` and holds ``buffered`` characters unread. With nothing unread, the
+        usual cases are done here as :meth:`assign` would: one event takes every id read (a content or reasoning
+        event, when the text read ends with its text), and of several argument deltas and call ends the last one
+        does; otherwise :meth:`assign`."""
         parts = self.parts
-        if len(events) == first + 1 and not buffered:
+        if not buffered and len(events) > first + 1:  # several events none of which is looked up: the last
+            for k in range(first, len(events)):         # takes every id read, the others none (as in assign)
+                if type(events[k]) not in _UNLOCATED:
+                    break
+            else:
+                base = self.base
+                self.base = end = base + len(parts)
+                self.parts = []
+                give = self._give
+                for k in range(first, len(events) - 1):
+                    give(events[k], base, base)
+                give(events[-1], base, end)
+                return
+        elif len(events) == first + 1 and not buffered:
             event = events[first]
             cls = type(event)
             if not (cls is ContentDelta or cls is ReasoningDelta) or \
@@ -163,7 +163,7 @@ class SpanTracker:
                     self.call_starts[event.index] = base
                 elif cls is ToolCallFinished:
                     event.candidate.span = (self.call_starts.pop(event.index, base), end)
-                _set(event, "_span", (base, end))
+                set_span(event, (base, end))
                 return
         self.assign(events, first, buffered)
 
@@ -239,7 +239,7 @@ class SpanTracker:
         return n - i
 
     def _give(self, event: Any, start: int, end: int) -> None:
-        _set(event, "_span", (start, end))
+        set_span(event, (start, end))
         cls = type(event)
         if cls is ToolCallStarted:
             self.call_starts[event.index] = start

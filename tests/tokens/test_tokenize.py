@@ -542,20 +542,28 @@ def test_remembered_texts_change_no_piece(tok_name, request):
 def test_plain_text_is_the_feed_of_remembered_whole_ids_only(o200k):
     vocab = vocabulary(o200k)
     vocab.whole_texts.clear()
-    word, emoji = vocab.encode_plain(" Grüße"), vocab.encode_plain("🫠")
-    assert len(emoji) > 1  # the emoji's bytes are split across ids
+    word, emoji = vocab.encode_plain(" Grüße aus Köln"), vocab.encode_plain("🫠")
+    assert len(word) > 1 and len(emoji) > 1  # the emoji's bytes are split across ids
     decoder = TokenDecoder(o200k)
-    assert decoder.plain_text(word) is None  # not seen yet
-    assert "".join(p.text for tid in word for p in decoder.feed([tid])) == " Grüße"
-    assert decoder.plain_text(word) == " Grüße" and decoder.plain_text(tuple(word[:1])) == o200k.decode(word[:1])
+    assert decoder.plain_texts(word) is None and decoder.plain_text(word[:1]) is None  # not seen yet
+    assert "".join(p.text for tid in word for p in decoder.feed([tid])) == " Grüße aus Köln"
+    assert "".join(decoder.plain_texts(word)) == " Grüße aus Köln"
+    assert decoder.plain_texts(word) == [o200k.decode([tid]) for tid in word]
+    assert decoder.plain_text(tuple(word[:1])) == o200k.decode(word[:1])
+    assert decoder.plain_text(word) is None and decoder.plain_texts(word[:1]) is None  # one id / several ids
     control = vocab.control["<|call|>"]
-    for ids in ([], [control], word + [control], [float(word[0])], [True], [10 ** 9], [emoji[0]]):
+    for ids in ([], [control], [float(word[0])], [True], [10 ** 9], [emoji[0]]):
         assert decoder.plain_text(ids) is None, ids
-    assert decoder.plain_text(iter(word)) is None  # only a list or tuple is read without being consumed
+    for ids in ([], word + [control], word + [float(word[0])], word + [True], word + [10 ** 9], word + emoji[:1]):
+        assert decoder.plain_texts(ids) is None, ids
+    assert decoder.control_text([control]) == "<|call|>" and decoder.control_text([control, control]) is None
+    assert decoder.control_text(word[:1]) is None and decoder.control_text([float(control)]) is None
+    assert decoder.plain_texts(iter(word)) is None  # only a list or tuple is read without being consumed
     assert decoder.feed(emoji[:1]) == []  # the emoji's first bytes are held back...
-    assert decoder.plain_text(word) is None  # ...so no id is plain text until they are released
-    assert decoder.feed(emoji[1:] + word) == [TokenPiece("🫠 Grüße", False)]
-    assert decoder.plain_text(word) == " Grüße"
+    assert decoder.holds_back()
+    assert decoder.plain_texts(word) is None and decoder.control_text([control]) is None  # ...so no id is read
+    assert decoder.feed(emoji[1:] + word) == [TokenPiece("🫠 Grüße aus Köln", False)]  # at once until they are released
+    assert not decoder.holds_back() and "".join(decoder.plain_texts(word)) == " Grüße aus Köln"
 
 
 @pytest.mark.parametrize("version", ["v3", "v3-tekken", "v7"])

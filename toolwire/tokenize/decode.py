@@ -43,25 +43,34 @@ class TokenDecoder:
         self._clean = True  # no byte of an incomplete character is held back
 
     def plain_text(self, ids: Sequence[int]) -> str | None:
-        """The text of ``ids`` (a list or tuple of ``int``) when nothing is held back and each id is an
-        ordinary one already seen to decode to whole characters by itself: what :meth:`feed` would return as
-        one text piece, without changing the decoder. None otherwise (empty ``ids`` too): feed them."""
+        """The text of ``ids`` when they are one ordinary id (a list or tuple of one ``int``) already seen to
+        decode to whole characters by itself and nothing is held back: what :meth:`feed` would return as one
+        text piece, without changing the decoder. None otherwise (several ids: :meth:`plain_texts`)."""
         whole = self._whole
-        if whole is None or not self._clean:
+        if whole is None or not self._clean or (type(ids) is not list and type(ids) is not tuple) or len(ids) != 1:
             return None
-        if type(ids) is list or type(ids) is tuple:
-            if len(ids) == 1:
-                tid = ids[0]
-                return whole.get(tid) if type(tid) is int else None
-            texts = list(map(whole.get, ids))
-            if not texts or None in texts or set(map(type, ids)) != _INT:
-                return None
-            return "".join(texts)
-        return None
+        tid = ids[0]
+        return whole.get(tid) if type(tid) is int else None
 
-    def plain_texts(self, ids: Sequence[int]) -> list[str]:
-        """The text of each of ``ids``, ids that :meth:`plain_text` gave the text of (in the same state)."""
-        return list(map(self._whole.__getitem__, ids))
+    def control_text(self, ids: Sequence[int]) -> str | None:
+        """The marker of ``ids`` when they are one control id (an ``int``) writing text and nothing is held back:
+        what :meth:`feed` would return as one ``special`` piece, without changing the decoder. None otherwise."""
+        if self._whole is None or not self._clean or (type(ids) is not list and type(ids) is not tuple) \
+                or len(ids) != 1 or type(ids[0]) is not int:
+            return None
+        return self.vocab.control_ids.get(ids[0]) or None
+
+    def plain_texts(self, ids: Sequence[int]) -> list[str] | None:
+        """The text of each of ``ids`` (a list or tuple of several ``int``) when each is an ordinary id already
+        seen to decode to whole characters by itself and nothing is held back: :meth:`feed` would return their
+        text as one piece. None otherwise."""
+        whole = self._whole
+        if whole is None or not self._clean or (type(ids) is not list and type(ids) is not tuple) or len(ids) < 2:
+            return None
+        texts = list(map(whole.get, ids))
+        if None in texts or set(map(type, ids)) != _INT:
+            return None
+        return texts
 
     def holds_back(self) -> bool:
         """Whether part of a character is held back (bytes of ids whose text a later id completes)."""
