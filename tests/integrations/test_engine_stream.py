@@ -104,3 +104,22 @@ def test_a_tokenizer_whose_reading_raises_means_text():
     stream.flush()
     assert not stream.feeds_ids
     assert stream.parsed.content == "Hi " and [c.name for c in stream.calls] == ["get_weather"]
+
+
+def test_an_id_stream_folds_as_its_text_and_tracks_no_spans():
+    """Fed the sampled ids of a real tokenizer, one a delta as an engine sends them: the folds are the text
+    stream's, the markers count as control ids, and no event or candidate carries a token span (the wire has
+    no field for them; the library's own streams do, see tests/tokens/test_token_spans.py)."""
+    from support import real_tokenizer
+    from toolwire.tokenize import vocabulary
+
+    tok = real_tokenizer("Qwen3")
+    ids = vocabulary(tok).encode(QWEN)
+    stream = EngineStream("qwen3", TOOLS, tokenizer=tok)
+    folds = [stream.feed(ids=[tid]) for tid in ids] + [stream.flush()]
+    assert stream.feeds_ids
+    assert "".join(f.content for f in folds) == "Looking. " and "".join(f.reasoning for f in folds) == "Paris?"
+    assert [c.name for c in stream.calls] == ["get_weather"]
+    assert json.loads(stream.calls[0].arguments) == {"city": "Paris"}
+    assert [c.span for c in stream.parsed.tool_calls] == [None] and stream.parsed.trailing_span is None
+    assert stream._parser._tokens.spans is False  # noqa: SLF001 - the stream was made with spans=False

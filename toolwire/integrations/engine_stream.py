@@ -141,7 +141,8 @@ class EngineStream:
         """Rebuild the (still unfed) parser with the tokenizer; False when toolwire cannot read it."""
         try:
             vocabulary(self._tokenizer)  # the stream reads it lazily: a tokenizer toolwire cannot read means text
-            self._parser = self.format.stream(self._tools, tokenizer=self._tokenizer, **self._options)
+            # no token spans: the wire has no field for them, so the engine does not pay for them per delta
+            self._parser = self.format.stream(self._tools, tokenizer=self._tokenizer, spans=False, **self._options)
             return True
         except Exception:  # noqa: BLE001 - whatever reading it raises (a test double's spec error too)
             return False
