@@ -32,8 +32,11 @@ reasoning event's text is its span's decode as above. Ids that cannot be read at
 between ids, an id outside the vocabulary, ids whose text is not yet known) are read one at a time.
 
 Cost. The tracker keeps only the text of each id read and not yet in a span (positions are counted in that
-text, the *window*); the usual one-id steps (no event: the id's text is kept; one delta that this id alone
-wrote: it gets ``(i, i + 1)``) are done inline (:meth:`SpanTracker.one`).
+text, the *window*). The usual one-id steps are done by the stream inline (``StreamParser._feed_ids``): no
+event (the id's text is kept), and one delta that this id alone wrote with nothing held back (it gets
+``(i, i + 1)``); :meth:`SpanTracker.settle` does the usual others without looking text up (one event taking
+every id read; several argument deltas and call ends, the last taking them), :meth:`SpanTracker.assign` the
+rest.
 
 Only streams fed ids pay for this; text input never reaches this module.
 """
