@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 from toolwire.errors import InvalidOption
 from toolwire.limits import size_problem
-from toolwire.output import Diagnostic, Event
+from toolwire.output import Diagnostic
 
-from .engine.stream import _IDS, StreamParser
+from .engine.stream import StreamParser
 from .engine.call_builder import CallBuilder
 from .engine.json_arguments import ArgumentsStream, finish_call, stream_arguments, worse_status
 from .engine.lexer import MarkerScanner, held_back_prefix

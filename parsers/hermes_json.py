@@ -42,7 +42,7 @@ from typing import Any, Sequence
 import regex
 
 from .engine.call_builder import CallBuilder
-from .engine.drift import DeclaredTools, drift_diagnostic, refused_diagnostic
+from .engine.drift import MISSING_CALL_WRAPPER, DeclaredTools, drift_diagnostic, refused_diagnostic
 from .engine import drift_json
 from .engine.stream import StreamParser
 from .engine.json_arguments import (
@@ -659,9 +659,9 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
         args, _, _ = call_object_arguments(value)
         name = value.get("name") if isinstance(value, dict) else None
         if not isinstance(name, str) or set(value) - {"name", "arguments", "parameters"}:
-            reading = drift_json.Refused(drift_json.MISSING_CALL_WRAPPER, "the object is not a call object")
+            reading = drift_json.Refused(MISSING_CALL_WRAPPER, "the object is not a call object")
         else:
-            reading = drift_json.settle(drift_json.MISSING_CALL_WRAPPER, self._declared, name, args,
+            reading = drift_json.settle(MISSING_CALL_WRAPPER, self._declared, name, args,
                                         f"a call object before an orphan {closer!r}, without {M['call_open']!r}; "
                                         "read as the call")
         if isinstance(reading, drift_json.Refused):

@@ -41,9 +41,8 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable, NamedTuple
 
-from .drift import GLUED_NAME, MISSING_CALL_WRAPPER, NAME_WHITESPACE, PYTHON_CALL, DeclaredTools, Drift, register
+from .drift import GLUED_NAME, NAME_WHITESPACE, PYTHON_CALL, DeclaredTools, Drift, register
 from .drift_python import PYTHON_CALL_SHAPE, python_call_arguments
-from .json_repair import repair_ladder
 from .safe_json import loads
 from .schema_coerce import coerce
 

@@ -1336,7 +1336,6 @@ class _OneShot:
         t = self.text
         # containers, iteratively: a stack of (container, kind, key)
         stack: list[list] = []
-        root: Any = None
         while True:
             self.blanks()
             ch = t[self.i] if self.i < len(t) else ""
