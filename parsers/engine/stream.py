@@ -191,7 +191,10 @@ class StreamParser:
 
     # ---- token ids
     def _feed_ids(self, delta: str, ids: Iterable[int] | None) -> list[Event]:
-        """:meth:`feed` past the text fast path: ids, or a feed the stream's stage refuses."""
+        """:meth:`feed` past the text fast path: ids, or a feed the stream's stage refuses. The usual feeds come
+        first, with spans or without (one ordinary id whose text the vocabulary remembers, several, or one control
+        id, while the decoder holds no byte back: :meth:`TokenDecoder.plain_text`, ``plain_texts``,
+        ``control_text``); the others take the general path below."""
         tokens = self._tokens
         if self._stage == _IDS and not delta:  # the usual feeds first: ids whose text is known, nothing held back
             decoder = tokens.decoder

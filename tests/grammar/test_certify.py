@@ -15,7 +15,7 @@ import json
 import re
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 import toolwire
 from toolwire.grammar.certify import BYTE_WALKS_INEXACT, check_outputs, check_walks
@@ -91,14 +91,40 @@ _schema = st.dictionaries(_names, st.one_of(_leaf, st.dictionaries(_names, _leaf
         lambda req: {"type": "object", "properties": props, "required": req}))
 
 
+_GLM_OBJECT = {"type": "object", "properties": {
+    "a": {"type": "string"}, "b": {"type": "string"},
+    "c": {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}, "d": {"type": "string"}},
+    "required": []}
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(schema=_schema, target=st.sampled_from(TARGETS),
        name=st.sampled_from([f for f in supported_formats() if f not in BYTE_WALKS_INEXACT]))
+@example(schema=_GLM_OBJECT, target="llguidance", name="glm47")  # a walk's JSON string spells </arg_value>
 def test_random_schemas_round_trip(schema, target, name):
     tools = [{"type": "function", "function": {"name": "tool_a", "parameters": schema}}]
     report = check_walks(toolwire.get_format(name), tools, target, samples=3, seed=1)
     assert report.failures == []
     assert report.checked + report.unfinished == 3
+
+
+def test_a_json_value_cut_by_a_marker_is_excused_and_a_wrong_type_is_not():
+    """GLM keeps a JSON-typed value that a marker inside one of its strings cut short as its raw string
+    (``value_type_mismatch``): outside the byte targets' claim, as the other parsers' codes for it are. A
+    value of the wrong type that is no cut JSON stays a failure."""
+    from toolwire.grammar.certify import _json_value_cut
+
+    fmt = toolwire.get_format("glm47")
+    tools = [{"type": "function", "function": {"name": "tool_a", "parameters": _GLM_OBJECT}}]
+    call = "<tool_call>tool_a<arg_key>c</arg_key><arg_value>{}</arg_value></tool_call>"
+    cut = fmt.parse(call.format('{"a": "x</arg_value><arg_key>d</arg_key><arg_value>y"}'), tools)
+    assert cut.tool_calls[0].arguments == {"c": '{"a": "x', "d": 'y"}'} and _json_value_cut(cut, tools)
+    wrong = fmt.parse(call.format("plain words"), tools)
+    assert wrong.tool_calls[0].arguments["c"] == "plain words"
+    assert [d.code for d in wrong.tool_calls[0].diagnostics] == ["value_type_mismatch"]
+    assert not _json_value_cut(wrong, tools)
+    whole = fmt.parse(call.format('{"a": "x"}'), tools)
+    assert whole.tool_calls[0].arguments["c"] == {"a": "x"} and not _json_value_cut(whole, tools)
 
 
 @pytest.mark.parametrize("target", TARGETS)

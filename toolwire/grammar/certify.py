@@ -199,7 +199,7 @@ def check_walks(fmt, tools: list[dict], target: str, *, samples: int, seed: int 
         if reason is None and parsed.diagnostics:
             reason = f"diagnostic {parsed.diagnostics[0].code}"
         codes = {d.code for call in parsed.tool_calls for d in call.diagnostics}
-        if reason is not None and target != "xgrammar" and codes & JSON_CUT_BY_MARKER:
+        if reason is not None and target != "xgrammar" and (codes & JSON_CUT_BY_MARKER or _json_value_cut(parsed, tools)):
             # a JSON string inside an XML value spelled the next parameter's opener (or a DSML value's closer, which
             # cuts the JSON short): only xgrammar's json_schema can exclude strings there (docs/grammar.md,
             # "Approximations")
@@ -214,6 +214,27 @@ def check_walks(fmt, tools: list[dict], target: str, *, samples: int, seed: int 
         else:
             report.fail(reason, text)
     return report
+
+
+def _json_value_cut(parsed, tools: list[dict]) -> bool:
+    """Whether a JSON-typed (object or array) argument came back as the raw text of a JSON value cut short: a
+    marker spelled inside one of its strings ended the value early. The GLM parsers report it as a
+    ``value_type_mismatch`` (the raw string kept) rather than as one of :data:`JSON_CUT_BY_MARKER`."""
+    import json
+
+    for call in parsed.tool_calls:
+        if not any(d.code == "value_type_mismatch" for d in call.diagnostics):
+            continue
+        fn = next((t["function"] for t in tools if t["function"]["name"] == call.name), {})
+        properties = (fn.get("parameters") or {}).get("properties", {})
+        for key, value in call.arguments.items():
+            if properties.get(key, {}).get("type") in ("object", "array") and isinstance(value, str) \
+                    and value.lstrip()[:1] in ("{", "["):
+                try:
+                    json.loads(value)
+                except ValueError:
+                    return True
+    return False
 
 
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?[eE][+-]?\d+")
