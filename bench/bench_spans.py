@@ -21,6 +21,11 @@ text-stream cost before and after this change is in bench/README.md ("Token span
 
 All timings in one process, CPU µs per id (``harness.clock``): the fastest of 9 passes over the outputs, with
 and without spans interleaved (a busy machine slows both alike).
+
+``python -m bench.bench_spans --bytecodes`` gives instead the Python bytecodes executed per id, with and without
+spans, at 1 and 8 ids a feed (``sys.settrace`` with ``f_trace_opcodes`` over the same streams, after a pass that
+warms the vocabulary's caches): exact, where the timings spread with the machine's load; C work (decoding, string
+joins) is not in it.
 """
 
 from __future__ import annotations
@@ -136,5 +141,58 @@ def main() -> None:
     harness.print_table(["format", "events", "exact", "share"], alignment, align="lrrr")
 
 
+def _bytecodes(fmt, tok, cases, per_feed: int, spans: bool) -> int:
+    """Python bytecodes executed by the feeds, ``flush`` and ``finish`` of every case (not making the stream)."""
+    import sys
+
+    count = 0
+
+    def trace(frame, event, arg):
+        nonlocal count
+        frame.f_trace_opcodes = True
+        if event == "opcode":
+            count += 1
+        return trace
+
+    for tools, options, ids in cases:
+        parser = fmt.stream(tools, tokenizer=tok, spans=spans, **options)
+        chunks = [ids[i:i + per_feed] for i in range(0, len(ids), per_feed)]
+        sys.settrace(trace)
+        try:
+            for chunk in chunks:
+                parser.feed(ids=chunk)
+            parser.flush()
+            parser.finish()
+        finally:
+            sys.settrace(None)
+    return count
+
+
+def bytecodes_main() -> None:
+    """The bytecode table (``--bytecodes``)."""
+    print("\n### Python bytecodes per id, with spans against without (ratio = with / without)\n")
+    rows = []
+    for family, name in FORMATS.items():
+        if not (TOKENIZERS / name).is_dir():
+            continue
+        tok = _tokenizer(name)
+        fmt = toolwire.get_format(family)
+        cases = _cases(family, tok)
+        n = sum(len(ids) for _, _, ids in cases)
+        cells = [family]
+        for per_feed in (1, 8):
+            _feed_time(fmt, tok, cases, per_feed, True)  # warm the vocabulary's caches for both
+            with_spans, without = (_bytecodes(fmt, tok, cases, per_feed, spans) for spans in (True, False))
+            cells += [f"{with_spans / n:.1f}", f"{without / n:.1f}", f"{with_spans / without:.3f}"]
+        rows.append(cells)
+    harness.print_table(["format", "1 id/feed: spans", "no spans", "ratio", "8 ids/feed: spans", "no spans",
+                         "ratio"], rows, align="lrrrrrr")
+
+
 if __name__ == "__main__":
-    main()
+    import sys
+
+    if "--bytecodes" in sys.argv[1:]:
+        bytecodes_main()
+    else:
+        main()
