@@ -52,7 +52,6 @@ from toolwire.output import ArgumentsDelta, ContentDelta, ReasoningDelta, ToolCa
 set_span = _Spanned._span.__set__
 """``set_span(event, (start, end))`` gives a stream event its span (the events are frozen: their own ``__setattr__``
 refuses)."""
-_INT = {int}
 _UNLOCATED = frozenset((ArgumentsDelta, ToolCallFinished))  # events whose text assign() never looks up
 _ENDS_RUN: dict[tuple[int, str], bool] = {}  # (id of a family, control-id text) -> SpanTracker.ends_run
 _FAMILIES: list = []
@@ -92,11 +91,8 @@ class SpanTracker:
         nothing is held back (no partial character, no id waiting for text) and each id is an ``int``, a control
         id (its text None here: the stream decides where it ends a run, :meth:`ends_run`) or an ordinary id that
         decodes to whole characters by itself. None otherwise: read the ids one at a time (:meth:`step`)."""
-        whole = decoder._whole
-        if whole is None or not decoder._clean or self.waiting:
-            return None
-        texts = list(map(whole.get, ids))
-        if set(map(type, ids)) != _INT:  # a float or numpy id: the one-id path checks it
+        texts = None if self.waiting else decoder.remembered_texts(ids)
+        if texts is None:  # (a float or numpy id too: the one-id path checks it)
             return None
         if None in texts:  # a control id, or one not yet seen
             vocab = decoder.vocab

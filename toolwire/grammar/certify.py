@@ -12,6 +12,7 @@ prints them).
 
 from __future__ import annotations
 
+import json
 import math
 import random
 import re
@@ -122,8 +123,6 @@ def check_outputs(fmt, rows: Iterable[dict], target: str, *, tokenizer: Any = No
 def _special_inside_arguments(parsed, special) -> bool:
     """Whether an argument value spells a special token (its ids then hold the token, which llguidance cannot
     admit inside ``%json`` nor inside a lexeme of free text)."""
-    import json
-
     text = json.dumps([c.arguments for c in parsed.tool_calls], ensure_ascii=False)
     return any(marker in text for marker in special)
 
@@ -220,8 +219,6 @@ def _json_value_cut(parsed, tools: list[dict]) -> bool:
     """Whether a JSON-typed (object or array) argument came back as the raw text of a JSON value cut short: a
     marker spelled inside one of its strings ended the value early. The GLM parsers report it as a
     ``value_type_mismatch`` (the raw string kept) rather than as one of :data:`JSON_CUT_BY_MARKER`."""
-    import json
-
     for call in parsed.tool_calls:
         if not any(d.code == "value_type_mismatch" for d in call.diagnostics):
             continue

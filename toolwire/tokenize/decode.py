@@ -64,13 +64,20 @@ class TokenDecoder:
         """The text of each of ``ids`` (a list or tuple of several ``int``) when each is an ordinary id already
         seen to decode to whole characters by itself and nothing is held back: :meth:`feed` would return their
         text as one piece. None otherwise."""
+        if (type(ids) is not list and type(ids) is not tuple) or len(ids) < 2:  # one id: plain_text
+            return None
+        texts = self.remembered_texts(ids)
+        return texts if texts is not None and None not in texts else None
+
+    def remembered_texts(self, ids: Sequence[int]) -> list[str | None] | None:
+        """For ``ids`` (a list or tuple of ``int``) while nothing is held back: each id's remembered whole text,
+        None for an id without one (a control id, one not seen yet). None when they cannot be read so (a byte
+        is held back, a text-decoding vocabulary, another sequence or element type)."""
         whole = self._whole
-        if whole is None or not self._clean or (type(ids) is not list and type(ids) is not tuple) or len(ids) < 2:
+        if whole is None or not self._clean or (type(ids) is not list and type(ids) is not tuple):
             return None
         texts = list(map(whole.get, ids))
-        if None in texts or set(map(type, ids)) != _INT:
-            return None
-        return texts
+        return texts if set(map(type, ids)) == _INT else None
 
     def holds_back(self) -> bool:
         """Whether part of a character is held back (bytes of ids whose text a later id completes)."""
