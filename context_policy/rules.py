@@ -189,12 +189,6 @@ def gemma4(ctx: Context, i: int) -> tuple[Action, str]:
     return glm_drop_before_last_user(ctx, i)
 
 
-def lfm25(ctx: Context, i: int) -> tuple[Action, str]:
-    if ctx.extra.get("preserve_thinking"):
-        return "keep", "preserve_thinking=True keeps every earlier reasoning"
-    return _after_last(ctx, i, ("user",), "user message (LFM2.5 keeps the reasoning of the current turn only)")
-
-
 @thinking_only
 def kimi_k3(ctx: Context, i: int) -> tuple[Action, str]:
     return "keep", "in thinking mode every assistant turn writes its think channel"

@@ -28,7 +28,6 @@ refuses them (``UnsupportedByFormat`` naming the field).
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from toolwire.errors import UnrepresentableValue, UnsupportedByFormat
 from toolwire.format import Format, RenderOptions

@@ -32,7 +32,7 @@ from typing import Any
 from toolwire.errors import UnrepresentableValue
 from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool, tool_to_dict
-from toolwire.parsers.lfm25 import DIALECT, MARKERS, Lfm25Parser
+from toolwire.parsers.lfm25 import MARKERS, Lfm25Parser
 from toolwire.parsers.engine.pythonic import named_calls, raw_string_closes_early
 from toolwire.prompt import PromptBuilder
 from toolwire.templates.json_text import tojson

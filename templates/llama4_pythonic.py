@@ -33,7 +33,7 @@ from toolwire.errors import UnrepresentableValue, UnsupportedByFormat
 from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool, tool_to_dict
 from toolwire.parsers.engine.tools import tool_schemas
-from toolwire.parsers.llama4_pythonic import DIALECT, MARKERS, Llama4PythonicParser
+from toolwire.parsers.llama4_pythonic import MARKERS, Llama4PythonicParser
 from toolwire.parsers.engine.pythonic import named_calls, raw_string_closes_early, type_text
 from toolwire.parsers.engine.schema_coerce import parameter_schema
 from toolwire.prompt import PromptBuilder

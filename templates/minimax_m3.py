@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from toolwire.errors import InvalidOption, UnrepresentableValue, UnsupportedByFormat
+from toolwire.errors import UnrepresentableValue, UnsupportedByFormat
 from toolwire.format import Format, RenderOptions
 from toolwire.models import Message, Tool, call_arguments, tool_to_dict
 from toolwire.templates.json_text import tojson as json_dumps

@@ -24,7 +24,6 @@ and raises :class:`~toolwire.errors.UnrepresentableValue` naming the argument.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any, Callable
 

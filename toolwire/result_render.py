@@ -136,7 +136,7 @@ def _check_parts(fmt: Any, m: Message, i: int, fallback: Any, moved: dict) -> Me
 def _no_slot(fmt: Any, part_type: str, kind: str) -> str:
     where = (f" (it takes {', '.join(repr(t) for t in sorted(fmt.tool_result_media))} parts there)"
              if fmt.tool_result_media else "")
-    hint = (f"; render with media_fallback='user_turn' to move it into a user message after the results"
+    hint = ("; render with media_fallback='user_turn' to move it into a user message after the results"
             if part_type in fmt.user_media else
             f"; the {fmt.name} template has no place for {_article(kind)} {kind} in a user message either")
     return f"the {fmt.name} template has no place for {_article(kind)} {kind} in a tool result{where}{hint}"

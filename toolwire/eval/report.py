@@ -12,7 +12,6 @@ import io
 from typing import Any
 
 from .run import Evaluation
-from .scoring import Metrics
 
 _COLUMNS = ("items", "accuracy", "call_precision", "call_recall", "name_accuracy", "argument_accuracy",
             "call_argument_accuracy", "false_call_rate", "miss_rate", "forbidden_call_rate")

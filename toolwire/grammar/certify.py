@@ -136,7 +136,7 @@ def fmt_reasoning(fmt):
 def wire_markers(fmt, tools, thinking: bool) -> list[str]:
     """Every literal of the format's call wire (the walks try them whole, so they reach the markers)."""
     from . import describe
-    from .ir import Lit, Tag, flatten
+    from .ir import Lit, Tag
 
     wire = describe(fmt, tools, tool_choice="auto", thinking=thinking)
     found = set(wire.reasoning or ())

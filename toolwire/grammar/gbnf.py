@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from .ir import Alt, CallWire, Chars, FreeText, Json, Lit, Seq, Star, Tag, Text, after, flatten, region_nodes
+from .ir import Alt, CallWire, Chars, FreeText, Json, Lit, Seq, Star, Tag, Text, flatten, region_nodes
 from .json_gbnf import JsonGbnf, gbnf_literal
 from .text_rules import excluding_rules
 

@@ -195,7 +195,7 @@ class JsonGbnf:
         if hi is None and lo in (0, 1):
             return self._new('"0" | [1-9] [0-9]*' if lo == 0 else '[1-9] [0-9]*')
         key = "minimum" if hi is None else "maximum"
-        self._refuse(f"{field}.{key}", f"an integer bounded on one side only (other than minimum 0 or 1) is not supported")
+        self._refuse(f"{field}.{key}", "an integer bounded on one side only (other than minimum 0 or 1) is not supported")
 
     def _array(self, schema: dict, field: str) -> str:
         item = self._value(schema.get("items", True), f"{field}.items")

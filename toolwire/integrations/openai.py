@@ -18,7 +18,7 @@ import json
 from typing import Any, Iterable
 
 from toolwire.dispatch.canonical import MAX_CANONICAL_DEPTH
-from toolwire.errors import InvalidOption, ToolwireError
+from toolwire.errors import InvalidOption
 from toolwire.limits import value_depth
 from toolwire.results import ToolResult
 from toolwire.output import (

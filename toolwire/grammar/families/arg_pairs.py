@@ -14,8 +14,8 @@ same pairs inside a ``<tool_calls:opensource>`` block, the name ended by ``<tool
 
 from __future__ import annotations
 
-from toolwire.parsers.glm import MARKERS as GLM, GlmParser
-from toolwire.parsers.hy3 import MARKERS as HY3, Hy3Parser
+from toolwire.parsers.glm import MARKERS as GLM
+from toolwire.parsers.hy3 import MARKERS as HY3
 
 from ..ir import CallWire, Lit, Section, Seq
 from . import describes, reasoning_markers

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolwire.parsers.gemma import CALL_CLOSE, CALL_OPEN, Q, STOPS, GemmaParser
+from toolwire.parsers.gemma import CALL_CLOSE, CALL_OPEN, Q, STOPS
 
 from ..ir import Alt, CallWire, Lit, Node, Seq, Tag, Text, json_node, ordered_members, repeated
 from . import describes, reasoning_markers

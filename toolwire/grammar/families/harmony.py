@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 
-from toolwire.parsers.harmony import CHANNEL, CONSTRAIN, END, MARKERS, MESSAGE, START, HarmonyStreamParser
+from toolwire.parsers.harmony import CHANNEL, CONSTRAIN, END, MARKERS, MESSAGE, START
 
 from ..ir import Alt, CallWire, Lit, Seq, Tag, Text, json_node, optional
 from . import describes

@@ -28,8 +28,7 @@ an alias spelling of the block.
 
 from __future__ import annotations
 
-from toolwire.parsers.engine.dsml import DsmlStreamParser
-from toolwire.parsers.minimax import MARKERS as MINIMAX, MiniMaxParser
+from toolwire.parsers.minimax import MARKERS as MINIMAX
 
 from ..ir import CallWire, Lit, Section, Seq
 from . import describes, reasoning_markers

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 
-from toolwire.parsers.hermes_json import MARKERS as HERMES, HermesJsonParser
+from toolwire.parsers.hermes_json import MARKERS as HERMES
 
 from ..ir import CallWire, Lit, Seq, json_node
 from . import describes, reasoning_markers

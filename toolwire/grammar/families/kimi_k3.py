@@ -27,7 +27,7 @@ import json
 from typing import Any
 
 from toolwire.errors import InvalidToolDefinition
-from toolwire.parsers.kimi_k3 import CLOSE, END, MARKERS, OPEN, SEP, STRUCTURE, KimiK3Parser
+from toolwire.parsers.kimi_k3 import CLOSE, END, OPEN, SEP, STRUCTURE
 
 from ..ir import Alt, CallWire, Chars, Lit, Node, Seq, Star, Tag, Text, json_node, optional, ordered_members, repeated
 from . import describes, reasoning_markers

@@ -15,8 +15,8 @@ The call object is JSON as the templates' ``json_dumps`` writes it (:func:`.json
 
 from __future__ import annotations
 
-from toolwire.parsers.llama import PYTHON_TAG, LlamaParser
-from toolwire.parsers.llama4 import PY_END, PY_START, Llama4Parser
+from toolwire.parsers.llama import PYTHON_TAG
+from toolwire.parsers.llama4 import PY_END, PY_START
 
 from ..ir import Alt, CallWire, Lit, Seq, Star, Tag, Text
 from . import describes

@@ -14,11 +14,9 @@ markers) and its header rule:
 
 from __future__ import annotations
 
-from toolwire.parsers.deepseek_legacy import MARKERS as DEEPSEEK, R1_FENCE_CLOSE, R1_FENCE_OPEN, DeepSeekR1Parser, \
-    DeepSeekV31Parser
-from toolwire.parsers.kimi import CALL_ID_PREFIX, KimiParser
-from toolwire.parsers.ministral import MinistralParser
-from toolwire.parsers.mistral import M as MISTRAL, MistralParser
+from toolwire.parsers.deepseek_legacy import MARKERS as DEEPSEEK, R1_FENCE_CLOSE, R1_FENCE_OPEN
+from toolwire.parsers.kimi import CALL_ID_PREFIX
+from toolwire.parsers.mistral import M as MISTRAL
 
 from ..ir import CallWire, Chars, Lit, Section, Seq, json_node
 from . import describes, reasoning_markers

@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from toolwire.errors import InvalidToolDefinition
-from toolwire.parsers.minimax_m3 import MARKERS, NS, MiniMaxM3Parser
+from toolwire.parsers.minimax_m3 import MARKERS, NS
 
 from ..ir import Alt, CallWire, Lit, Node, Section, Seq, Tag, Text, json_node, repeated
 from . import describes, reasoning_markers

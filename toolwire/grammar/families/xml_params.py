@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolwire.parsers.engine.xml_tool import XmlToolParser
 
 from ..ir import Alt, CallWire, Lit, Seq, Star, Tag, Text, json_node, optional
 from . import describes, reasoning_markers
