@@ -292,6 +292,8 @@ class MiniMaxM3Parser(StepParser):
             else:
                 self._call.diag(code, f"argument {element.key!r}: {message}",
                                 severity="info" if code == "integer_from_float" else "warning")
+                if code == "value_type_mismatch" and self._call.status == "proposed":
+                    self._call.status = "repaired"  # the raw string kept against its type, as every family marks it
         return value
 
     def _children_object(self, element: _Element) -> dict[str, Any]:

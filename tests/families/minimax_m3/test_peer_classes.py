@@ -55,3 +55,20 @@ def test_distinct_children_and_item_lists_carry_no_duplicate_diagnostic():
     (call,) = out.tool_calls
     assert call.arguments == {"labels": {"kind": "bug", "area": "ui"}, "title": "t", "owner": {"team": "core"}}
     assert not call.diagnostics and call.status == "proposed"
+
+
+def test_a_value_kept_as_its_raw_string_against_its_type_marks_the_call_repaired():
+    """``value_type_mismatch`` (an integer-typed leaf written ``0047``, JSON's leading zero, or ``12b``) keeps the
+    raw string and, as in every other family (docs/variants.md, ``schema_coerce.coerce_argument``), the call is
+    ``repaired``, not ``proposed``: at the top level and inside a nested object."""
+    tools = [{"type": "function", "function": {"name": "file_ticket", "parameters": {"type": "object", "properties": {
+        "priority": {"type": "integer"}, "site": {"type": "object", "properties": {"floor": {"type": "integer"}}}}}}}]
+    for elements, arguments in (((el("priority", "0047"),), {"priority": "0047"}),
+                                ((el("site", el("floor", "12b")),), {"site": {"floor": "12b"}})):
+        out = support.check_chunking(FMT, block(*elements), tools)
+        (call,) = out.tool_calls
+        assert call.arguments == arguments and call.status == "repaired"
+        assert [d.code for d in call.diagnostics] == ["value_type_mismatch"]
+    fine = support.check_chunking(FMT, block(el("priority", "47"), el("site", el("floor", "3"))), tools)
+    assert fine.tool_calls[0].arguments == {"priority": 47, "site": {"floor": 3}}
+    assert fine.tool_calls[0].status == "proposed"
