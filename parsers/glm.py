@@ -169,6 +169,8 @@ class GlmParser(XmlCallParser):
         known = declared(self.tools)
         glued = head and not any(ch in "<\n" for ch in head)
         split = None
+        if CALL_OPEN in head and self._reopened_head(head, known):
+            return
         if glued and known is not None and head not in known.names:
             words = head.split()
             if len(words) == 1:
@@ -189,6 +191,43 @@ class GlmParser(XmlCallParser):
         self._key = key
         self._raw(key + KEY_CLOSE)
         self._state = "after_key"
+
+    def _reopened_head(self, head: str, known) -> bool:
+        """``<tool_call>NAME<tool_call>KEY</arg_key>``: a second ``<tool_call>`` where the first argument's
+        ``<arg_key>`` belongs (sigit #94). A call of ``NAME`` with argument ``KEY`` when ``NAME`` is a declared tool
+        and ``KEY`` one of its parameters (``drift_glued_name``, its ``<arg_key>`` lost); otherwise False and the
+        head reads on as before (``unknown_tool``), with the refusal said when the head has that shape."""
+        name, _, key = head.partition(CALL_OPEN)
+        if not name or not key or any(ch in "<\n" for ch in name + key):
+            return False
+        if known is None or name not in known.names or key not in known.properties(name):
+            self._refuse(GLUED_NAME, NO_TOOLS if known is None else f"{name!r} is not a declared tool with the "
+                         f"parameter {key!r}", raw=CALL_OPEN + head + KEY_CLOSE)
+            return False
+        self._open_call(name)
+        self._drift(GLUED_NAME, f"a second {CALL_OPEN} stood where the {KEY_OPEN} of {name!r}'s first argument "
+                    f"{key!r} belongs", raw=head + KEY_CLOSE)
+        self._key = key
+        self._raw(CALL_OPEN + key + KEY_CLOSE)
+        self._state = "after_key"
+        return True
+
+    def _doubled_key_open(self) -> None:
+        """``<arg_key><arg_key>KEY</arg_key>``: the key's opener written twice (vLLM #54971). When the call's tool
+        is declared, ``KEY`` is one of its parameters and the key as read is not, the extra openers are text
+        between markers (``stray_text``, as an extra ``</arg_key>`` after a key is); otherwise the key stays as
+        written."""
+        key = self._key
+        bare = key
+        while bare.startswith(KEY_OPEN):
+            bare = bare[len(KEY_OPEN):]
+        known = declared(self.tools)
+        if bare == key or known is None or self.call is None or self.call.name not in known.names:
+            return
+        props = known.properties(self.call.name)
+        if key not in props and bare in props:
+            self._key = bare
+            self._stray(key[:len(key) - len(bare)])
 
     def _not_a_call(self, head: str) -> None:
         text = CALL_OPEN + head
@@ -226,6 +265,8 @@ class GlmParser(XmlCallParser):
         marker = self._read_key(_KEY, final)
         if marker is None:
             return False
+        if self._key.startswith(KEY_OPEN):
+            self._doubled_key_open()
         if marker == KEY_CLOSE:
             self._raw(marker)
             self._state = "after_key"

@@ -20,6 +20,7 @@ Repairs, each named by a diagnostic (docs/variants.md): ``m2_parameter_tag`` (Mi
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, Sequence
 
@@ -278,7 +279,7 @@ class MiniMaxM3Parser(StepParser):
             if text.strip(BLANKS):
                 self._call.diag("stray_text", f"text beside the elements of {element.key!r} was ignored", raw=text)
             as_list = "array" in types or ("object" not in types and all(k == "item" for k, _ in element.children))
-            return [v for _, v in element.children] if as_list else dict(element.children)
+            return [v for _, v in element.children] if as_list else self._children_object(element)
         if not text:
             if "array" in types:
                 return []
@@ -291,6 +292,20 @@ class MiniMaxM3Parser(StepParser):
             else:
                 self._call.diag(code, f"argument {element.key!r}: {message}",
                                 severity="info" if code == "integer_from_float" else "warning")
+                if code == "value_type_mismatch" and self._call.status == "proposed":
+                    self._call.status = "repaired"  # the raw string kept against its type, as every family marks it
+        return value
+
+    def _children_object(self, element: _Element) -> dict[str, Any]:
+        """An element's children as an object. A child element repeated (``<tags>a</tags><tags>b</tags>``: not the
+        template's spelling of a list, which is ``<item>`` children) keeps its last value, as a repeated argument
+        does, with a ``duplicate_argument`` diagnostic whose ``raw`` is the JSON of the value it replaced."""
+        value: dict[str, Any] = {}
+        for key, child in element.children:
+            if key in value:
+                self._call.diag("duplicate_argument", f"{element.key!r} has the element {key!r} twice; the last value "
+                                "is kept", raw=json.dumps(value[key], ensure_ascii=False))
+            value[key] = child
         return value
 
     @staticmethod
