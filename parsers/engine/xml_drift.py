@@ -56,7 +56,7 @@ register(Drift.DAMAGED_NAME, STRAY_CLOSER)
 NO_TOOLS = "no tools were declared"
 
 STARTED_UNVERIFIED = frozenset((MISSING_CALL_WRAPPER, FUNCTION_SPACE, PARAMETER_ATTRIBUTE, NAME_WHITESPACE, GLUED_NAME,
-                                STRAY_CLOSER))
+                                STRAY_CLOSER, NAME_BRACKET))
 """Recoveries that start a call (or add an argument) before its arguments are complete: a streamed call must
 start once its name is known, so these check the arguments when the call ends (:func:`off_schema`)."""
 ARGUMENTS_OFF_SCHEMA = "drift_arguments_off_schema"

@@ -14,7 +14,7 @@ from .drift import drift_diagnostic
 from .lexer import MarkerScanner
 from .safe_json import loads
 from .schema_coerce import declared_parameter
-from .xml_calls import WHITESPACE, Closer, XmlCallParser, closing_text
+from .xml_calls import WHITESPACE, Closer, XmlCallParser, closing_text, confirm
 from .xml_drift import (FUNCTION_SPACE, JSON_BODY, JSON_CALL, MISSING_CALL_WRAPPER, NAME_BRACKET, NO_TOOLS,
                         ORPHAN_CALL_CLOSER, PARAMETER_ATTRIBUTE, PARAMETER_CLOSE, attribute_opener, declared,
                         json_call, spaced, whitespace_name)
@@ -56,8 +56,11 @@ class XmlGrammar:
                                                    parameter_open, parameter_close, value_framing) \
             if bare_functions else None
         self.parameter_attribute = attribute_opener(parameter_open)
-        # drift (sglang#27336): the parameter closing tag with a short tail for its ">" (drift_parameter_close)
+        # drift (sglang#27336): the parameter closing tag with a short tail for its ">" (drift_parameter_close),
+        # read where a closing tag is written: after the value framing (so ordinary text spelling it mid-line
+        # costs nothing)
         self.damaged_close = parameter_close[:-1]
+        self.damaged_marker = value_framing + self.damaged_close
         self.call_scan = MarkerScanner([function_open, call_close, self.function_spaced])
         self.body_scan = MarkerScanner([parameter_open, function_close, call_close, function_open,
                                         self.parameter_attribute])
@@ -71,8 +74,30 @@ class XmlGrammar:
         }
 
     def unsafe_value(self, text: str) -> str | None:
-        """The closing sequence that would end ``text`` early if it were rendered as a value, else None."""
-        return closing_text(text, self.closers)
+        """The closing sequence that would end ``text`` early if it were rendered as a value, else None: a closing
+        tag, or a damaged parameter closing tag (``drift_parameter_close``), with its follower."""
+        return closing_text(text, self.closers) or self.damaged_closing(text)
+
+    def damaged_closing(self, text: str) -> str | None:
+        """The first damaged closing tag (``</parameter`` + tail after the value framing, as
+        :meth:`XmlToolParser._damaged_close` reads one) in ``text`` that a follower of the parameter closing tag
+        confirms, with the whitespace and the follower; else None."""
+        followers = self.closers[self.parameter_close].followers
+        marker, n = self.damaged_marker, len(text)
+        start = text.find(marker)
+        while start != -1:
+            end = limit = start + len(marker)
+            limit += MAX_DAMAGED_TAIL
+            while end < n and end < limit and text[end] not in WHITESPACE and text[end] not in "<>":
+                end += 1
+            if end < n and text[end] == ">":
+                end += 1
+            if end < limit or text[end - 1:end] == ">":
+                verdict, k = confirm(text, end, followers, final=False)
+                if verdict:
+                    return text[start:k] + next(f for f in followers if text.startswith(f, k))
+            start = text.find(marker, start + 1)
+        return None
 
 
 class XmlToolParser(XmlCallParser):
@@ -111,7 +136,7 @@ class XmlToolParser(XmlCallParser):
         cls.after_think_open = len(g.reasoning_framing)
         cls.think_open, cls.think_close = g.think_open, g.think_close
         cls.value_closers = g.closers
-        cls.next_value_markers = (*g.next_parameter, g.damaged_close)
+        cls.next_value_markers = (*g.next_parameter, g.damaged_marker)
         cls.value_framing = g.value_framing
         cls.stop_tokens = g.stop_tokens
         cls.lost_brackets = g.lost_brackets
@@ -502,14 +527,15 @@ class XmlToolParser(XmlCallParser):
 
     def _next_value(self, marker: str, newline: str) -> None:
         self._pending = (newline, Closer(marker, ()))
-        self._state = "damaged_close" if marker == self.grammar.damaged_close else "next_param"
+        self._state = "damaged_close" if marker == self.grammar.damaged_marker else "next_param"
 
     def _damaged_close(self, final: bool) -> bool:
-        """``</parameter`` without its ``>`` inside an open value: with a tail of at most
+        """``</parameter`` without its ``>`` after the value framing inside an open value: with a tail of at most
         :data:`MAX_DAMAGED_TAIL` characters (no whitespace, ``<`` or ``>``; then its ``>``, if any) it is a
         candidate closer, decided by what follows it as the real closing tag is (``drift_parameter_close``,
         :meth:`_value_closed`); otherwise it is value text."""
-        newline, _ = self._pending
+        lead, _ = self._pending  # a newline read as framing before the marker, whose own framing it holds
+        g = self.grammar
         buf, pos = self._buf, self._pos
         n, limit = len(buf), self._pos + MAX_DAMAGED_TAIL
         end = pos
@@ -520,12 +546,13 @@ class XmlToolParser(XmlCallParser):
         if end < n and buf[end] == ">":
             end += 1
         elif end == limit:  # too long for a damaged tag: value text (the tail is read again as value)
-            self._value_piece(newline + self.grammar.damaged_close)
+            self._value_piece(lead + g.damaged_marker)
             self._state = "value"
             return True
+        self._value_piece(lead)
         closers = self._reasoning_closers if self._mode == "reasoning" else self.value_closers
-        followers = closers[self.grammar.parameter_close].followers
-        self._pending = (newline, Closer(self.grammar.damaged_close + buf[pos:end], followers))
+        followers = closers[g.parameter_close].followers
+        self._pending = (g.value_framing, Closer(g.damaged_close + buf[pos:end], followers))
         self._pos = end
         self._state = "closing"
         return True

@@ -13,9 +13,12 @@ every chunking (1-character feeds, every two-piece split, random splits) with ev
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 import toolwire
+from toolwire.errors import UnrepresentableValue
 from support import check_chunking
 
 FORMATS = ["qwen3_coder", "qwen35", "qwen36", "qwen38", "nemotron3", "step35", "seed_oss"]
@@ -105,7 +108,7 @@ def test_damaged_closer_typed_value(name):
 def test_closer_like_text_inside_a_value_stays_text(name):
     """``</parameter`` followed by ordinary text is value text: nothing is cut."""
     w = Wire(name)
-    value = f"see {w.damaged('s')} below and {w.damaged('_x>')} here"
+    value = f"see {w.damaged('s')} below and {w.damaged('_x>')} here\n{w.damaged('_x>')} and\n{w.damaged('')} too"
     out = parse(w.fmt, w.call(w.param("remark", value)))
     assert calls(out) == [("book_table", {"remark": value}, "proposed")]
 
@@ -143,11 +146,13 @@ def test_function_name_without_bracket(name):
 
 
 @pytest.mark.parametrize("name", FORMATS)
-def test_function_name_without_bracket_no_arguments(name):
+def test_function_name_without_bracket_arguments_checked(name):
+    """A call started by this recovery is checked against its tool when it ends, as every call started by a
+    drift recovery is: without its required argument it is rejected (its text stays in ``raw_arguments``)."""
     w = Wire(name)
-    out = parse(w.fmt, w.call("", head=f"{w.fn_open}book_table\n"))
-    assert calls(out) == [("book_table", {}, "repaired")]
-    assert codes(out.tool_calls[0]) == ["drift_name_bracket"]
+    out = parse(w.fmt, w.call(w.param("guests", "2"), head=f"{w.fn_open}book_table\n"))
+    assert calls(out) == [("book_table", {"guests": 2}, "rejected")]
+    assert codes(out.tool_calls[0]) == ["drift_name_bracket", "drift_arguments_off_schema"]
 
 
 @pytest.mark.parametrize("name", FORMATS)
@@ -181,3 +186,32 @@ def test_malformed_parameter_element_is_no_argument(name, element):
     assert calls(out) == [("book_table", {"venue": "Pier 7", "guests": 2}, "repaired")]
     kept = [d.raw for d in out.tool_calls[0].diagnostics if d.code == "malformed_parameter_name"]
     assert kept and element in "".join(kept)
+
+
+# ---------------------------------------------------------------- rendering: what the parser would cut is refused
+
+def _turn(value: str) -> list[dict]:
+    args = {"venue": "Pier 7", "remark": value}
+    return [{"role": "user", "content": "a table"},
+            {"role": "assistant", "content": "", "tool_calls": [
+                {"id": "c0", "type": "function", "function": {"name": "book_table", "arguments": json.dumps(args)}}]}]
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_a_value_holding_a_damaged_closer_and_its_follower_is_refused(name):
+    w = Wire(name)
+    value = f"quiet\n{w.damaged('7>')}\n{w.fn_close} please"
+    with pytest.raises(UnrepresentableValue) as info:
+        w.fmt.render(_turn(value), TOOLS)
+    assert info.value.field == "tool_calls[0].function.arguments.remark"
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_a_value_ending_in_a_damaged_closer_renders_and_reads_back(name):
+    """Rendered, such a value is followed by its own closing tag (no follower): it reads back exactly."""
+    w = Wire(name)
+    value = f"quiet corner {w.damaged('')}"
+    text = w.fmt.render(_turn(value), TOOLS).text
+    start = text.rindex(w.call_open)
+    out = parse(w.fmt, text[start:text.index(w.call_close, start) + len(w.call_close)])
+    assert calls(out) == [("book_table", {"venue": "Pier 7", "remark": value}, "proposed")]
