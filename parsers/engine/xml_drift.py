@@ -39,14 +39,24 @@ STRAY_CLOSER = "drift_stray_closer"
 """GLM: a closing tag glued to the name, ``<tool_call>NAME</arg_value></tool_call>`` (GLM 5.x no-argument calls,
 a public report): the name without it."""
 
+PARAMETER_CLOSE = "drift_parameter_close"
+"""A damaged parameter closing tag: ``</parameter`` with a short tail in place of its ``>`` (``</parameter1>``,
+``</parameter/>``, ``</parameter_function>``, or none), followed by what a closing tag is followed by (Qwen3.6,
+sglang#27336): the value ends before it."""
+NAME_BRACKET = "drift_name_bracket"
+"""``<function=NAME`` / ``<parameter=KEY`` with its ``>`` missing, the name ended by a newline (vllm#39771): the
+declared name before the newline."""
+
 register(Drift.MISSING_MARKERS, ORPHAN_CALL_CLOSER)
+register(Drift.DAMAGED_DELIMITERS, PARAMETER_CLOSE)
+register(Drift.DAMAGED_NAME, NAME_BRACKET)
 register(Drift.BORROWED_SHAPE, FUNCTION_SPACE, PARAMETER_ATTRIBUTE, JSON_BODY, JSON_CALL)
 register(Drift.DAMAGED_NAME, STRAY_CLOSER)
 
 NO_TOOLS = "no tools were declared"
 
 STARTED_UNVERIFIED = frozenset((MISSING_CALL_WRAPPER, FUNCTION_SPACE, PARAMETER_ATTRIBUTE, NAME_WHITESPACE, GLUED_NAME,
-                                STRAY_CLOSER))
+                                STRAY_CLOSER, NAME_BRACKET))
 """Recoveries that start a call (or add an argument) before its arguments are complete: a streamed call must
 start once its name is known, so these check the arguments when the call ends (:func:`off_schema`)."""
 ARGUMENTS_OFF_SCHEMA = "drift_arguments_off_schema"
@@ -175,6 +185,7 @@ def whitespace_name(tools: Iterable[Any] | None, written: str) -> tuple[str | No
 
 
 __all__ = ["ARGUMENTS_OFF_SCHEMA", "ARGUMENT_KEYS", "FUNCTION_SPACE", "GLUED_NAME", "JSON_BODY", "JSON_CALL",
-           "MISSING_CALL_WRAPPER", "NAME_WHITESPACE", "NO_TOOLS", "ORPHAN_CALL_CLOSER", "PARAMETER_ATTRIBUTE",
+           "MISSING_CALL_WRAPPER", "NAME_BRACKET", "NAME_WHITESPACE", "NO_TOOLS", "ORPHAN_CALL_CLOSER",
+           "PARAMETER_ATTRIBUTE", "PARAMETER_CLOSE",
            "PYTHON_CALL", "PYTHON_START", "STARTED_UNVERIFIED", "STRAY_CLOSER", "attribute_opener", "declared",
            "json_call", "off_schema", "python_call", "spaced", "stray_closer_name", "whitespace_name"]

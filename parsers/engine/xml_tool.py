@@ -14,14 +14,16 @@ from .drift import drift_diagnostic
 from .lexer import MarkerScanner
 from .safe_json import loads
 from .schema_coerce import declared_parameter
-from .xml_calls import WHITESPACE, Closer, XmlCallParser, closing_text
-from .xml_drift import (FUNCTION_SPACE, JSON_BODY, JSON_CALL, MISSING_CALL_WRAPPER, NO_TOOLS, ORPHAN_CALL_CLOSER,
-                        PARAMETER_ATTRIBUTE, attribute_opener, declared, json_call, spaced,
-                        whitespace_name)
+from .xml_calls import WHITESPACE, Closer, XmlCallParser, closing_text, confirm
+from .xml_drift import (FUNCTION_SPACE, JSON_BODY, JSON_CALL, MISSING_CALL_WRAPPER, NAME_BRACKET, NO_TOOLS,
+                        ORPHAN_CALL_CLOSER, PARAMETER_ATTRIBUTE, PARAMETER_CLOSE, attribute_opener, declared,
+                        json_call, spaced, whitespace_name)
 from .xml_drift_brackets import LostBracketWords
 
 MAX_NAME_CHARS = 256
 """A function or parameter name longer than this (no ``>`` yet) is malformed, not held back forever."""
+MAX_DAMAGED_TAIL = 24
+"""The longest tail a damaged parameter closing tag (``</parameter`` + tail) may have in place of its ``>``."""
 
 
 class XmlGrammar:
@@ -54,6 +56,11 @@ class XmlGrammar:
                                                    parameter_open, parameter_close, value_framing) \
             if bare_functions else None
         self.parameter_attribute = attribute_opener(parameter_open)
+        # drift (sglang#27336): the parameter closing tag with a short tail for its ">" (drift_parameter_close),
+        # read where a closing tag is written: after the value framing (so ordinary text spelling it mid-line
+        # costs nothing)
+        self.damaged_close = parameter_close[:-1]
+        self.damaged_marker = value_framing + self.damaged_close
         self.call_scan = MarkerScanner([function_open, call_close, self.function_spaced])
         self.body_scan = MarkerScanner([parameter_open, function_close, call_close, function_open,
                                         self.parameter_attribute])
@@ -67,8 +74,30 @@ class XmlGrammar:
         }
 
     def unsafe_value(self, text: str) -> str | None:
-        """The closing sequence that would end ``text`` early if it were rendered as a value, else None."""
-        return closing_text(text, self.closers)
+        """The closing sequence that would end ``text`` early if it were rendered as a value, else None: a closing
+        tag, or a damaged parameter closing tag (``drift_parameter_close``), with its follower."""
+        return closing_text(text, self.closers) or self.damaged_closing(text)
+
+    def damaged_closing(self, text: str) -> str | None:
+        """The first damaged closing tag (``</parameter`` + tail after the value framing, as
+        :meth:`XmlToolParser._damaged_close` reads one) in ``text`` that a follower of the parameter closing tag
+        confirms, with the whitespace and the follower; else None."""
+        followers = self.closers[self.parameter_close].followers
+        marker, n = self.damaged_marker, len(text)
+        start = text.find(marker)
+        while start != -1:
+            end = limit = start + len(marker)
+            limit += MAX_DAMAGED_TAIL
+            while end < n and end < limit and text[end] not in WHITESPACE and text[end] not in "<>":
+                end += 1
+            if end < n and text[end] == ">":
+                end += 1
+            if end < limit or text[end - 1:end] == ">":
+                verdict, k = confirm(text, end, followers, final=False)
+                if verdict:
+                    return text[start:k] + next(f for f in followers if text.startswith(f, k))
+            start = text.find(marker, start + 1)
+        return None
 
 
 class XmlToolParser(XmlCallParser):
@@ -86,7 +115,7 @@ class XmlToolParser(XmlCallParser):
     states = {"call": "_call_head", "func_name": "_func_name", "body": "_body", "param_name": "_param_name",
               "after_function": "_after_function", "between": "_between_calls", "bare_name": "_bare_name",
               "next_param": "_next_param", "spaced_name": "_spaced_name", "attribute_key": "_attribute_key",
-              "after_bare": "_after_bare"}
+              "after_bare": "_after_bare", "damaged_close": "_damaged_close"}
     stray_code = "unexpected_text"
     stray_message = "text outside the call structure was kept here, not in any argument"
 
@@ -107,7 +136,7 @@ class XmlToolParser(XmlCallParser):
         cls.after_think_open = len(g.reasoning_framing)
         cls.think_open, cls.think_close = g.think_open, g.think_close
         cls.value_closers = g.closers
-        cls.next_value_markers = g.next_parameter
+        cls.next_value_markers = (*g.next_parameter, g.damaged_marker)
         cls.value_framing = g.value_framing
         cls.stop_tokens = g.stop_tokens
         cls.lost_brackets = g.lost_brackets
@@ -278,6 +307,14 @@ class XmlToolParser(XmlCallParser):
         if name is None:
             return False
         self._stray(self._take())
+        head = self._bracketless_head(name, self._names)
+        if head is not None:  # <function=NAME with its ">" missing: the declared name up to the newline
+            self._pos += len(head)  # the newline and what follows are the body
+            self.call = self._begin_call(head, source=self._mode)
+            self._drift(NAME_BRACKET, f"{g.function_open}{head} had no '>'; the name ends at the newline",
+                        raw=head + "\n")
+            self._state = "body"
+            return True
         self._pos += len(name) + 1
         if not name.strip(WHITESPACE):  # no name: no call starts; the block's text is kept in a diagnostic
             self._diag("empty_tool_name", "a function tag without a name; no call was started",
@@ -287,6 +324,17 @@ class XmlToolParser(XmlCallParser):
         self._begin(name)
         self._state = "body"
         return True
+
+    @staticmethod
+    def _bracketless_head(name: str, known) -> str | None:
+        """The name before the first newline of ``name`` (read up to a later ``>``) when that is a declared name
+        (in ``known``) and something other than whitespace follows it: the name's ``>`` was missing
+        (``drift_name_bracket``). None otherwise (a name followed by a bare newline is ``tool_name_repaired``)."""
+        cut = name.find("\n")
+        if cut <= 0 or known is None or not name[cut:].strip(WHITESPACE):
+            return None
+        head = name[:cut].rstrip("\r")
+        return head if head in known else None
 
     def _begin(self, written: str) -> None:
         name = written.rstrip("\r\n")
@@ -410,6 +458,21 @@ class XmlToolParser(XmlCallParser):
             return True
         if key is None:
             return False
+        head, newline, rest = key.partition("\n")
+        if "<" in key or rest.strip(WHITESPACE):  # a key never holds these: the element's ">" was missing
+            head = head.rstrip("\r")
+            if newline and head and "<" not in head and declared_parameter(self._schemas.get(self.call.name), head):
+                # the declared key up to the newline; with no value framing the newline stood for the ">"
+                self._consume(self._pos + len(head) + (0 if self.value_framing else 1))
+                self._drift(NAME_BRACKET, f"{self.grammar.parameter_open}{head} had no '>'; the key ends at the "
+                            "newline", raw=head + "\n")
+                self._start_value(head)
+                return True
+            # no argument: the element's text is kept in a diagnostic, the call's other arguments go on
+            self._stray(self.grammar.parameter_open + self._consume(self._pos + len(key) + 1),
+                        "malformed_parameter_name")
+            self._state = "body"
+            return True
         self._consume(self._pos + len(key) + 1)
         self._start_value(key)
         return True
@@ -448,6 +511,10 @@ class XmlToolParser(XmlCallParser):
         if closer.tag == g.parameter_close:
             self._state = "body"
             return
+        if closer.tag.startswith(g.damaged_close):  # read by _damaged_close
+            self._drift(PARAMETER_CLOSE, f"{closer.tag!r} was written for {g.parameter_close}", raw=closer.tag)
+            self._state = "body"
+            return
         self._repair("implicit_parameter_close", f"parameter {self._key!r} was not closed with {g.parameter_close}"
                      f" before {closer.tag}")
         if closer.tag == g.call_close:
@@ -460,7 +527,50 @@ class XmlToolParser(XmlCallParser):
 
     def _next_value(self, marker: str, newline: str) -> None:
         self._pending = (newline, Closer(marker, ()))
-        self._state = "next_param"
+        self._state = "damaged_close" if marker == self.grammar.damaged_marker else "next_param"
+
+    def _damaged_close(self, final: bool) -> bool:
+        """``</parameter`` without its ``>`` after the value framing inside an open value: with a tail of at most
+        :data:`MAX_DAMAGED_TAIL` characters (no whitespace, ``<`` or ``>``; then its ``>``, if any) it is a
+        candidate closer, decided by what follows it as the real closing tag is (``drift_parameter_close``,
+        :meth:`_value_closed`); otherwise it is value text."""
+        lead, _ = self._pending  # a newline read as framing before the marker, whose own framing it holds
+        g = self.grammar
+        buf, pos = self._buf, self._pos
+        n, limit = len(buf), self._pos + MAX_DAMAGED_TAIL
+        end = pos
+        while end < n and end < limit and buf[end] not in WHITESPACE and buf[end] not in "<>":
+            end += 1
+        if end == n and not final and end < limit:
+            return False  # the tail may go on
+        if end < n and buf[end] == ">":
+            end += 1
+        elif end == limit:  # too long for a damaged tag: value text (the tail is read again as value)
+            self._value_piece(lead + g.damaged_marker)
+            self._state = "value"
+            return True
+        self._value_piece(lead)
+        closers = self._reasoning_closers if self._mode == "reasoning" else self.value_closers
+        followers = closers[g.parameter_close].followers
+        self._pending = (g.value_framing, Closer(g.damaged_close + buf[pos:end], followers))
+        self._pos = end
+        self._state = "closing"
+        return True
+
+    def _closing(self, final: bool) -> bool:
+        """As the shared rule, except that a damaged closing tag at the very end of the output stays value text
+        (an output cut inside a value keeps all of it: nothing is guessed away)."""
+        newline, closer = self._pending
+        g = self.grammar
+        if final and closer.tag != g.parameter_close and closer.tag.startswith(g.damaged_close) \
+                and not self._buf[self._pos:].strip(WHITESPACE):
+            text = newline + closer.tag + "".join(self._gap) + self._buf[self._pos:]
+            self._gap = []
+            self._pos = len(self._buf)
+            self._value_piece(text)
+            self._state = "value"
+            return True
+        return super()._closing(final)
 
     def _next_param(self, final: bool) -> bool:
         """``<parameter=`` inside an open value: it closes the value when it names a declared parameter of the
