@@ -9,10 +9,12 @@ writes ``<|channel>thought\\n`` itself. Framing removed: ``thought\\n`` after ``
 string), so each delta is scanned once.
 
 Accepted real-world variants (each call ``repaired``, with a diagnostic naming it; docs/variants.md):
-``call_prefix_variant`` (``<|tool_call>:NAME{`` or ``<|tool_call>NAME{``: vLLM #53431), ``json_string_value``
+``call_prefix_variant`` (``<|tool_call>:NAME{``, ``<|tool_call>NAME{``: vLLM #53431, or ``<|tool_call>:call:NAME{``), ``json_string_value``
 (``"…"`` JSON strings instead of ``<|"|>``: llama.cpp #22786), ``single_quoted_value`` (``'…'``: Ollama #15315), ``unquoted_string_value`` (a bare value that is no number or literal, kept
 as a string when the tool's schema says string, or the tool is not typed: Ollama #15374), ``python_literal``
-(``True`` / ``False`` / ``None``), ``missing_closing_brace`` and ``missing_call_close``. Anything else in a body
+(``True`` / ``False`` / ``None``), ``trailing_comma`` (``,`` before ``}`` or ``]``), ``lax_number`` (``108.``,
+``.5`` where a bare value is not read as a string), ``missing_closing_brace`` and ``missing_call_close`` (also when a stop token
+ends the call: the stop token is then read as one). Anything else in a body
 rejects the call (``malformed_arguments``), its text kept in ``raw_arguments``.
 
 Drift (issue 33): ``call:NAME{…}`` in content with no ``<|tool_call>`` (a detokenizer stripped the special
@@ -51,10 +53,14 @@ content: ``call:NAME{…}`` (issue 33 drift, ``missing_call_wrapper``)."""
 _CONTENT = MarkerScanner((CALL_OPEN, CH_OPEN, CH_CLOSE, BARE_CALL) + STOPS)
 _REASONING = MarkerScanner(("\n" + CH_CLOSE, CH_CLOSE, CALL_OPEN) + STOPS)
 _HEADER = MarkerScanner(("{", CALL_CLOSE, CALL_OPEN))
-_BODY = MarkerScanner((Q, CALL_CLOSE, CALL_OPEN))
+_BODY = MarkerScanner((Q, CALL_CLOSE, CALL_OPEN) + STOPS)
+"""A call body's structure: a stop token there (``<turn|>`` written where ``<tool_call|>`` belongs) ends the call
+and is then read as the stop token it is."""
 _IN_STRING = MarkerScanner((Q, CALL_CLOSE))
 _KEY_AHEAD = re.compile(r"[ \t\r\n]*[A-Za-z_][A-Za-z0-9_]*[ \t\r\n]*:")
 _LITERALS = {"true": True, "false": False, "null": None}
+_LAX_NUMBER = re.compile(r"-?(?:[0-9]+\.|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+"""A number with no digit on one side of its point (``108.``, ``.5``): Python reads it, JSON does not."""
 _PYTHON = {"True": True, "False": False, "None": None}
 STRING = "\udfff"
 """Where a ``<|"|>`` string stood in a body's structure text (the strings are read apart, so a quote written
@@ -129,12 +135,24 @@ class _Body:
             c = t[self.i]
             if c == ",":
                 self.i += 1
+                if self.trailing_comma("}"):
+                    self.depth -= 1
+                    return out
                 continue
             if c == "}":
                 self.i += 1
                 self.depth -= 1
                 return out
             raise BodyError(f"unexpected {c!r} after the value of {key!r}")
+
+    def trailing_comma(self, closer: str) -> bool:
+        """After a ``,``: whether the container's ``closer`` follows at once (a trailing comma, read past)."""
+        self.ws()
+        if not self.text.startswith(closer, self.i):
+            return False
+        self.i += 1
+        self.repair("trailing_comma", f"a ',' came right before the closing {closer!r}")
+        return True
 
     def key(self) -> str:
         t = self.text
@@ -213,6 +231,9 @@ class _Body:
                 return out
             if c != ",":
                 raise BodyError(f"unexpected {c!r} in a list")
+            if self.trailing_comma("]"):
+                self.depth -= 1
+                return out
 
     def bare(self, string_typed: bool, top: bool) -> Any:
         t = self.text
@@ -228,6 +249,10 @@ class _Body:
         if word in _LITERALS:
             self.i = j
             return _LITERALS[word]
+        if not string_typed and _LAX_NUMBER.fullmatch(word):
+            self.i = j
+            self.repair("lax_number", f"a number was written {word!r} (a digit missing beside its '.')")
+            return float(word)
         if word in _PYTHON:
             self.i = j
             self.repair("python_literal", f"a Python literal {word!r} was written")
@@ -374,6 +399,8 @@ class GemmaParser(StepParser):
             name = header[5:]
         else:
             name = header[1:] if header.startswith(":") else header
+            if name.lstrip(BLANKS).startswith(BARE_CALL) and not self._declares(name):
+                name = name.lstrip(BLANKS)[len(BARE_CALL):]  # <|tool_call>:call:NAME{
             self._call_repairs.append(("call_prefix_variant", f"the call was written {CALL_OPEN}{header}{{ "
                                                               "instead of call:NAME{"))
         name = name.strip(BLANKS)
@@ -415,6 +442,10 @@ class GemmaParser(StepParser):
             # in content, whitespace before another call is framing; reasoning keeps its text as it is
             self._state, self._gap = (_AFTER if self._mode == "content" else _TEXT), ""
             return hit.end
+        if hit.marker in STOPS:  # the turn ended where <tool_call|> belongs: the stop token is read as one
+            self._close_call(ended=hit.marker)
+            self._state = _TEXT
+            return hit.start
         self._close_call(ended=CALL_OPEN)  # a new call before this one closed
         self._state, self._head, self._head_len = _HEAD, [], 0
         self._call_repairs = []
@@ -536,6 +567,10 @@ class GemmaParser(StepParser):
             call.value(key, value)
 
     # ---- a call without <|tool_call> (issue 33 drift)
+    def _declares(self, name: str) -> bool:
+        """Whether ``name`` (as written, stripped) is a declared tool."""
+        return self._names is not None and name.strip(BLANKS) in self._names
+
     def _bare_head(self, buf: str, pos: int, final: bool) -> int | None:
         """After ``call:`` in content: a name, then ``{``. Only a declared name starts a call (whose body is
         held until its braces close); anything else is content, as before."""
