@@ -13,7 +13,8 @@ Accepted real-world variants (each call ``repaired``, with a diagnostic naming i
 (``"…"`` JSON strings instead of ``<|"|>``: llama.cpp #22786), ``single_quoted_value`` (``'…'``: Ollama #15315), ``unquoted_string_value`` (a bare value that is no number or literal, kept
 as a string when the tool's schema says string, or the tool is not typed: Ollama #15374), ``python_literal``
 (``True`` / ``False`` / ``None``), ``trailing_comma`` (``,`` before ``}`` or ``]``), ``lax_number`` (``108.``,
-``.5`` where a bare value is not read as a string), ``missing_closing_brace`` and ``missing_call_close`` (also when a stop token
+``.5`` where a bare value is not read as a string), ``equals_separator`` (``key=value``: Ollama #17882; only
+when the body does not read as written), ``missing_comma`` (no ``,`` before the next ``key:``: yzma #243), ``missing_closing_brace`` and ``missing_call_close`` (also when a stop token
 ends the call: the stop token is then read as one). Anything else in a body
 rejects the call (``malformed_arguments``), its text kept in ``raw_arguments``.
 
@@ -58,6 +59,8 @@ _BODY = MarkerScanner((Q, CALL_CLOSE, CALL_OPEN) + STOPS)
 and is then read as the stop token it is."""
 _IN_STRING = MarkerScanner((Q, CALL_CLOSE))
 _KEY_AHEAD = re.compile(r"[ \t\r\n]*[A-Za-z_][A-Za-z0-9_]*[ \t\r\n]*:")
+_KEY_NEXT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*[ \t\r\n]*[:=]")
+"""A bare key and its separator: where one follows a value with no ``,`` between (``missing_comma``)."""
 _LITERALS = {"true": True, "false": False, "null": None}
 _LAX_NUMBER = re.compile(r"-?(?:[0-9]+\.|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 """A number with no digit on one side of its point (``108.``, ``.5``): Python reads it, JSON does not."""
@@ -71,6 +74,27 @@ _BARE_IN_STRING = MarkerScanner((Q,))
 _START, _TEXT, _OPENER, _HEAD, _BODY_S, _AFTER, _BARE_HEAD, _BARE_BODY, _BARE_AFTER = range(9)
 
 
+def read_body(text: str, strings: list[str], schema: dict, max_depth: int) -> tuple["_Body", dict, int]:
+    """Read a complete body: as written (``key:value``), else, when that fails, also taking ``key=value``
+    (``equals_separator``), so the lenient reading never changes a body that reads as written. Returns the reader
+    (its ``repairs`` and unread ``strings``), the arguments and where they ended; raises what the first reading
+    raised when neither reads."""
+    reader = _Body(text, strings, schema, max_depth)
+    try:
+        args, end = reader.arguments()
+        return reader, args, end
+    except BodyError as exc:
+        if "=" not in text:
+            raise
+        first = exc
+    reader = _Body(text, strings, schema, max_depth, lenient=True)
+    try:
+        args, end = reader.arguments()
+    except BodyError:
+        raise first from None
+    return reader, args, end
+
+
 class BodyError(ValueError):
     """The call body is not Gemma object notation (even after the accepted repairs)."""
 
@@ -82,17 +106,17 @@ class TooDeep(ValueError):
 class _Body:
     """A recursive-descent reader of one complete call body (the text after ``{``)."""
 
-    def __init__(self, text: str, strings: list[str], schema: dict, max_depth: int = 64):
-        self.text, self.i, self.schema = text, 0, schema
+    def __init__(self, text: str, strings: list[str], schema: dict, max_depth: int = 64, lenient: bool = False):
+        self.text, self.i, self.schema, self.lenient = text, 0, schema, lenient
         self.strings = iter(strings)
         self.depth, self.max_depth = 0, max_depth
+        self.repairs: list[tuple[str, str]] = []
         self.last = len(text.rstrip(BLANKS)) - 1  # the body's last non-blank character
 
     def enter(self) -> None:
         self.depth += 1
         if self.depth > self.max_depth:
             raise TooDeep(f"the arguments nest deeper than {self.max_depth} levels (Limits.max_depth)")
-        self.repairs: list[tuple[str, str]] = []
 
     def repair(self, code: str, message: str) -> None:
         if all(c != code for c, _ in self.repairs):
@@ -121,7 +145,9 @@ class _Body:
             self.ws()
             key = self.key()
             self.ws()
-            if not t.startswith(":", self.i):
+            if self.lenient and t.startswith("=", self.i):
+                self.repair("equals_separator", "a key and its value were joined by '=' instead of ':'")
+            elif not t.startswith(":", self.i):
                 raise BodyError(f"expected ':' after key {key!r}")
             self.i += 1
             self.ws()
@@ -143,6 +169,9 @@ class _Body:
                 self.i += 1
                 self.depth -= 1
                 return out
+            if _KEY_NEXT.match(t, self.i):  # the next key:value with no ',' before it
+                self.repair("missing_comma", f"no ',' between the value of {key!r} and the next key")
+                continue
             raise BodyError(f"unexpected {c!r} after the value of {key!r}")
 
     def trailing_comma(self, closer: str) -> bool:
@@ -161,11 +190,16 @@ class _Body:
         if t.startswith('"', self.i):
             return self.json_string()
         j = self.i
-        while j < len(t) and t[j] not in ':,{}[]' and t[j] != STRING:
+        stops = ':=,{}[]' if self.lenient else ':,{}[]'
+        while j < len(t) and t[j] not in stops and t[j] != STRING:
             j += 1
-        if j == len(t) or t[j] != ":":
+        if j == len(t) or t[j] not in ":=":
             raise BodyError("expected a key")
         key, self.i = t[self.i:j], j
+        stripped = key.rstrip(BLANKS)  # blanks before the ':' are layout when the schema names the key without them
+        if stripped != key and self.depth == 1 and parameter_schema(self.schema, key) is None \
+                and parameter_schema(self.schema, stripped) is not None:
+            return stripped
         return key
 
     def gemma_string(self) -> str:
@@ -495,9 +529,8 @@ class GemmaParser(StepParser):
                 return
             self._merge_string()
             self._repaired(call, "unclosed_string", f"a <|\"|> string was not closed before {ended}")
-        reader = _Body(text, self._strings, self._schemas.get(call.name) or {}, self.limits.max_depth)
         try:
-            args, end = reader.arguments()
+            reader, args, end = read_body(text, self._strings, self._schemas.get(call.name) or {}, self.limits.max_depth)
         except (TooDeep, RecursionError) as exc:
             call.reject_too_large(str(exc) if isinstance(exc, TooDeep) else "the arguments nest too deep to read")
             call.finish("rejected")
@@ -632,9 +665,8 @@ class GemmaParser(StepParser):
         written = BARE_CALL + name + "{" + raw
         args, why, reader = None, "the output ended before the call's braces closed", None
         if complete:
-            reader = _Body(text, strings, self._schemas.get(name) or {}, self.limits.max_depth)
             try:
-                args, end = reader.arguments()
+                reader, args, end = read_body(text, strings, self._schemas.get(name) or {}, self.limits.max_depth)
                 why = f"the arguments do not fit {name!r}"
                 if text[end:].strip(BLANKS) or not declared(self.tools).arguments_fit(name, args):
                     args = None

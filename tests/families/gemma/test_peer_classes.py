@@ -98,3 +98,59 @@ def test_numbers_without_a_digit_beside_the_point():
 def test_a_lone_point_is_no_number():
     call = only_call(FMT.parse(f"{OPEN}call:resize{{width:.}}{CLOSE}", TOOLS))
     assert call.status == "rejected"
+
+
+# ---- blanks before a key's ':' are layout, not part of the argument's name
+
+def test_blanks_around_the_colon():
+    call = only_call(check_chunking(FMT, f"{OPEN}call:resize{{ width : 12 ,\n label\t:{Q}hero{Q} }}{CLOSE}", TOOLS))
+    assert (call.arguments, call.status) == ({"width": 12, "label": "hero"}, "proposed")
+
+
+# ---- key=value (Ollama #17882): '=' where ':' belongs
+
+@pytest.mark.parametrize("value, code", [(f"{Q}banner.png{Q}", None), ("'banner.png'", "single_quoted_value"),
+                                          ('"banner.png"', "json_string_value")])
+def test_an_equals_sign_between_key_and_value(value, code):
+    call = only_call(check_chunking(FMT, f"{OPEN}call:resize{{width=800,label={value}}}{CLOSE}", TOOLS))
+    assert (call.arguments, call.status) == ({"width": 800, "label": "banner.png"}, "repaired")
+    assert [d.code for d in call.diagnostics] == ["equals_separator"] + ([code] if code else [])
+
+
+def test_an_equals_sign_inside_a_value_is_text():
+    call = only_call(check_chunking(FMT, f"{OPEN}call:shell{{cmd:{Q}A=1 make{Q}}}{CLOSE}", TOOLS))
+    assert (call.arguments, call.status) == ({"cmd": "A=1 make"}, "proposed")
+
+
+# ---- no ',' between one argument's value and the next key (reported for Gemma calls in yzma #243)
+
+@pytest.mark.parametrize("gap", ["", " ", "\n"])
+def test_a_missing_comma_between_arguments(gap):
+    text = f"{OPEN}call:resize{{label:{Q}icon{Q}{gap}width:32{gap}}}{CLOSE}"
+    call = only_call(check_chunking(FMT, text, TOOLS))
+    assert (call.arguments, call.status) == ({"label": "icon", "width": 32}, "repaired")
+    assert [d.code for d in call.diagnostics] == ["missing_comma"]
+
+
+def test_a_missing_comma_after_a_nested_value():
+    call = only_call(check_chunking(FMT, f"{OPEN}call:tag{{meta:{{a:1}} names:[2]}}{CLOSE}", TOOLS))
+    assert call.arguments == {"meta": {"a": 1}, "names": [2]}
+    assert [d.code for d in call.diagnostics] == ["missing_comma"]
+
+
+def test_text_after_a_value_that_is_no_key_is_still_malformed():
+    call = only_call(FMT.parse(f"{OPEN}call:resize{{label:{Q}icon{Q} and more}}{CLOSE}", TOOLS))
+    assert call.status == "rejected"
+
+
+# ---- a repair made before a nested object or list is still reported (it was wiped when the reader went in)
+
+@pytest.mark.parametrize("body, code", [
+    ("label:'x',meta:{k:1}", "single_quoted_value"),
+    ('label:"x",names:[1]', "json_string_value"),
+    ("meta:{k:True},names:[1]", "python_literal"),
+])
+def test_a_repair_before_a_nested_value_is_kept(body, code):
+    call = only_call(check_chunking(FMT, f"{OPEN}call:tag{{{body}}}{CLOSE}", TOOLS))
+    assert call.status == "repaired"
+    assert [d.code for d in call.diagnostics] == [code]
