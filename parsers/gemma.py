@@ -22,6 +22,8 @@ Drift (issue 33): ``call:NAME{…}`` in content with no ``<|tool_call>`` (a deto
 tokens, the ``<|"|>`` quotes too at times) is a call only when ``NAME`` is declared, its braces close and its
 arguments fit the tool (``missing_call_wrapper``; text input only); its body is held until then, so a refused
 one goes out as the content it was. An orphan ``<tool_call|>`` after it is dropped (``drift_orphan_call_closer``).
+The same holds for ``NAME{…}`` / ``call:NAME{…}`` in plain ``<tool_call>…</tool_call>`` tags (vLLM's Gemma 4
+"fallback format"), whose ``</tool_call>`` is dropped the same way.
 """
 
 from __future__ import annotations
@@ -51,7 +53,11 @@ MAX_HEADER_CHARS = 256
 BARE_CALL = "call:"
 """A call whose ``<|tool_call>`` a server's detokenizer stripped (or the model left out) starts with this in
 content: ``call:NAME{…}`` (issue 33 drift, ``missing_call_wrapper``)."""
-_CONTENT = MarkerScanner((CALL_OPEN, CH_OPEN, CH_CLOSE, BARE_CALL) + STOPS)
+WRAPPER_OPEN, WRAPPER_CLOSE = "<tool_call>", "</tool_call>"
+"""Not Gemma's markers: the plain tags some Gemma 4 outputs wrap a bare call in when the model falls back to
+another template's habit (``<tool_call>NAME{…}</tool_call>``, with or without ``call:``; vLLM's Gemma 4 parser
+reads this "fallback format"). Read fail-closed, as a bare ``call:NAME{…}`` is."""
+_CONTENT = MarkerScanner((CALL_OPEN, CH_OPEN, CH_CLOSE, BARE_CALL, WRAPPER_OPEN) + STOPS)
 _REASONING = MarkerScanner(("\n" + CH_CLOSE, CH_CLOSE, CALL_OPEN) + STOPS)
 _HEADER = MarkerScanner(("{", CALL_CLOSE, CALL_OPEN))
 _BODY = MarkerScanner((Q, CALL_CLOSE, CALL_OPEN) + STOPS)
@@ -71,7 +77,7 @@ with ordinary tokens, or any other text, inside a string can never confuse the s
 
 _BARE = MarkerScanner((Q, "{", "}"))
 _BARE_IN_STRING = MarkerScanner((Q,))
-_START, _TEXT, _OPENER, _HEAD, _BODY_S, _AFTER, _BARE_HEAD, _BARE_BODY, _BARE_AFTER = range(9)
+_START, _TEXT, _OPENER, _HEAD, _BODY_S, _AFTER, _BARE_HEAD, _BARE_BODY, _BARE_AFTER, _WRAP_HEAD = range(10)
 
 
 def read_body(text: str, strings: list[str], schema: dict, max_depth: int) -> tuple["_Body", dict, int]:
@@ -338,6 +344,7 @@ class GemmaParser(StepParser):
         self._call: CallBuilder | None = None
         self._call_repairs: list[tuple[str, str]] = []
         self._gap = ""
+        self._lead = BARE_CALL      # what a call without <|tool_call> was written after: call: or a wrapper
 
     def _start(self, buf: str, pos: int, final: bool) -> int | None:
         """The very start of reasoning the prompt opened: a repeated ``<|channel>thought`` is dropped."""
@@ -374,11 +381,12 @@ class GemmaParser(StepParser):
             self._state, self._head, self._head_len = _HEAD, [], 0
             self._call_repairs = []
             return end
-        if marker == BARE_CALL:  # from token ids a call needs its control-token opener: text
+        if marker in (BARE_CALL, WRAPPER_OPEN):  # from token ids a call needs its control-token opener: text
             if self._reading_ids():
                 self._emit_content(marker)
             else:
-                self._state = _BARE_HEAD
+                self._lead = marker
+                self._state = _BARE_HEAD if marker == BARE_CALL else _WRAP_HEAD
             return end
         if marker == CH_OPEN:  # content: the model opens its reasoning
             self._mode, self._state = "reasoning", _OPENER
@@ -604,6 +612,20 @@ class GemmaParser(StepParser):
         """Whether ``name`` (as written, stripped) is a declared tool."""
         return self._names is not None and name.strip(BLANKS) in self._names
 
+    def _wrap_head(self, buf: str, pos: int, final: bool) -> int | None:
+        """After ``<tool_call>`` in content: blanks, then ``call:`` or not, then what :meth:`_bare_head` reads."""
+        i = self._skip_blanks(buf, pos)
+        if not final and (i == len(buf) or self._may_still_be(buf, i, BARE_CALL)):
+            return None
+        if i - pos > MAX_HEADER_CHARS:  # (blanks only: nothing else is held here)
+            self._emit_content(self._lead)
+            self._state = _TEXT
+            return pos
+        prefix = BARE_CALL if buf.startswith(BARE_CALL, i) else ""
+        self._lead = WRAPPER_OPEN + buf[pos:i] + prefix
+        self._state = _BARE_HEAD
+        return i + len(prefix)
+
     def _bare_head(self, buf: str, pos: int, final: bool) -> int | None:
         """After ``call:`` in content: a name, then ``{``. Only a declared name starts a call (whose body is
         held until its braces close); anything else is content, as before."""
@@ -621,8 +643,8 @@ class GemmaParser(StepParser):
                 return i + 1
             if self._names is not None:  # without declared tools nothing is said (docs/variants.md)
                 self._diagnostics.append(refused_diagnostic(MISSING_CALL_WRAPPER, f"{name!r} is not a declared tool",
-                                                            raw=BARE_CALL + name + "{"))
-        self._emit_content(BARE_CALL)
+                                                            raw=self._lead + name + "{"))
+        self._emit_content(self._lead)
         self._state = _TEXT
         return pos
 
@@ -662,7 +684,8 @@ class GemmaParser(StepParser):
         name, text, raw, strings = self._head[0], "".join(self._body), "".join(self._raw), self._strings
         self._head, self._head_len, self._body, self._raw, self._strings = [], 0, [], [], []
         self._in_string = False
-        written = BARE_CALL + name + "{" + raw
+        lead = self._lead
+        written = lead + name + "{" + raw
         args, why, reader = None, "the output ended before the call's braces closed", None
         if complete:
             try:
@@ -673,7 +696,7 @@ class GemmaParser(StepParser):
             except (BodyError, TooDeep, RecursionError):
                 why = "the body is not Gemma object notation"
         if args is None:
-            self._diagnostics.append(refused_diagnostic(MISSING_CALL_WRAPPER, why, raw=BARE_CALL + name + "{"))
+            self._diagnostics.append(refused_diagnostic(MISSING_CALL_WRAPPER, why, raw=lead + name + "{"))
             self._emit_content(written)
             self._state = _TEXT
             return
@@ -681,8 +704,8 @@ class GemmaParser(StepParser):
         call.raw(raw)
         for code, message in reader.repairs:
             self._repaired(call, code, message)
-        drift = drift_diagnostic(MISSING_CALL_WRAPPER, f"{BARE_CALL}{name}{{ came without {CALL_OPEN} before it",
-                                 raw=BARE_CALL + name + "{")
+        drift = drift_diagnostic(MISSING_CALL_WRAPPER, f"{lead}{name}{{ came without {CALL_OPEN} before it",
+                                 raw=lead + name + "{")
         call.diag(drift.code, drift.message, raw=drift.raw)
         call.status = "repaired" if call.status == "proposed" else call.status
         for key, value in args.items():
@@ -691,18 +714,20 @@ class GemmaParser(StepParser):
         self._state, self._gap = _BARE_AFTER, ""
 
     def _bare_after(self, buf: str, pos: int, final: bool) -> int | None:
-        """After a call without ``<|tool_call>``: its orphan ``<tool_call|>`` is dropped
-        (``drift_orphan_call_closer``); anything else is content again."""
+        """After a call without ``<|tool_call>``: its orphan ``<tool_call|>`` (or, after a ``<tool_call>``
+        wrapper, ``</tool_call>``) is dropped (``drift_orphan_call_closer``); anything else is content again."""
         i = self._skip_blanks(buf, pos)
         self._gap += buf[pos:i]
-        if self._marker_at(buf, i, CALL_CLOSE):
-            index = self._call_count - 1
-            self._diagnostics.append(drift_diagnostic(
-                ORPHAN_CALL_CLOSER, f"{CALL_CLOSE} closed call {index}, whose {CALL_OPEN} was missing; dropped",
-                raw=CALL_CLOSE, call_index=index))
-            self._state, self._gap = _AFTER, ""
-            return i + len(CALL_CLOSE)
-        if not final and self._may_still_be(buf, i, CALL_CLOSE):
+        closers = (CALL_CLOSE, WRAPPER_CLOSE) if self._lead.startswith(WRAPPER_OPEN) else (CALL_CLOSE,)
+        for closer in closers:
+            if self._marker_at(buf, i, closer):
+                index = self._call_count - 1
+                self._diagnostics.append(drift_diagnostic(
+                    ORPHAN_CALL_CLOSER, f"{closer} closed call {index}, whose {CALL_OPEN} was missing; dropped",
+                    raw=closer, call_index=index))
+                self._state, self._gap = _AFTER, ""
+                return i + len(closer)
+        if not final and any(self._may_still_be(buf, i, closer) for closer in closers):
             return None if i == pos else i
         self._emit_content(self._gap)
         self._gap = ""
@@ -714,6 +739,6 @@ class GemmaParser(StepParser):
             self._emit_content(self._gap)
             self._gap = ""
 
-    _STEPS = (_start, _text, _opener, _header, _read_body, _after, _bare_head, _bare_body, _bare_after)
+    _STEPS = (_start, _text, _opener, _header, _read_body, _after, _bare_head, _bare_body, _bare_after, _wrap_head)
     """The step of each state (_START, _TEXT, _OPENER, _HEAD, _BODY_S, _AFTER, _BARE_HEAD, _BARE_BODY,
-    _BARE_AFTER): :mod:`toolwire.parsers.engine.steps`."""
+    _BARE_AFTER, _WRAP_HEAD): :mod:`toolwire.parsers.engine.steps`."""

@@ -154,3 +154,31 @@ def test_a_repair_before_a_nested_value_is_kept(body, code):
     call = only_call(check_chunking(FMT, f"{OPEN}call:tag{{{body}}}{CLOSE}", TOOLS))
     assert call.status == "repaired"
     assert [d.code for d in call.diagnostics] == [code]
+
+
+# ---- a bare call in plain <tool_call>…</tool_call> tags (the "fallback format" vLLM's Gemma 4 parser reads)
+
+WRAP_OPEN, WRAP_CLOSE = "<tool_call>", "</tool_call>"
+
+
+@pytest.mark.parametrize("prefix", ["", "call:"])
+@pytest.mark.parametrize("closer", [WRAP_CLOSE, CLOSE, ""])
+@pytest.mark.parametrize("before, after", [("", ""), ("On it. ", " Done.")])
+def test_a_call_in_plain_tool_call_tags(prefix, closer, before, after):
+    text = f"{before}{WRAP_OPEN}{prefix}shell{{cmd:{Q}uptime{Q}}}{closer}{after}"
+    out = check_chunking(FMT, text, TOOLS)
+    call = only_call(out)
+    assert (call.name, call.arguments, call.status) == ("shell", {"cmd": "uptime"}, "repaired")
+    assert out.content == before + after
+    assert "tool_call" not in out.content
+
+
+@pytest.mark.parametrize("text, tools", [
+    (f"{WRAP_OPEN}reboot{{}}{WRAP_CLOSE}", TOOLS),              # no such tool
+    (f"{WRAP_OPEN}shell{{cmd:{Q}uptime{Q}}}{WRAP_CLOSE}", None),  # no tools declared
+    (f'{WRAP_OPEN}{{"name": "shell"}}{WRAP_CLOSE}', TOOLS),      # another family's JSON call
+    (f"Wrap calls in {WRAP_OPEN} tags.", TOOLS),
+])
+def test_what_stays_content_in_plain_tags(text, tools):
+    out = check_chunking(FMT, text, tools)
+    assert out.tool_calls == [] and out.content == text
