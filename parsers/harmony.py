@@ -419,7 +419,7 @@ class HarmonyStreamParser(TrailingStopToken, StreamParser):
             self._open_body()
         else:
             leftover = "".join(self._hdr)
-            if leftover and marker != START and self._trapped_body(leftover, opens=False):
+            if leftover and self._trapped_body(leftover, opens=False):
                 pass
             elif leftover:
                 code = "malformed_header" if self._hdr_started else "text_between_messages"

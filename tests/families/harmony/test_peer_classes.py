@@ -24,7 +24,8 @@ def codes(out):
 # ---- a final / analysis header with its text and no <|message|>: the text is that channel's body
 
 @pytest.mark.parametrize("before", ["", THINK])
-@pytest.mark.parametrize("after", ["", RETURN, END, f"{END}{START}assistant{CHANNEL}final{MESSAGE} Bye."])
+@pytest.mark.parametrize("after", ["", RETURN, END, f"{END}{START}assistant{CHANNEL}final{MESSAGE} Bye.",
+                                   f"{START}assistant{CHANNEL}final{MESSAGE} Bye."])
 def test_a_final_answer_written_without_the_message_marker(before, after):
     text = f"{before}{CHANNEL}final Seven plus five is 12.{after}"
     out = check_chunking(FMT, text, TOOLS)
