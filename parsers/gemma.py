@@ -9,16 +9,21 @@ writes ``<|channel>thought\\n`` itself. Framing removed: ``thought\\n`` after ``
 string), so each delta is scanned once.
 
 Accepted real-world variants (each call ``repaired``, with a diagnostic naming it; docs/variants.md):
-``call_prefix_variant`` (``<|tool_call>:NAME{`` or ``<|tool_call>NAME{``: vLLM #53431), ``json_string_value``
+``call_prefix_variant`` (``<|tool_call>:NAME{``, ``<|tool_call>NAME{``: vLLM #53431, or ``<|tool_call>:call:NAME{``), ``json_string_value``
 (``"…"`` JSON strings instead of ``<|"|>``: llama.cpp #22786), ``single_quoted_value`` (``'…'``: Ollama #15315), ``unquoted_string_value`` (a bare value that is no number or literal, kept
 as a string when the tool's schema says string, or the tool is not typed: Ollama #15374), ``python_literal``
-(``True`` / ``False`` / ``None``), ``missing_closing_brace`` and ``missing_call_close``. Anything else in a body
+(``True`` / ``False`` / ``None``), ``trailing_comma`` (``,`` before ``}`` or ``]``), ``lax_number`` (``108.``,
+``.5`` where a bare value is not read as a string), ``equals_separator`` (``key=value``: Ollama #17882; only
+when the body does not read as written), ``missing_comma`` (no ``,`` before the next ``key:``: yzma #243), ``missing_closing_brace`` and ``missing_call_close`` (also when a stop token
+ends the call: the stop token is then read as one). Anything else in a body
 rejects the call (``malformed_arguments``), its text kept in ``raw_arguments``.
 
 Drift (issue 33): ``call:NAME{…}`` in content with no ``<|tool_call>`` (a detokenizer stripped the special
 tokens, the ``<|"|>`` quotes too at times) is a call only when ``NAME`` is declared, its braces close and its
 arguments fit the tool (``missing_call_wrapper``; text input only); its body is held until then, so a refused
 one goes out as the content it was. An orphan ``<tool_call|>`` after it is dropped (``drift_orphan_call_closer``).
+The same holds for ``NAME{…}`` / ``call:NAME{…}`` in plain ``<tool_call>…</tool_call>`` tags (vLLM's Gemma 4
+"fallback format"), whose ``</tool_call>`` is dropped the same way.
 """
 
 from __future__ import annotations
@@ -48,13 +53,23 @@ MAX_HEADER_CHARS = 256
 BARE_CALL = "call:"
 """A call whose ``<|tool_call>`` a server's detokenizer stripped (or the model left out) starts with this in
 content: ``call:NAME{…}`` (issue 33 drift, ``missing_call_wrapper``)."""
-_CONTENT = MarkerScanner((CALL_OPEN, CH_OPEN, CH_CLOSE, BARE_CALL) + STOPS)
+WRAPPER_OPEN, WRAPPER_CLOSE = "<tool_call>", "</tool_call>"
+"""Not Gemma's markers: the plain tags some Gemma 4 outputs wrap a bare call in when the model falls back to
+another template's habit (``<tool_call>NAME{…}</tool_call>``, with or without ``call:``; vLLM's Gemma 4 parser
+reads this "fallback format"). Read fail-closed, as a bare ``call:NAME{…}`` is."""
+_CONTENT = MarkerScanner((CALL_OPEN, CH_OPEN, CH_CLOSE, BARE_CALL, WRAPPER_OPEN) + STOPS)
 _REASONING = MarkerScanner(("\n" + CH_CLOSE, CH_CLOSE, CALL_OPEN) + STOPS)
 _HEADER = MarkerScanner(("{", CALL_CLOSE, CALL_OPEN))
-_BODY = MarkerScanner((Q, CALL_CLOSE, CALL_OPEN))
+_BODY = MarkerScanner((Q, CALL_CLOSE, CALL_OPEN) + STOPS)
+"""A call body's structure: a stop token there (``<turn|>`` written where ``<tool_call|>`` belongs) ends the call
+and is then read as the stop token it is."""
 _IN_STRING = MarkerScanner((Q, CALL_CLOSE))
 _KEY_AHEAD = re.compile(r"[ \t\r\n]*[A-Za-z_][A-Za-z0-9_]*[ \t\r\n]*:")
+_KEY_NEXT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*[ \t\r\n]*[:=]")
+"""A bare key and its separator: where one follows a value with no ``,`` between (``missing_comma``)."""
 _LITERALS = {"true": True, "false": False, "null": None}
+_LAX_NUMBER = re.compile(r"-?(?:[0-9]+\.|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+"""A number with no digit on one side of its point (``108.``, ``.5``): Python reads it, JSON does not."""
 _PYTHON = {"True": True, "False": False, "None": None}
 STRING = "\udfff"
 """Where a ``<|"|>`` string stood in a body's structure text (the strings are read apart, so a quote written
@@ -62,7 +77,28 @@ with ordinary tokens, or any other text, inside a string can never confuse the s
 
 _BARE = MarkerScanner((Q, "{", "}"))
 _BARE_IN_STRING = MarkerScanner((Q,))
-_START, _TEXT, _OPENER, _HEAD, _BODY_S, _AFTER, _BARE_HEAD, _BARE_BODY, _BARE_AFTER = range(9)
+_START, _TEXT, _OPENER, _HEAD, _BODY_S, _AFTER, _BARE_HEAD, _BARE_BODY, _BARE_AFTER, _WRAP_HEAD = range(10)
+
+
+def read_body(text: str, strings: list[str], schema: dict, max_depth: int) -> tuple["_Body", dict, int]:
+    """Read a complete body: as written (``key:value``), else, when that fails, also taking ``key=value``
+    (``equals_separator``), so the lenient reading never changes a body that reads as written. Returns the reader
+    (its ``repairs`` and unread ``strings``), the arguments and where they ended; raises what the first reading
+    raised when neither reads."""
+    reader = _Body(text, strings, schema, max_depth)
+    try:
+        args, end = reader.arguments()
+        return reader, args, end
+    except BodyError as exc:
+        if "=" not in text:
+            raise
+        first = exc
+    reader = _Body(text, strings, schema, max_depth, lenient=True)
+    try:
+        args, end = reader.arguments()
+    except BodyError:
+        raise first from None
+    return reader, args, end
 
 
 class BodyError(ValueError):
@@ -76,17 +112,17 @@ class TooDeep(ValueError):
 class _Body:
     """A recursive-descent reader of one complete call body (the text after ``{``)."""
 
-    def __init__(self, text: str, strings: list[str], schema: dict, max_depth: int = 64):
-        self.text, self.i, self.schema = text, 0, schema
+    def __init__(self, text: str, strings: list[str], schema: dict, max_depth: int = 64, lenient: bool = False):
+        self.text, self.i, self.schema, self.lenient = text, 0, schema, lenient
         self.strings = iter(strings)
         self.depth, self.max_depth = 0, max_depth
+        self.repairs: list[tuple[str, str]] = []
         self.last = len(text.rstrip(BLANKS)) - 1  # the body's last non-blank character
 
     def enter(self) -> None:
         self.depth += 1
         if self.depth > self.max_depth:
             raise TooDeep(f"the arguments nest deeper than {self.max_depth} levels (Limits.max_depth)")
-        self.repairs: list[tuple[str, str]] = []
 
     def repair(self, code: str, message: str) -> None:
         if all(c != code for c, _ in self.repairs):
@@ -115,7 +151,9 @@ class _Body:
             self.ws()
             key = self.key()
             self.ws()
-            if not t.startswith(":", self.i):
+            if self.lenient and t.startswith("=", self.i):
+                self.repair("equals_separator", "a key and its value were joined by '=' instead of ':'")
+            elif not t.startswith(":", self.i):
                 raise BodyError(f"expected ':' after key {key!r}")
             self.i += 1
             self.ws()
@@ -129,12 +167,27 @@ class _Body:
             c = t[self.i]
             if c == ",":
                 self.i += 1
+                if self.trailing_comma("}"):
+                    self.depth -= 1
+                    return out
                 continue
             if c == "}":
                 self.i += 1
                 self.depth -= 1
                 return out
+            if _KEY_NEXT.match(t, self.i):  # the next key:value with no ',' before it
+                self.repair("missing_comma", f"no ',' between the value of {key!r} and the next key")
+                continue
             raise BodyError(f"unexpected {c!r} after the value of {key!r}")
+
+    def trailing_comma(self, closer: str) -> bool:
+        """After a ``,``: whether the container's ``closer`` follows at once (a trailing comma, read past)."""
+        self.ws()
+        if not self.text.startswith(closer, self.i):
+            return False
+        self.i += 1
+        self.repair("trailing_comma", f"a ',' came right before the closing {closer!r}")
+        return True
 
     def key(self) -> str:
         t = self.text
@@ -143,11 +196,16 @@ class _Body:
         if t.startswith('"', self.i):
             return self.json_string()
         j = self.i
-        while j < len(t) and t[j] not in ':,{}[]' and t[j] != STRING:
+        stops = ':=,{}[]' if self.lenient else ':,{}[]'
+        while j < len(t) and t[j] not in stops and t[j] != STRING:
             j += 1
-        if j == len(t) or t[j] != ":":
+        if j == len(t) or t[j] not in ":=":
             raise BodyError("expected a key")
         key, self.i = t[self.i:j], j
+        stripped = key.rstrip(BLANKS)  # blanks before the ':' are layout when the schema names the key without them
+        if stripped != key and self.depth == 1 and parameter_schema(self.schema, key) is None \
+                and parameter_schema(self.schema, stripped) is not None:
+            return stripped
         return key
 
     def gemma_string(self) -> str:
@@ -213,6 +271,9 @@ class _Body:
                 return out
             if c != ",":
                 raise BodyError(f"unexpected {c!r} in a list")
+            if self.trailing_comma("]"):
+                self.depth -= 1
+                return out
 
     def bare(self, string_typed: bool, top: bool) -> Any:
         t = self.text
@@ -228,6 +289,10 @@ class _Body:
         if word in _LITERALS:
             self.i = j
             return _LITERALS[word]
+        if not string_typed and _LAX_NUMBER.fullmatch(word):
+            self.i = j
+            self.repair("lax_number", f"a number was written {word!r} (a digit missing beside its '.')")
+            return float(word)
         if word in _PYTHON:
             self.i = j
             self.repair("python_literal", f"a Python literal {word!r} was written")
@@ -279,6 +344,7 @@ class GemmaParser(StepParser):
         self._call: CallBuilder | None = None
         self._call_repairs: list[tuple[str, str]] = []
         self._gap = ""
+        self._lead = BARE_CALL      # what a call without <|tool_call> was written after: call: or a wrapper
 
     def _start(self, buf: str, pos: int, final: bool) -> int | None:
         """The very start of reasoning the prompt opened: a repeated ``<|channel>thought`` is dropped."""
@@ -315,11 +381,12 @@ class GemmaParser(StepParser):
             self._state, self._head, self._head_len = _HEAD, [], 0
             self._call_repairs = []
             return end
-        if marker == BARE_CALL:  # from token ids a call needs its control-token opener: text
+        if marker in (BARE_CALL, WRAPPER_OPEN):  # from token ids a call needs its control-token opener: text
             if self._reading_ids():
                 self._emit_content(marker)
             else:
-                self._state = _BARE_HEAD
+                self._lead = marker
+                self._state = _BARE_HEAD if marker == BARE_CALL else _WRAP_HEAD
             return end
         if marker == CH_OPEN:  # content: the model opens its reasoning
             self._mode, self._state = "reasoning", _OPENER
@@ -374,6 +441,8 @@ class GemmaParser(StepParser):
             name = header[5:]
         else:
             name = header[1:] if header.startswith(":") else header
+            if name.lstrip(BLANKS).startswith(BARE_CALL) and not self._declares(name):
+                name = name.lstrip(BLANKS)[len(BARE_CALL):]  # <|tool_call>:call:NAME{
             self._call_repairs.append(("call_prefix_variant", f"the call was written {CALL_OPEN}{header}{{ "
                                                               "instead of call:NAME{"))
         name = name.strip(BLANKS)
@@ -415,6 +484,10 @@ class GemmaParser(StepParser):
             # in content, whitespace before another call is framing; reasoning keeps its text as it is
             self._state, self._gap = (_AFTER if self._mode == "content" else _TEXT), ""
             return hit.end
+        if hit.marker in STOPS:  # the turn ended where <tool_call|> belongs: the stop token is read as one
+            self._close_call(ended=hit.marker)
+            self._state = _TEXT
+            return hit.start
         self._close_call(ended=CALL_OPEN)  # a new call before this one closed
         self._state, self._head, self._head_len = _HEAD, [], 0
         self._call_repairs = []
@@ -464,9 +537,8 @@ class GemmaParser(StepParser):
                 return
             self._merge_string()
             self._repaired(call, "unclosed_string", f"a <|\"|> string was not closed before {ended}")
-        reader = _Body(text, self._strings, self._schemas.get(call.name) or {}, self.limits.max_depth)
         try:
-            args, end = reader.arguments()
+            reader, args, end = read_body(text, self._strings, self._schemas.get(call.name) or {}, self.limits.max_depth)
         except (TooDeep, RecursionError) as exc:
             call.reject_too_large(str(exc) if isinstance(exc, TooDeep) else "the arguments nest too deep to read")
             call.finish("rejected")
@@ -536,6 +608,24 @@ class GemmaParser(StepParser):
             call.value(key, value)
 
     # ---- a call without <|tool_call> (issue 33 drift)
+    def _declares(self, name: str) -> bool:
+        """Whether ``name`` (as written, stripped) is a declared tool."""
+        return self._names is not None and name.strip(BLANKS) in self._names
+
+    def _wrap_head(self, buf: str, pos: int, final: bool) -> int | None:
+        """After ``<tool_call>`` in content: blanks, then ``call:`` or not, then what :meth:`_bare_head` reads."""
+        i = self._skip_blanks(buf, pos)
+        if not final and (i == len(buf) or self._may_still_be(buf, i, BARE_CALL)):
+            return None
+        if i - pos > MAX_HEADER_CHARS:  # (blanks only: nothing else is held here)
+            self._emit_content(self._lead)
+            self._state = _TEXT
+            return pos
+        prefix = BARE_CALL if buf.startswith(BARE_CALL, i) else ""
+        self._lead = WRAPPER_OPEN + buf[pos:i] + prefix
+        self._state = _BARE_HEAD
+        return i + len(prefix)
+
     def _bare_head(self, buf: str, pos: int, final: bool) -> int | None:
         """After ``call:`` in content: a name, then ``{``. Only a declared name starts a call (whose body is
         held until its braces close); anything else is content, as before."""
@@ -553,8 +643,8 @@ class GemmaParser(StepParser):
                 return i + 1
             if self._names is not None:  # without declared tools nothing is said (docs/variants.md)
                 self._diagnostics.append(refused_diagnostic(MISSING_CALL_WRAPPER, f"{name!r} is not a declared tool",
-                                                            raw=BARE_CALL + name + "{"))
-        self._emit_content(BARE_CALL)
+                                                            raw=self._lead + name + "{"))
+        self._emit_content(self._lead)
         self._state = _TEXT
         return pos
 
@@ -594,19 +684,19 @@ class GemmaParser(StepParser):
         name, text, raw, strings = self._head[0], "".join(self._body), "".join(self._raw), self._strings
         self._head, self._head_len, self._body, self._raw, self._strings = [], 0, [], [], []
         self._in_string = False
-        written = BARE_CALL + name + "{" + raw
+        lead = self._lead
+        written = lead + name + "{" + raw
         args, why, reader = None, "the output ended before the call's braces closed", None
         if complete:
-            reader = _Body(text, strings, self._schemas.get(name) or {}, self.limits.max_depth)
             try:
-                args, end = reader.arguments()
+                reader, args, end = read_body(text, strings, self._schemas.get(name) or {}, self.limits.max_depth)
                 why = f"the arguments do not fit {name!r}"
                 if text[end:].strip(BLANKS) or not declared(self.tools).arguments_fit(name, args):
                     args = None
             except (BodyError, TooDeep, RecursionError):
                 why = "the body is not Gemma object notation"
         if args is None:
-            self._diagnostics.append(refused_diagnostic(MISSING_CALL_WRAPPER, why, raw=BARE_CALL + name + "{"))
+            self._diagnostics.append(refused_diagnostic(MISSING_CALL_WRAPPER, why, raw=lead + name + "{"))
             self._emit_content(written)
             self._state = _TEXT
             return
@@ -614,8 +704,8 @@ class GemmaParser(StepParser):
         call.raw(raw)
         for code, message in reader.repairs:
             self._repaired(call, code, message)
-        drift = drift_diagnostic(MISSING_CALL_WRAPPER, f"{BARE_CALL}{name}{{ came without {CALL_OPEN} before it",
-                                 raw=BARE_CALL + name + "{")
+        drift = drift_diagnostic(MISSING_CALL_WRAPPER, f"{lead}{name}{{ came without {CALL_OPEN} before it",
+                                 raw=lead + name + "{")
         call.diag(drift.code, drift.message, raw=drift.raw)
         call.status = "repaired" if call.status == "proposed" else call.status
         for key, value in args.items():
@@ -624,18 +714,20 @@ class GemmaParser(StepParser):
         self._state, self._gap = _BARE_AFTER, ""
 
     def _bare_after(self, buf: str, pos: int, final: bool) -> int | None:
-        """After a call without ``<|tool_call>``: its orphan ``<tool_call|>`` is dropped
-        (``drift_orphan_call_closer``); anything else is content again."""
+        """After a call without ``<|tool_call>``: its orphan ``<tool_call|>`` (or, after a ``<tool_call>``
+        wrapper, ``</tool_call>``) is dropped (``drift_orphan_call_closer``); anything else is content again."""
         i = self._skip_blanks(buf, pos)
         self._gap += buf[pos:i]
-        if self._marker_at(buf, i, CALL_CLOSE):
-            index = self._call_count - 1
-            self._diagnostics.append(drift_diagnostic(
-                ORPHAN_CALL_CLOSER, f"{CALL_CLOSE} closed call {index}, whose {CALL_OPEN} was missing; dropped",
-                raw=CALL_CLOSE, call_index=index))
-            self._state, self._gap = _AFTER, ""
-            return i + len(CALL_CLOSE)
-        if not final and self._may_still_be(buf, i, CALL_CLOSE):
+        closers = (CALL_CLOSE, WRAPPER_CLOSE) if self._lead.startswith(WRAPPER_OPEN) else (CALL_CLOSE,)
+        for closer in closers:
+            if self._marker_at(buf, i, closer):
+                index = self._call_count - 1
+                self._diagnostics.append(drift_diagnostic(
+                    ORPHAN_CALL_CLOSER, f"{closer} closed call {index}, whose {CALL_OPEN} was missing; dropped",
+                    raw=closer, call_index=index))
+                self._state, self._gap = _AFTER, ""
+                return i + len(closer)
+        if not final and any(self._may_still_be(buf, i, closer) for closer in closers):
             return None if i == pos else i
         self._emit_content(self._gap)
         self._gap = ""
@@ -647,6 +739,6 @@ class GemmaParser(StepParser):
             self._emit_content(self._gap)
             self._gap = ""
 
-    _STEPS = (_start, _text, _opener, _header, _read_body, _after, _bare_head, _bare_body, _bare_after)
+    _STEPS = (_start, _text, _opener, _header, _read_body, _after, _bare_head, _bare_body, _bare_after, _wrap_head)
     """The step of each state (_START, _TEXT, _OPENER, _HEAD, _BODY_S, _AFTER, _BARE_HEAD, _BARE_BODY,
-    _BARE_AFTER): :mod:`toolwire.parsers.engine.steps`."""
+    _BARE_AFTER, _WRAP_HEAD): :mod:`toolwire.parsers.engine.steps`."""

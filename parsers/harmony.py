@@ -54,6 +54,10 @@ _ASCII_WS = re.compile(r"[ \t\n\r]+")  # the only header blanks; any other chara
 ANALYSIS_CALLS = ("accept", "reject")
 """``analysis_calls`` values: what a ``to=functions.NAME`` recipient on the analysis channel is."""
 MAX_HEADER_CHARS = 256
+_TRAPPED_BODY = re.compile(r"[ \t]*(?:assistant[ \t]*)?" + re.escape(CHANNEL) + r"(final|analysis)[ \t]+(?!to=)(\S.*)",
+                           re.DOTALL)
+"""A header that names the final or analysis channel, then text, and never reaches ``<|message|>``: the model left
+the marker out and the text is that channel's body (vLLM #45736 lost such an answer)."""
 """A header longer than this (or text with a line break where a header belongs) is not a header."""
 
 REASONING_CALL_NOTE = (
@@ -259,7 +263,9 @@ class HarmonyStreamParser(TrailingStopToken, StreamParser):
         if cut == len(text):
             return
         joined = "".join(self._hdr)
-        if self._hdr_markers:
+        if self._trapped_body(joined, opens=True):
+            pass
+        elif self._hdr_markers:
             self._diag("malformed_header", "a message header never reached <|message|>; the rest is read as "
                        "content", raw=joined)
             self._open(_Body("content", None))
@@ -269,6 +275,24 @@ class HarmonyStreamParser(TrailingStopToken, StreamParser):
             self._open(_Body("content", None))
             self._emit_content(joined)
         self._on_text(text[cut:])
+
+    def _trapped_body(self, text: str, *, opens: bool) -> bool:
+        """A header ``<|channel|>final TEXT`` (or ``analysis``) that ended without ``<|message|>``: TEXT is the
+        channel's body (``missing_message_marker``). ``opens``: the message goes on (the header was cut at a line
+        break or at its length limit), so its body stays open for the text that follows."""
+        m = _TRAPPED_BODY.fullmatch(text) if self._hdr_role in (None, "assistant") else None
+        if m is None or CONSTRAIN in m.group(2) or CHANNEL in m.group(2):
+            return False
+        channel, body = m.groups()
+        self._diag("missing_message_marker", f"a {channel} message without {MESSAGE} after its header; the text "
+                   f"after the channel name is read as its body", raw=text[:m.start(2)])
+        kind = "reasoning" if channel == "analysis" else "content"
+        header = Header("assistant", channel)
+        self._open(_Body(kind, header))
+        (self._emit_reasoning if kind == "reasoning" else self._emit_content)(body)
+        if not opens:
+            self._body = None
+        return True
 
     def _open_body(self) -> None:
         text = "".join(self._hdr)
@@ -395,7 +419,9 @@ class HarmonyStreamParser(TrailingStopToken, StreamParser):
             self._open_body()
         else:
             leftover = "".join(self._hdr)
-            if leftover:
+            if leftover and self._trapped_body(leftover, opens=False):
+                pass
+            elif leftover:
                 code = "malformed_header" if self._hdr_started else "text_between_messages"
                 self._diag(code, f"text where a message header belongs, ended by {marker}", raw=leftover)
             elif marker != START:
@@ -450,6 +476,8 @@ class HarmonyStreamParser(TrailingStopToken, StreamParser):
         if not text and not self._hdr_explicit:
             return
         header_like = self._hdr_markers or "to=" in text or self._hdr_explicit
+        if self._trapped_body(text, opens=False):
+            return
         if not self._hdr_started and not text.strip():
             self._diag("text_between_messages", "blank text after the last message", raw=text)
         elif not header_like or not self._hdr_started:
