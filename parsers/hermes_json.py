@@ -30,7 +30,11 @@ Drift (issue 33), with tools declared only: a body the format's reading cannot u
 :mod:`~toolwire.parsers.engine.drift_json` (``<function=NAME>`` bodies, Python calls, ``function=NAME`` keys,
 ``args`` / ``input`` keys, blank-padded names, a string left open), recovered only when the declared tools make
 the call unambiguous; a ``{"name": ...`` object at a line start is held back until an orphan ``</tool_call>``
-after it makes it a call (``missing_call_wrapper``) or it goes to the content as written.
+after it makes it a call (``missing_call_wrapper``) or it goes to the content as written. So is a JSON value written
+inside ``<tools>`` … ``</tools>`` (the wrapper of the prompt's tool list, which Qwen2.5-Coder writes around its calls
+instead of ``<tool_call>``; vLLM's ``qwen2_5_coder`` parser exists for it): one call object or an array of them,
+each naming a declared tool with fitting arguments, is read as those calls (``missing_call_wrapper``); anything
+else goes to the content as written.
 """
 
 from __future__ import annotations
@@ -68,8 +72,11 @@ _THINK_CLOSERS = (M["think_close"], "\n" + M["think_close"])
 _CONTENT_SCAN = MarkerScanner(_CALL_OPENERS)
 _CONTENT_THINK_SCAN = MarkerScanner(_CALL_OPENERS + _THINK_CLOSERS)  # families with a reasoning block
 _LINE_OBJECT = "\n{"  # with declared tools: a call object at a line start may be a call whose opener is missing
-_DRIFT_CONTENT_SCAN = MarkerScanner(_CALL_OPENERS + (_LINE_OBJECT,))
-_DRIFT_CONTENT_THINK_SCAN = MarkerScanner(_CALL_OPENERS + _THINK_CLOSERS + (_LINE_OBJECT,))
+# with declared tools: Qwen2.5-Coder's calls inside the tool list's wrapper instead of <tool_call> (not markers of
+# this family, which writes them only as prompt text: read by this drift reading alone)
+_TOOLS_OPEN, _TOOLS_CLOSE = "<tools>", "</tools>"
+_DRIFT_CONTENT_SCAN = MarkerScanner(_CALL_OPENERS + (_LINE_OBJECT, _TOOLS_OPEN))
+_DRIFT_CONTENT_THINK_SCAN = MarkerScanner(_CALL_OPENERS + _THINK_CLOSERS + (_LINE_OBJECT, _TOOLS_OPEN))
 _BRACE_RUN = regex.compile(r"\}{1,64}(?=[\x00-\x1f]|$)"  # closing braces that may end a string left open, or
                            r"|'[ \t]{0,8},[ \t]{0,8}\"(?=[^,}\]: \t\r\n\"]|$)")  # a closing ' then the next key
 _ORPHAN_HEAD = regex.compile(r'\{[ \t\n\r]*"name"[ \t\n\r]*:')  # how such an object must open
@@ -95,9 +102,10 @@ class HermesState(IntEnum):
     BARE = 4             # a bare JSON answer that may be calls without the wrapper
     REASONING_START = 5  # the start of reasoning the prompt opened
     ORPHAN = 6           # a call object at a line start, held until an orphan </tool_call> decides (issue 33)
+    TOOLS = 7            # after <tools> in content: held until its JSON value and </tools> decide (issue 33)
 
 
-_START, _CONTENT, _REASONING, _CALL, _BARE, _REASONING_START, _ORPHAN = HermesState
+_START, _CONTENT, _REASONING, _CALL, _BARE, _REASONING_START, _ORPHAN, _TOOLS = HermesState
 
 
 class _CallBody:
@@ -171,6 +179,7 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
                                   else _DRIFT_CONTENT_SCAN)
         self._orphan: list | None = None  # [scanner, held parts, their length] while a call object is held
         self._orphan_skip = False         # the held text went back to content: its "\n{" is content
+        self._tools_block: list | None = None  # [scanner, held parts, their length] after <tools>
         self._mode = _REASONING_START if thinking else _START if self.think_tag_at_start else _CONTENT
         self._after_think = False        # drop the newlines that follow </think>
         self._bare_open = self.bare_json_calls  # a bare JSON answer is still possible
@@ -180,7 +189,7 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
         self._body: _CallBody | None = None
         self._return_mode = _CONTENT
         self._steps = (self._at_start, self._in_content, self._in_reasoning, self._in_call, self._in_bare,
-                       self._at_reasoning_start, self._in_orphan)
+                       self._at_reasoning_start, self._in_orphan, self._in_tools)
 
     # ---- the state machine: each step consumes what it can and says whether to go on
     def _advance(self, final: bool) -> None:
@@ -275,6 +284,13 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
             self._buf = buf[hit.start:]
             return False
         self._buf = buf[hit.end:]
+        if hit.marker == _TOOLS_OPEN:  # maybe calls in the tool list's wrapper (text only, as missing_call_wrapper)
+            if self._reading_ids():
+                self._emit_content(hit.marker)
+            else:
+                self._tools_block = [None, [hit.marker], 0]
+                self._mode = _TOOLS
+            return True
         if hit.marker in _THINK_CLOSERS:  # no reasoning is open: the closer is not content
             self._diag("reasoning_close_in_content", f"{M['think_close']!r} with no reasoning open; the text "
                        "before it stays content", raw=hit.marker)
@@ -682,6 +698,97 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
         self._buf = "".join(parts) + self._buf
         self._orphan = None
         self._orphan_skip = not parts or parts[0] == "\n"  # (not after a bare answer: no "\n{" to skip)
+        self._mode = _CONTENT
+        return True
+
+    # ---- calls written inside <tools> ... </tools> (issue 33)
+    def _in_tools(self, final: bool) -> bool:
+        """After ``<tools>`` in content, with tools declared: blanks, one JSON value, blanks, then ``</tools>`` (or
+        the end of the output). Held until then; read as calls when the value is a call object or an array of
+        them, each naming a declared tool with arguments that fit (``missing_call_wrapper``); otherwise the held
+        text is content again, as it was."""
+        held = self._tools_block
+        buf = self._buf
+        if held[0] is None:
+            blank = len(buf) - len(buf.lstrip(_JSON_WS))
+            if blank == len(buf):
+                if final:
+                    return self._tools_back()
+                held[1].append(buf)
+                self._buf = ""
+                return False
+            if buf[blank] not in "{[":
+                return self._tools_back()
+            held[0] = JsonValueScanner(self._bounds["max_depth"] + 1)
+            held[1].append(buf[:blank])
+            self._buf = buf = buf[blank:]
+        scanner, parts, _ = held
+        if not scanner.done:
+            end = scanner.feed(buf)
+            if not scanner.strict:
+                return self._tools_back()
+            piece = buf if end < 0 else buf[:end]
+            parts.append(piece)
+            held[2] += len(piece)
+            self._buf = buf = buf[len(piece):]
+            if not scanner.done:
+                if final or held[2] > self._bounds["max_bytes"]:
+                    return self._tools_back()
+                return False
+        blank = len(buf) - len(buf.lstrip(_JSON_WS))
+        rest = buf[blank:blank + len(_TOOLS_CLOSE)]
+        if not final and (blank == len(buf) or (len(rest) < len(_TOOLS_CLOSE) and _TOOLS_CLOSE.startswith(rest))):
+            return False
+        closed = rest == _TOOLS_CLOSE
+        if not closed and blank < len(buf):  # text after the value inside the wrapper: not this shape
+            return self._tools_back()
+        end = blank + len(_TOOLS_CLOSE) if closed else blank
+        text = "".join(parts[1:]).lstrip(_JSON_WS)  # the value (the blanks before it were held with it)
+        raw = "".join(parts) + buf[:end]
+        readings = self._tools_readings(text)
+        if isinstance(readings, drift_json.Refused):
+            self._diagnostics.append(refused_diagnostic(readings.code, readings.why, raw))
+            return self._tools_back()
+        self._tools_block = None
+        self._buf = buf[end:]
+        self._mode = _CONTENT
+        elements = [text] if text[:1] == "{" else element_texts(text)
+        for reading, element in zip(readings, elements):
+            call = self._begin_call(reading.name, source="content")
+            call.diagnostics.append(drift_diagnostic(reading.code, reading.message, raw, call.index))
+            closed_args = stream_arguments(call).close(decoded=LadderResult(reading.arguments, "repaired", [], None))
+            finish_call(call, closed_args._replace(raw=_arguments_text(element)))
+        return True
+
+    def _tools_readings(self, text: str) -> list | drift_json.Refused:
+        """The calls a JSON value written inside ``<tools>`` holds (recovered readings, in order), or the refusal."""
+        try:
+            value = loads(text, max_depth=self._bounds["max_depth"] + 1, max_bytes=self._bounds["max_bytes"])
+        except ValueError:
+            return drift_json.Refused(MISSING_CALL_WRAPPER, "the value inside <tools> is not JSON within the limits")
+        values = value if isinstance(value, list) else [value]
+        if not values:
+            return drift_json.Refused(MISSING_CALL_WRAPPER, "the array inside <tools> is empty")
+        readings = []
+        for item in values:
+            name = item.get("name") if isinstance(item, dict) else None
+            args, _, _ = call_object_arguments(item)
+            if not isinstance(name, str) or set(item) - {"name", "arguments", "parameters"}:
+                return drift_json.Refused(MISSING_CALL_WRAPPER, "a value inside <tools> is not a call object")
+            reading = drift_json.settle(MISSING_CALL_WRAPPER, self._declared, name, args,
+                                        f"a call object inside {_TOOLS_OPEN}…{_TOOLS_CLOSE} (the tool list's "
+                                        f"wrapper), without {M['call_open']!r}; read as the call")
+            if isinstance(reading, drift_json.Refused):
+                return reading
+            readings.append(reading)
+        return readings
+
+    def _tools_back(self) -> bool:
+        """Not calls after all: ``<tools>`` is content, and the text held after it is read again as content."""
+        parts = self._tools_block[1]
+        self._emit_content(parts[0])
+        self._buf = "".join(parts[1:]) + self._buf
+        self._tools_block = None
         self._mode = _CONTENT
         return True
 

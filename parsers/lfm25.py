@@ -18,8 +18,12 @@ that holds it): a call it cuts short is ``rejected`` (``unclosed_call``, ``unter
 the reasoning also ends at ``</think>``, and its calls come from the reasoning (``call_in_reasoning``).
 Accepted variants (docs/variants.md): calls without the list's brackets (``<|tool_call_start|>f(x=1)<|tool_call_end|>``,
 ``missing_call_list_brackets``, ``repaired``), double-quoted strings (raw as well), JSON's ``true`` / ``null`` in
-Python values (``json_literal``). Text in the block that is no call list is kept in ``text_in_tool_call_block``;
-a block the output never closes is noted (``tool_call_block_not_closed``).
+Python values (``json_literal``). Calls written in the block as JSON, one ``{"name": …, "arguments": {…}}`` object or
+a JSON array of them (LFM2's JSON output mode, which its model card offers through the system prompt; SGLang's
+LFM2 tests pin it), are read as those calls, ``repaired`` with ``json_tool_calls`` (the block's markers prove calls:
+an undeclared name is ``rejected`` as for any call), emitted whole when the block ends. Other text in the block
+that is no call list is kept in ``text_in_tool_call_block``; a block the output never closes is noted
+(``tool_call_block_not_closed``).
 """
 
 from __future__ import annotations
@@ -28,7 +32,10 @@ from typing import Any, Sequence
 
 from toolwire.families.lfm25 import LFM25, MARKERS
 
+from .engine.json_arguments import call_object_bounds, worse_status
+from .engine.json_repair import call_object_arguments, element_texts
 from .engine.lexer import MarkerScanner
+from .engine.safe_json import loads
 from .engine.pythonic import JSON, CallListReader, PythonicDialect, is_name_start
 from .engine.steps import StepParser
 from .engine.stop_tokens import TrailingStopToken
@@ -43,7 +50,7 @@ _CONTENT = MarkerScanner((CALL_OPEN, THINK_CLOSE))
 _REASONING = MarkerScanner((THINK_CLOSE, CALL_OPEN))
 _JUNK = {False: MarkerScanner((CALL_CLOSE,)), True: MarkerScanner((CALL_CLOSE, THINK_CLOSE))}
 
-_START, _TEXT, _BLOCK, _CALLS, _BLOCK_END, _BLOCK_JUNK = range(6)
+_START, _TEXT, _BLOCK, _CALLS, _BLOCK_END, _BLOCK_JUNK, _LIST_OPEN = range(7)
 
 
 class Lfm25Parser(TrailingStopToken, StepParser):
@@ -117,16 +124,35 @@ class Lfm25Parser(TrailingStopToken, StepParser):
             return None if i == pos else i
         reader = self._reader
         ch = buf[i]
-        if ch == "[":
-            reader.start(source=self._mode, bracketed=True, region_end=self._region())
-            self._state = _CALLS
+        if ch == "[":  # a call list, or a JSON array of call objects: the first non-blank after it decides
+            self._junk = ["["]
+            self._state = _LIST_OPEN
             return i + 1
+        if ch == "{":
+            self._state = _BLOCK_JUNK  # read whole up to the block's end, then as JSON calls
+            return i
         if is_name_start(ch):
             reader.start(source=self._mode, bracketed=False, region_end=self._region())
             reader.variant = ("missing_call_list_brackets", "the calls were written without the list's [ ]")
             self._state = _CALLS
             return i
         self._state = _BLOCK_END
+        return i
+
+    def _list_open(self, buf: str, pos: int, final: bool) -> int | None:
+        """After the block's ``[``: blanks (kept aside, so each piece is looked at once), then ``{`` (a JSON array
+        of call objects, read whole up to the block's end) or the call list's first call."""
+        i = self._skip_blanks(buf, pos)
+        if i == len(buf) and not final:
+            self._junk.append(buf[pos:i])
+            return None if i == pos else i
+        if buf.startswith("{", i):
+            self._junk.append(buf[pos:i])
+            self._state = _BLOCK_JUNK
+            return i
+        self._junk = []  # "[" and blanks: the call list's framing
+        self._reader.start(source=self._mode, bracketed=True, region_end=self._region())
+        self._state = _CALLS
         return i
 
     def _calls(self, buf: str, pos: int, final: bool) -> int | None:
@@ -175,15 +201,53 @@ class Lfm25Parser(TrailingStopToken, StepParser):
     def _flush_junk(self) -> None:
         text = "".join(self._junk)
         self._junk = []
-        if text:
+        if text and not self._json_calls(text):
             self._diag("text_in_tool_call_block", f"text in {CALL_OPEN}…{CALL_CLOSE} that is no call list; kept "
                        "here", raw=text)
+
+    def _json_calls(self, text: str) -> bool:
+        """The block's text as JSON calls: one call object or an array of them, each with a string ``name`` and an
+        object of ``arguments`` (or ``parameters``); emitted (``repaired``, ``json_tool_calls``) and True, else
+        False with nothing emitted."""
+        body = text.strip(" \t\r\n")
+        if body[:1] not in ("{", "["):
+            return False
+        bounds = call_object_bounds(self.limits)
+        try:
+            value = loads(body, max_depth=bounds["max_depth"] + 1,
+                          max_bytes=bounds["max_bytes"] * max(1, self.limits.max_calls))
+        except ValueError:
+            return False
+        values = value if isinstance(value, list) else [value]
+        calls = []
+        for item in values:
+            name = item.get("name") if isinstance(item, dict) else None
+            args, key, repairs = call_object_arguments(item)
+            if not isinstance(name, str) or not name.strip() or not isinstance(args, dict):
+                return False
+            calls.append((name, args, sorted(set(item) - {"name", key}), repairs))
+        if not calls:
+            return False
+        raws = element_texts(body) if isinstance(value, list) else [body]
+        for (name, args, extra, repairs), raw in zip(calls, raws):
+            call = self._begin_call(name, source=self._mode)
+            call.diag("json_tool_calls", f"the call was written as JSON in {CALL_OPEN}…{CALL_CLOSE} (LFM2's JSON "
+                      "output mode), not as a Python call; read as the call", severity="warning")
+            for code, message in repairs:
+                call.diag(code, message, severity="warning")
+            if extra:
+                call.diag("unexpected_keys", f"the call object also has {extra}; ignored", severity="warning")
+            for k, v in args.items():
+                call.value(k, v)
+            call.raw(raw)
+            call.finish(worse_status(call.status, "repaired"))
+        return True
 
     def _at_end(self) -> None:
         pass
 
-    _STEPS = (_start, _text, _block, _calls, _block_end, _block_junk)
-    """The step of each state (_START, _TEXT, _BLOCK, _CALLS, _BLOCK_END, _BLOCK_JUNK)."""
+    _STEPS = (_start, _text, _block, _calls, _block_end, _block_junk, _list_open)
+    """The step of each state (_START, _TEXT, _BLOCK, _CALLS, _BLOCK_END, _BLOCK_JUNK, _LIST_OPEN)."""
 
 
 __all__ = ["DIALECT", "MARKERS", "Lfm25Parser"]

@@ -13,6 +13,10 @@ key, the arguments beside the name, the name glued to the first key) is a call w
 
 After ``<|python_tag|>`` a built-in call ``NAME.call(key="value", ...)`` is read at the end of the output;
 other text there is ``code_interpreter`` code. Built-in tool names (``builtin_tools``) count as declared.
+
+``<|python_tag|>`` is the vocabulary's own call opener, so it opens calls wherever the model writes it: after
+content (``Some text. <|python_tag|>{...}``) and between calls (``{...}<|python_tag|>{...}``, the tag standing for
+the ``;`` separator). It is framing there as at the start, never content (SGLang's Llama 3.2 tests pin both).
 """
 
 from __future__ import annotations
@@ -251,7 +255,7 @@ class LlamaParser(TrailingStopToken, StreamParser):
         return at
 
     def _after(self, buf: str, pos: int, final: bool) -> int | None:
-        """After a call: blanks, ``;`` and another call, or content."""
+        """After a call: blanks, ``;`` and another call, ``<|python_tag|>`` and another call, or content."""
         i = pos
         while i < len(buf) and (buf[i] in _BLANK or (buf[i] == ";" and ";" not in self._pending)):
             i += 1
@@ -261,8 +265,20 @@ class LlamaParser(TrailingStopToken, StreamParser):
         if buf[i] == "{":
             self._open_object()
             return i
+        tag = self.python_tag
+        if tag is not None and self._marker_at(buf, i, tag):
+            return self._tag_opens(i + len(tag))
+        if tag is not None and not final and len(buf) - i < len(tag) and tag.startswith(buf[i:]):
+            return None if i == pos else i  # maybe the tag: wait for the rest of it
         self._to_content()
         return i
+
+    def _tag_opens(self, end: int) -> int:
+        """``<|python_tag|>`` read (ending at ``end``): what follows is calls, as after the tag at the start."""
+        self._pending = ""
+        self._tagged = True
+        self._state = _START
+        return end
 
     def _array(self, buf: str, pos: int, final: bool) -> int | None:
         """A reply that opens with ``[``: a JSON array of calls only when every element is a call object
@@ -329,8 +345,25 @@ class LlamaParser(TrailingStopToken, StreamParser):
         return None if pos == len(buf) else len(buf)
 
     def _plain(self, buf: str, pos: int, final: bool) -> int | None:
-        self._emit_content(buf[pos:])
-        return None if pos == len(buf) else len(buf)
+        """Content, up to a ``<|python_tag|>``: the calls it opens (a possible start of it at the end of the buffer
+        waits for the next piece)."""
+        tag = self.python_tag
+        if tag is None:
+            self._emit_content(buf[pos:])
+            return None if pos == len(buf) else len(buf)
+        i = buf.find(tag, pos)
+        while i >= 0 and not self._marker_at(buf, i, tag):  # spelled by ordinary token ids: text
+            i = buf.find(tag, i + 1)
+        if i >= 0:
+            self._emit_content(buf[pos:i])
+            return self._tag_opens(i + len(tag))
+        end = len(buf)
+        if not final:
+            lt = buf.rfind("<", max(pos, len(buf) - len(tag) + 1))
+            if lt >= 0 and tag.startswith(buf[lt:]):
+                end = lt
+        self._emit_content(buf[pos:end])
+        return None if end == pos else end
 
     # ---- helpers
     def _open_object(self) -> None:

@@ -22,5 +22,9 @@ class MinistralParser(MistralParser):
     family = MINISTRAL3
 
     grammar = Grammar(call_open=M["tool_calls"], header_end=M["args"], think_open=M["think_open"],
-                      think_close=M["think_close"])
+                      think_close=M["think_close"], json_array_calls=True)
+    """As Mistral Small 3.2's, with ``[THINK]``; the format before v11 (``[TOOL_CALLS][{"name", "arguments"}, …]``,
+    which Mistral checkpoints of that time, Ministral-8B-2410 among them, write; mlx-lm #1374) is read as there
+    (``json_array_calls``, ``repaired``): without it a complete call was a ``truncated_call_header`` and the output
+    marked truncated."""
     prompt_opens_reasoning = True  # only when the caller says so (thinking=True / a prompt that opened it)

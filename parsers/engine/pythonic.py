@@ -281,6 +281,7 @@ class CallListReader:
         self._skip_quote = ""         # a string being skipped
         self._skip_raw = False        # ... an argument's raw string (closed by the look-ahead rule)
         self._garbage: list[str] = []
+        self._gap: list[str] = []     # blanks after a call's name, read before what follows them decides
 
     # ---- the step
     def read(self, buf: str, pos: int, final: bool) -> int | None:
@@ -597,16 +598,20 @@ class CallListReader:
         return i
 
     def _call_open(self, buf: str, pos: int, final: bool) -> int | None:
-        """After a call's name: blanks, then ``(``."""
+        """After a call's name: blanks (kept aside while they are all there is, so a long run is not held in the
+        buffer), then ``(``."""
         i = self._blanks(buf, pos)
         if i == len(buf) and not final:
-            return None
+            if i > pos:
+                self._gap.append(buf[pos:i])
+            return None if i == pos else i
+        gap, self._gap = "".join(self._gap) + buf[pos:i], []
         name = "".join(self._tok)
         if i < len(buf) and buf[i] == "(":
             self._open_call(name, i + 1)
             self._state = _ARG
             return i + 1
-        self._garbage.append(name + buf[pos:i])
+        self._garbage.append(name + gap)
         return self._no_call(buf, i)
 
     def _arg(self, buf: str, pos: int, final: bool) -> int | None:

@@ -359,3 +359,24 @@ def test_a_long_string_streams_piece_by_piece():
     fragments = [e for e in events if e.type == "arguments"]
     assert len(fragments) > 150  # one (or two) per delta, not one at the close
     assert out.tool_calls[0].arguments == {"a": "word " * 2000}
+
+
+@pytest.mark.parametrize("name", ["lfm25", "llama4_pythonic"])
+def test_blanks_after_a_call_name_wait_aside_not_in_the_buffer(name):
+    """A name, then a long run of blanks: what follows them decides (``(`` opens the call, anything else makes the
+    text no call), so they are kept aside as they arrive; the buffer never holds the run (fuzz: held_back). (Llama 4
+    pythonic's own look-ahead before a list holds at most ``MAX_LOOKAHEAD`` characters, by design.)"""
+    fmt = toolwire.get_format(name)
+    head = "<|tool_call_start|>[" if name == "lfm25" else "["
+    tail = "<|tool_call_end|>" if name == "lfm25" else ""
+    bound = 64 if name == "lfm25" else pythonic.MAX_LOOKAHEAD + 64
+    for rest, calls in (("(city='Paris')]", [("get_weather", {"city": "Paris"})]), ("et_weather()]", [])):
+        text = f"{head}get_weather{' ' * 1400}{rest}{tail}"
+        parser = fmt.stream(None)
+        for at in range(0, len(text), 64):
+            parser.feed(text[at:at + 64])
+            assert len(parser._buf) <= bound
+        out = parser.finish()
+        if name == "lfm25":  # (Llama 4 pythonic: past its look-ahead the "[" is content, by design)
+            assert [(c.name, c.arguments) for c in out.tool_calls] == calls
+        assert out.model_dump() == fmt.parse(text, None).model_dump()
