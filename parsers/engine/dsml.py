@@ -56,9 +56,18 @@ from toolwire.family import Family
 from toolwire.markers import Marker
 
 from .call_builder import CallBuilder
+from .drift import DRIFT_CODES, DeclaredTools, Drift, refused_diagnostic, register
 from .stream import StreamParser
 from .lexer import MarkerScanner
-from .safe_json import error_code, loads_argument
+from .safe_json import error_code, loads, loads_argument
+from .xml_drift import JSON_BODY
+
+WRAPPED_ARGUMENTS = "drift_wrapped_arguments"
+"""DSML: the arguments written as one object under a wrapper parameter the tool does not declare
+(``<｜DSML｜parameter name="arguments" …>{…}</｜DSML｜parameter>``, or a JSON body ``{"arguments": {…}}``)."""
+register(Drift.BORROWED_SHAPE, WRAPPED_ARGUMENTS)
+WRAPPER_KEYS = frozenset(("arguments", "input", "args", "parameters"))
+"""The wrapper names seen in real DSML output (``arguments``, ``input``) and their JSON-call kin."""
 
 MAX_HEADER = 512
 """Longest tag header (``NAME"`` or ``KEY" string="true"``) read before the tag counts as malformed."""
@@ -220,7 +229,8 @@ class DsmlStreamParser(StreamParser):
         self._in_reasoning = False  # the open block was written inside the reasoning
         self._call: CallBuilder | None = None
         self._key: str | None = None
-        self._mode = ""  # "string" | "json" | "guess"
+        self._mode = ""  # "string" | "json" | "guess" | "wrap:<one of those>" (a possible wrapper, see _wrapper)
+        self._declared = DeclaredTools.of(tools)  # None: no tools, no drift recovery
         self._value: list[str] = []
         self._text = ""
         self._pos = 0
@@ -325,6 +335,8 @@ class DsmlStreamParser(StreamParser):
             return
         junk, self._junk = "".join(self._junk), []
         if self._call is not None:
+            if self._json_body(junk):
+                return
             self._call.diag("junk_in_invoke", "text between parameters was ignored", raw=junk)
             self._mark("repaired")
         else:
@@ -671,6 +683,79 @@ class DsmlStreamParser(StreamParser):
         self._call.finish(status)
         self._call = None
 
+    # ------------------------------------------------------------------ drift recoveries (issue 33)
+    def _drift(self, code: str, message: str, raw: str | None) -> None:
+        """A recovery taken on the open call: ``repaired``, the diagnostic names its class."""
+        self._call.diag(code, f"{DRIFT_CODES[code].value}: {message}", raw=raw)
+        self._mark("repaired")
+
+    def _refuse(self, code: str, why: str, raw: str | None) -> None:
+        """A recovery not taken: said at severity ``info`` on the open call; the text is kept as before."""
+        diag = refused_diagnostic(code, why, raw)
+        self._call.diag(diag.code, diag.message, severity="info", raw=raw)
+
+    def _fits(self, arguments: Any) -> bool:
+        return self._declared.arguments_fit(self._call.name, arguments)
+
+    def _wrapper(self, key: str) -> bool:
+        """Whether the parameter opening now may be a wrapper holding the call's arguments: the first parameter of
+        a call of a declared tool that lists its parameters, named like a wrapper (:data:`WRAPPER_KEYS`) it does not
+        list. Its value
+        is held (not streamed) until it closes, when :meth:`_unwrap` decides."""
+        known, call = self._declared, self._call
+        if known is None or key not in WRAPPER_KEYS or call.arguments or self._in_reasoning:
+            return False
+        props = known.properties(call.name)  # a tool that lists no parameters fits any object: no reading
+        return bool(props) and key not in props
+
+    def _unwrap(self, key: str, raw: str) -> bool:
+        """A wrapper parameter's value that is a JSON object of arguments fitting the tool: its entries are the
+        call's arguments (``drift_wrapped_arguments``). False (the value is stored under ``key`` as written) when
+        it is not."""
+        limits = self.limits
+        try:
+            inner = loads(raw.strip(_LAYOUT), max_depth=limits.max_depth, max_bytes=limits.max_argument_bytes)
+        except ValueError:
+            inner = None
+        if not (isinstance(inner, dict) and inner and self._fits(inner)):
+            self._refuse(WRAPPED_ARGUMENTS, f"the value of {key!r} is not a JSON object of arguments that fit "
+                         f"{self._call.name!r}", raw=raw)
+            return False
+        for k, v in inner.items():
+            self._call.value(k, v)
+        self._drift(WRAPPED_ARGUMENTS, f"the arguments of {self._call.name!r} were written as one object under "
+                    f"{key!r}, which the tool does not declare; read as its arguments", raw=raw)
+        return True
+
+    def _json_body(self, junk: str) -> bool:
+        """An invoke whose body is one JSON object of arguments instead of parameter tags (``drift_json_body``;
+        an object under one wrapper key, ``drift_wrapped_arguments``): its arguments, when the call's tool is
+        declared and they fit its schema. False (the text stays ``junk_in_invoke``) otherwise; the whole body is
+        one run of junk, so this is decided at its end, at every chunking."""
+        call, body = self._call, junk.strip(_LAYOUT)
+        if (self._declared is None or call.arguments or call.past_limit or self._in_reasoning
+                or not (body.startswith("{") and body.endswith("}"))):
+            return False
+        limits = self.limits
+        try:
+            arguments = loads(body, max_depth=limits.max_depth, max_bytes=limits.max_argument_bytes)
+        except ValueError:
+            arguments = None
+        code, message = JSON_BODY, f"the arguments of {call.name!r} were written as a JSON object"
+        if isinstance(arguments, dict) and len(arguments) == 1 and not self._fits(arguments):
+            (key, inner), = arguments.items()
+            if (key in WRAPPER_KEYS and isinstance(inner, dict) and inner and self._declared.properties(call.name)
+                    and self._fits(inner)):
+                arguments, code = inner, WRAPPED_ARGUMENTS
+                message += f" under {key!r}, which the tool does not declare"
+        if not (isinstance(arguments, dict) and self._fits(arguments)):
+            self._refuse(JSON_BODY, f"the body is not a JSON object of arguments that fit {call.name!r}", raw=junk)
+            return False
+        for key, value in arguments.items():
+            call.value(key, value)
+        self._drift(code, message + "; read as its arguments", raw=junk)
+        return True
+
     # ------------------------------------------------------------------ parameters
     def _param_header(self, final: bool) -> bool:
         start = self._pos
@@ -695,7 +780,12 @@ class DsmlStreamParser(StreamParser):
             call.diag("missing_string_attribute", f"parameter {self._key!r} has no string attribute")
         elif string not in ("true", "false"):
             call.diag("invalid_string_attribute", f'parameter {self._key!r} has string="{string}"')
-        if string == "true":
+        if self._wrapper(self._key):  # held whole: "wrap:" + how the value is read when it is no wrapper
+            self._mode = "wrap:" + ("string" if string == "true" else "json" if string == "false" else "guess")
+            self._value = []
+            if string not in ("true", "false"):
+                self._mark("repaired")
+        elif string == "true":
             self._mode = "string"
             call.begin_string(self._key)
             if not self._in_reasoning:
@@ -770,6 +860,16 @@ class DsmlStreamParser(StreamParser):
         if not complete:
             call.diag("truncated_value", f"the value of {key!r} was cut off", raw=raw)
             return
+        if self._mode.startswith("wrap:"):
+            if self._unwrap(key, raw):
+                return
+            self._mode = self._mode[5:]
+            if self._mode == "string":
+                call.value(key, raw)
+                if self.grammar.namespace in raw:
+                    call.diag("markup_in_value", f"the value of {key!r} contains "
+                              f"{self.grammar.namespace.strip('｜ ')} markup", severity="info")
+                return
         limits = self.limits
         try:
             call.value(key, loads_argument(raw, max_depth=limits.max_depth, max_bytes=limits.max_argument_bytes))
