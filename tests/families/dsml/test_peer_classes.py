@@ -149,3 +149,24 @@ def test_a_long_string_wrapper_value_is_held_but_an_ordinary_string_value_still_
     parser = fmt.stream(TOOLS)
     parser.feed(head)
     assert [e.fragment for e in parser.feed("dust the") if e.type == "arguments"] == ["dust the"]
+
+
+def test_token_ids_give_the_text_result():
+    """From the real DeepSeek-V4 tokenizer's ids (control ids for the DSML tags), fed one id, three ids and all
+    at once, both recoveries give exactly the text parse."""
+    from support import REAL, full_state, require_shared
+    require_shared()
+    pytest.importorskip("tokenizers")
+    from toolwire.tokenize import load_tokenizer, vocabulary
+    tokenizer = load_tokenizer(str(REAL / "tokenizers" / "DeepSeek-V4"))
+    fmt = toolwire.get_format("deepseek_v4")
+    for text in (block("deepseek_v4", ("set_lamp", '{"room": "attic", "level": 3}\n')),
+                 block("deepseek_v4", ("set_lamp", param("deepseek_v4", "input", "true", '{"room": "cellar"}')))):
+        ref = fmt.parse(text, TOOLS)
+        assert ref.tool_calls[0].status == "repaired"
+        ids = vocabulary(tokenizer).encode(text)
+        for step in (1, 3, len(ids)):
+            parser = fmt.stream(TOOLS, tokenizer=tokenizer)
+            for i in range(0, len(ids), step):
+                parser.feed(ids=ids[i:i + step])
+            assert full_state(parser.finish()) == full_state(ref)
