@@ -66,6 +66,9 @@ WRAPPED_ARGUMENTS = "drift_wrapped_arguments"
 """DSML: the arguments written as one object under a wrapper parameter the tool does not declare
 (``<｜DSML｜parameter name="arguments" …>{…}</｜DSML｜parameter>``, or a JSON body ``{"arguments": {…}}``)."""
 register(Drift.BORROWED_SHAPE, WRAPPED_ARGUMENTS)
+BARE_PARAMETER_TAG = "drift_bare_parameter_tag"
+"""DSML: a parameter opened with ``<parameter name="KEY" …>`` (the DSML token lost) between an invoke's parameters."""
+register(Drift.MISSING_MARKERS, BARE_PARAMETER_TAG)
 WRAPPER_KEYS = frozenset(("arguments", "input", "args", "parameters"))
 """The wrapper names seen in real DSML output (``arguments``, ``input``) and their JSON-call kin."""
 
@@ -129,6 +132,9 @@ class DsmlGrammar:
     separator_joins: bool = False
     """The ``separator`` only joins the block to text before it (taken with the block when present; no
     ``missing_block_separator`` note without it): a block that opens the answer has none."""
+    bare_param_open: str = ""
+    """A parameter tag written without the namespace token (``<parameter name="``), seen in real DeepSeek output
+    between an invoke's parameters: read there, fail-closed (``drift_bare_parameter_tag``); "" for none."""
     _cache: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     @cached_property
@@ -179,7 +185,7 @@ class DsmlGrammar:
                 _AFTER_BLOCK: self._with_variants(self.opens | {self.invoke_open}) | text,
                 _BLOCK: self._with_variants({self.invoke_open} | self.closes | self.opens) | think,
                 _INVOKE: self._with_variants({self.param_open, self.invoke_close, self.invoke_open} | self.closes)
-                | think,
+                | think | ({self.bare_param_open} if self.bare_param_open else set()),
                 _VALUE: self._with_variants({self.param_close, self.param_open, self.invoke_close}) | think,
                 _SKIP: self._with_variants({self.invoke_close, self.invoke_open} | self.closes) | think,
             }[state]
@@ -214,6 +220,7 @@ def dsml_grammar(family: Family, *, namespace: str = DSML, variants: tuple[str, 
         spelling_variants=tuple((m[r].replace(namespace, v), m[r]) for r in _TAG_ROLES for v in variants
                                 if namespace in m[r]),
         namespace=namespace, after_think=after_think, separator_joins=separator_joins,
+        bare_param_open='<parameter name="' if namespace == DSML else "",
     )
 
 
@@ -660,9 +667,10 @@ class DsmlStreamParser(StreamParser):
         if raw is None:
             return False
         marker = g.canonical.get(raw, raw)
-        if marker == g.param_open:
+        if marker == g.param_open or (marker == g.bare_param_open and marker):
             self._structure(raw)
             self._state, self._header_checked = _PARAM_HEADER, 0
+            self._mode = "bare" if marker != g.param_open else ""
         elif marker == g.invoke_close:
             self._mirror(raw)
             self._close_invoke()
@@ -717,14 +725,24 @@ class DsmlStreamParser(StreamParser):
             inner = loads(raw.strip(_LAYOUT), max_depth=limits.max_depth, max_bytes=limits.max_argument_bytes)
         except ValueError:
             inner = None
-        if not (isinstance(inner, dict) and inner and self._fits(inner)):
-            self._refuse(WRAPPED_ARGUMENTS, f"the value of {key!r} is not a JSON object of arguments that fit "
-                         f"{self._call.name!r}", raw=raw)
-            return False
+        name = self._call.name
+        if isinstance(inner, dict) and inner and self._fits(inner):
+            message = f"the arguments of {name!r} were written as one object under {key!r}, which the tool does not " \
+                      "declare; read as its arguments"
+        else:  # a tool that lists one parameter: the wrapper's value may be that parameter's (a bare scalar)
+            props = self._declared.properties(name)
+            value = raw if self._mode == "wrap:string" else inner
+            only = next(iter(props)) if len(props) == 1 else None
+            if only is None or value is None or isinstance(value, dict) or not self._fits({only: value}):
+                self._refuse(WRAPPED_ARGUMENTS, f"the value of {key!r} is not a JSON object of arguments that fit "
+                             f"{name!r}, nor a value of its only parameter", raw=raw)
+                return False
+            inner = {only: value}
+            message = f"the value of {name!r}'s only parameter {only!r} was written under {key!r}, which the tool " \
+                      "does not declare; read as that parameter"
         for k, v in inner.items():
             self._call.value(k, v)
-        self._drift(WRAPPED_ARGUMENTS, f"the arguments of {self._call.name!r} were written as one object under "
-                    f"{key!r}, which the tool does not declare; read as its arguments", raw=raw)
+        self._drift(WRAPPED_ARGUMENTS, message, raw=raw)
         return True
 
     def _json_body(self, junk: str) -> bool:
@@ -763,9 +781,25 @@ class DsmlStreamParser(StreamParser):
         if got is None:
             return False
         header, end = got
-        self._structure(self._text[start:self._pos])
         call = self._call
         self._state = _INVOKE
+        if self._mode == "bare":  # <parameter name="KEY"…> without the DSML token: fail-closed
+            self._mode = ""
+            tag = self.grammar.bare_param_open + self._text[start:self._pos]
+            key = header.split('"', 1)[0]
+            known = self._declared
+            why = ("no tools were declared" if known is None else "its key is not a parameter of the tool"
+                   if key not in known.properties(call.name) else "the tag does not end with '>'" if end != ">"
+                   else None)
+            if why is not None or self._in_reasoning:
+                if known is not None:
+                    self._refuse(BARE_PARAMETER_TAG, why or "inside reasoning", raw=tag)
+                self._junk.append(self.grammar.bare_param_open)  # the tag stays junk between parameters, as
+                self._gap(self._text[start:self._pos])           # before (its opener's raw text is already kept)
+                return True
+            self._drift(BARE_PARAMETER_TAG, f"parameter {key!r} opened with {tag!r}, without the DSML token; read "
+                        "as the parameter", raw=tag)
+        self._structure(self._text[start:self._pos])
         if end != ">":
             if not (end is None and final and len(header) <= MAX_HEADER):
                 call.diag("malformed_tag", "a parameter tag does not end; the parameter was dropped", raw=header)

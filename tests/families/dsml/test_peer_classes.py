@@ -8,7 +8,11 @@ here, in this project's own words and values).
   ``input``): the call carried ``{"arguments": {...}}``, usable, with no diagnostic. Now
   ``drift_wrapped_arguments`` under the same conditions.
 
-Both are issue-33 drift recoveries: fail-closed (no declared tools, an undeclared tool, arguments off the schema
+* A parameter opened with ``<parameter name="KEY">`` (the DSML token lost, its closer intact; a public report of
+  V4.1-Flash): the call was ``repaired`` and usable with ``{}``. Now ``drift_bare_parameter_tag`` when ``KEY`` is
+  a parameter of the declared tool.
+
+All are issue-33 drift recoveries: fail-closed (no declared tools, an undeclared tool, arguments off the schema
 keep the previous reading, with an ``info`` note when tools were declared), stream and one-shot agree.
 """
 
@@ -107,6 +111,27 @@ def test_arguments_under_an_undeclared_wrapper_are_the_calls_arguments(family, k
 
 
 @pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("string, value, kept", [("true", "dust the shelves", "dust the shelves"),
+                                                 ("false", '"dust the shelves"', "dust the shelves")])
+def test_a_bare_value_under_a_wrapper_is_the_only_parameter_of_its_tool(family, string, value, kept):
+    """A tool that lists one parameter: the wrapper's value that fits it is that parameter's (a report shows
+    ``{"arguments": "ls -la"}`` for a one-string tool)."""
+    fmt = toolwire.get_format(family)
+    out = check_chunking(fmt, block(family, ("write_memo", param(family, "arguments", string, value))), TOOLS)
+    assert calls(out) == [("write_memo", {"body": kept}, "repaired", ["drift_wrapped_arguments"])]
+
+
+@pytest.mark.parametrize("tool, value", [("write_memo", "7"), ("set_lamp", '"attic"')])
+def test_a_bare_value_that_fits_no_only_parameter_stays_under_its_wrapper(tool, value):
+    """A wrong type for the only parameter, or a tool with two: kept under the wrapper as written."""
+    fmt = toolwire.get_format("deepseek_v4")
+    out = check_chunking(fmt, block("deepseek_v4", (tool, param("deepseek_v4", "arguments", "false", value))), TOOLS)
+    (call,) = out.tool_calls
+    assert list(call.arguments) == ["arguments"]
+    assert [d.severity for d in call.diagnostics if d.code == "drift_wrapped_arguments"] == ["info"]
+
+
+@pytest.mark.parametrize("family", FAMILIES)
 def test_a_json_body_under_a_wrapper_key_is_the_calls_arguments(family):
     fmt = toolwire.get_format(family)
     out = check_chunking(fmt, block(family, ("write_memo", '{"arguments": {"body": "dust shelves"}}\n')), TOOLS)
@@ -170,3 +195,38 @@ def test_token_ids_give_the_text_result():
             for i in range(0, len(ids), step):
                 parser.feed(ids=ids[i:i + step])
             assert full_state(parser.finish()) == full_state(ref)
+
+
+# ---- a parameter tag without the DSML token
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_a_parameter_tag_without_the_dsml_token_is_read_between_parameters(family):
+    fmt = toolwire.get_format(family)
+    ns = NS[family]
+    inner = (f'<parameter name="room" string="true">porch</{ns}parameter>\n'
+             + param(family, "level", "false", "2"))
+    out = check_chunking(fmt, block(family, ("set_lamp", inner)), TOOLS)
+    assert calls(out) == [("set_lamp", {"room": "porch", "level": 2}, "repaired", ["drift_bare_parameter_tag"])]
+    assert out.tool_calls[0].diagnostics[0].raw == '<parameter name="room" string="true">'
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("key, tools", [("colour", TOOLS), ("room", None)])
+def test_a_bare_parameter_tag_that_names_no_parameter_stays_junk(family, key, tools):
+    fmt = toolwire.get_format(family)
+    ns = NS[family]
+    out = check_chunking(fmt, block(family, ("set_lamp", f'<parameter name="{key}">porch</{ns}parameter>\n')), tools)
+    (call,) = out.tool_calls
+    assert call.arguments == {}
+    junk = [d.raw for d in call.diagnostics if d.code == "junk_in_invoke"]
+    assert junk == [f'<parameter name="{key}">porch</{ns}parameter>\n']
+    assert [d.severity for d in call.diagnostics if d.code == "drift_bare_parameter_tag"] == (
+        [] if tools is None else ["info"])
+
+
+def test_a_bare_parameter_tag_inside_a_value_is_value_text():
+    """Only read between parameters: a string value that spells it keeps it, byte-exact."""
+    fmt = toolwire.get_format("deepseek_v4")
+    value = 'use <parameter name="room"> here'
+    out = check_chunking(fmt, block("deepseek_v4", ("write_memo", param("deepseek_v4", "body", "true", value))), TOOLS)
+    assert calls(out) == [("write_memo", {"body": value}, "proposed", [])]
