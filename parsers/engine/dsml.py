@@ -132,6 +132,9 @@ class DsmlGrammar:
     separator_joins: bool = False
     """The ``separator`` only joins the block to text before it (taken with the block when present; no
     ``missing_block_separator`` note without it): a block that opens the answer has none."""
+    drift_recoveries: bool = False
+    """Whether the issue-33 recoveries seen in DeepSeek's output are read (``drift_json_body``,
+    ``drift_wrapped_arguments``, ``drift_bare_parameter_tag``): DeepSeek's DSML only, where the reports are."""
     bare_param_open: str = ""
     """A parameter tag written without the namespace token (``<parameter name="``), seen in real DeepSeek output
     between an invoke's parameters: read there, fail-closed (``drift_bare_parameter_tag``); "" for none."""
@@ -220,7 +223,7 @@ def dsml_grammar(family: Family, *, namespace: str = DSML, variants: tuple[str, 
         spelling_variants=tuple((m[r].replace(namespace, v), m[r]) for r in _TAG_ROLES for v in variants
                                 if namespace in m[r]),
         namespace=namespace, after_think=after_think, separator_joins=separator_joins,
-        bare_param_open='<parameter name="' if namespace == DSML else "",
+        drift_recoveries=namespace == DSML, bare_param_open='<parameter name="' if namespace == DSML else "",
     )
 
 
@@ -711,7 +714,8 @@ class DsmlStreamParser(StreamParser):
         list. Its value
         is held (not streamed) until it closes, when :meth:`_unwrap` decides."""
         known, call = self._declared, self._call
-        if known is None or key not in WRAPPER_KEYS or call.arguments or self._in_reasoning:
+        if (known is None or key not in WRAPPER_KEYS or call.arguments or self._in_reasoning
+                or not self.grammar.drift_recoveries):
             return False
         props = known.properties(call.name)  # a tool that lists no parameters fits any object: no reading
         return bool(props) and key not in props
@@ -752,7 +756,7 @@ class DsmlStreamParser(StreamParser):
         one run of junk, so this is decided at its end, at every chunking."""
         call, body = self._call, junk.strip(_LAYOUT)
         if (self._declared is None or call.arguments or call.past_limit or self._in_reasoning
-                or not (body.startswith("{") and body.endswith("}"))):
+                or not self.grammar.drift_recoveries or not (body.startswith("{") and body.endswith("}"))):
             return False
         limits = self.limits
         try:
