@@ -10,12 +10,13 @@ from __future__ import annotations
 import re
 
 from .engine import drift_json
-from .engine.drift import DeclaredTools, drift_diagnostic, refused_diagnostic
+from .engine.drift import DeclaredTools, Drift, drift_diagnostic, refused_diagnostic, register
 from .engine.drift_requote import RequoteChecked
 from .engine.drift_stripped import StrippedCalls, kimi_head
 from .engine.call_builder import PastLimitCall
 from .engine.json_arguments import finish_call
-from .engine.marker_json import HEADER_BLANKS, Grammar, Header, JsonCallParser, StreamedCall
+from .engine.marker_json import _BODY, HEADER_BLANKS, Grammar, Header, JsonCallParser, StreamedCall
+from .engine.safe_json import loads
 
 from toolwire.families.kimi import KIMI_K2, KIMI_K2_THINKING, MARKERS
 M = MARKERS
@@ -24,13 +25,32 @@ CALL_ID_PREFIX = "functions."
 _CALL_ID = re.compile(r"functions\.(?P<name>.+):(?P<index>[0-9]+)", re.S)
 _NAME_INDEX = re.compile(r"(?P<name>.+?)[:.](?P<index>[0-9]+)", re.S)
 
+ID_NAMES_NO_TOOL = "drift_call_id_names_no_tool"
+"""A call id that names no tool (a bare counter ``0``, a client's id ``call_3`` / ``toolu_01…`` copied from the
+history the template renders): with tools declared, the call of the one declared tool its arguments fit."""
+register(Drift.DAMAGED_NAME, ID_NAMES_NO_TOOL)
+_MAX_ID = 256
+
+
+def names_no_tool(header: str, tools: DeclaredTools) -> bool:
+    """Whether a call id names no tool at all: a bare counter, or one word that is no declared name and has none of
+    the id's own separators (``functions``, ``:``, ``.``), so it does not even spell a (misspelled) tool reading."""
+    text = header.strip(HEADER_BLANKS)
+    if not text or len(text) > _MAX_ID or text in tools.names:
+        return False
+    if text.isdigit():
+        return True
+    return (not text.startswith("functions") and ":" not in text and "." not in text
+            and not any(ch.isspace() or ch in "<>{}[]\"'" for ch in text))
+
 
 def split_call_id(header: str) -> Header:
     """``functions.NAME:IDX`` to (NAME, the id). Ids seen in real output in other spellings (``NAME:IDX``,
     ``functions.NAME``, ``NAME.IDX``, ``NAME``) name the tool the same way, with a
     ``kimi_call_id_variant`` diagnostic and status ``repaired`` (the unknown-tool check still applies, so
     only a declared name makes a usable call); a bare index (``0``) names no tool: it stays the call's
-    (undeclared) name and the call is ``rejected``. Only ASCII blanks around
+    (undeclared) name and the call is ``rejected`` (with tools declared, :class:`KimiParser` first asks the
+    arguments which tool it is: :func:`names_no_tool`). Only ASCII blanks around
     the id are framing (:data:`~toolwire.parsers.engine.marker_json.HEADER_BLANKS`)."""
     text = header.strip(HEADER_BLANKS)
     m = _CALL_ID.fullmatch(text)
@@ -90,6 +110,14 @@ class KimiParser(StrippedCalls, JsonCallParser):
         return Header(name, text, ((diagnostic.code, diagnostic.message, text),), "repaired")
 
     def _begin(self) -> None:
+        tools = self._declared
+        if tools is not None and not (self._bare or self._outside):
+            text = "".join(self._header)
+            if names_no_tool(text, tools):  # the name waits for the arguments (_HeldForName)
+                self._header, self._header_len = [], 0
+                self._call = _HeldForName(self, self.parse_header(text), text.strip(HEADER_BLANKS))
+                self._state = _BODY
+                return
         super()._begin()
         damaged, self._drift_id = self._drift_id, None
         if damaged is not None and self._call is not None:
@@ -119,6 +147,62 @@ class _FitChecked(StreamedCall):
                                          f"{self.call.name!r}", self.damaged)
             self.call.diagnostics.append(refusal.model_copy(update={"call_index": self.call.index}))
         return finish_call(self.call, result)
+
+
+class _HeldForName(StreamedCall):
+    """A call whose id names no tool (:func:`names_no_tool`), tools declared: its arguments are read without
+    starting the call (no event), and when they are complete the call is started, filled and finished at once,
+    as the call of the one declared tool they fit (``drift_call_id_names_no_tool``, ``repaired``; the id is kept
+    as the call's id). When none or several fit, or the output ended inside them, it is the call it was before
+    (named by its id, an unknown tool, ``rejected``) with the refusal said at ``info``."""
+
+    __slots__ = ("parser", "header", "written")
+
+    def __init__(self, parser: "KimiParser", header: Header, written: str):
+        held = PastLimitCall(parser, parser._call_count, header.name, parser._source, header.call_id)
+        super().__init__(held)
+        self.parser, self.header, self.written = parser, header, written
+
+    def _replay(self, infer: bool) -> StreamedCall:
+        p, header, raw = self.parser, self.header, self.stream.raw
+        tools: DeclaredTools = p._declared
+        name, why = None, "the output ended inside its arguments"
+        if infer:
+            try:
+                arguments = loads(raw.strip(HEADER_BLANKS), max_depth=p.limits.max_depth,
+                                  max_bytes=p.limits.max_argument_bytes)
+            except ValueError:
+                arguments, why = None, "its arguments are not a JSON object"
+            if isinstance(arguments, dict):
+                name = tools.unique_fit(arguments)
+                why = "its arguments fit no declared tool, or several"
+        if name is not None:
+            call = p._begin_call(name, source=p._source, call_id=header.call_id)
+            call.diagnostics.append(drift_diagnostic(
+                ID_NAMES_NO_TOOL, f"{Drift.DAMAGED_NAME.value}: call id {self.written!r} names no tool; its arguments "
+                f"fit only {name!r}: read as its call", self.written, call.index))
+            call.status = "repaired"
+            streamed = StreamedCall(call)
+        else:
+            call = p._begin_call(header.name, source=p._source, call_id=header.call_id)
+            for code, message, raw_text in header.problems:
+                call.diag(code, message, severity="warning", raw=raw_text)
+            if header.status is not None and call.status == "proposed":
+                call.status = header.status
+            refusal = refused_diagnostic(ID_NAMES_NO_TOOL, f"call id {self.written!r} names no tool; {why}",
+                                         self.written)
+            call.diagnostics.append(refusal.model_copy(update={"call_index": call.index}))
+            streamed = StreamedCall(call)
+            if not isinstance(call, PastLimitCall):
+                streamed = RequoteChecked(streamed, tools)
+        streamed.feed(raw)
+        return streamed
+
+    def close(self, *, truncated: bool = False, closed: bool = False):
+        return self._replay(not truncated).close(truncated=truncated, closed=closed)
+
+    def close_at_end(self) -> bool:
+        return self._replay(False).close_at_end()
 
 
 class KimiThinkingParser(KimiParser):

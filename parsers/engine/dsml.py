@@ -56,9 +56,21 @@ from toolwire.family import Family
 from toolwire.markers import Marker
 
 from .call_builder import CallBuilder
+from .drift import DRIFT_CODES, DeclaredTools, Drift, refused_diagnostic, register
 from .stream import StreamParser
 from .lexer import MarkerScanner
-from .safe_json import error_code, loads_argument
+from .safe_json import error_code, loads, loads_argument
+from .xml_drift import JSON_BODY
+
+WRAPPED_ARGUMENTS = "drift_wrapped_arguments"
+"""DSML: the arguments written as one object under a wrapper parameter the tool does not declare
+(``<｜DSML｜parameter name="arguments" …>{…}</｜DSML｜parameter>``, or a JSON body ``{"arguments": {…}}``)."""
+register(Drift.BORROWED_SHAPE, WRAPPED_ARGUMENTS)
+BARE_PARAMETER_TAG = "drift_bare_parameter_tag"
+"""DSML: a parameter opened with ``<parameter name="KEY" …>`` (the DSML token lost) between an invoke's parameters."""
+register(Drift.MISSING_MARKERS, BARE_PARAMETER_TAG)
+WRAPPER_KEYS = frozenset(("arguments", "input", "args", "parameters"))
+"""The wrapper names seen in real DSML output (``arguments``, ``input``) and their JSON-call kin."""
 
 MAX_HEADER = 512
 """Longest tag header (``NAME"`` or ``KEY" string="true"``) read before the tag counts as malformed."""
@@ -120,6 +132,12 @@ class DsmlGrammar:
     separator_joins: bool = False
     """The ``separator`` only joins the block to text before it (taken with the block when present; no
     ``missing_block_separator`` note without it): a block that opens the answer has none."""
+    drift_recoveries: bool = False
+    """Whether the issue-33 recoveries seen in DeepSeek's output are read (``drift_json_body``,
+    ``drift_wrapped_arguments``, ``drift_bare_parameter_tag``): DeepSeek's DSML only, where the reports are."""
+    bare_param_open: str = ""
+    """A parameter tag written without the namespace token (``<parameter name="``), seen in real DeepSeek output
+    between an invoke's parameters: read there, fail-closed (``drift_bare_parameter_tag``); "" for none."""
     _cache: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     @cached_property
@@ -170,7 +188,7 @@ class DsmlGrammar:
                 _AFTER_BLOCK: self._with_variants(self.opens | {self.invoke_open}) | text,
                 _BLOCK: self._with_variants({self.invoke_open} | self.closes | self.opens) | think,
                 _INVOKE: self._with_variants({self.param_open, self.invoke_close, self.invoke_open} | self.closes)
-                | think,
+                | think | ({self.bare_param_open} if self.bare_param_open else set()),
                 _VALUE: self._with_variants({self.param_close, self.param_open, self.invoke_close}) | think,
                 _SKIP: self._with_variants({self.invoke_close, self.invoke_open} | self.closes) | think,
             }[state]
@@ -205,6 +223,7 @@ def dsml_grammar(family: Family, *, namespace: str = DSML, variants: tuple[str, 
         spelling_variants=tuple((m[r].replace(namespace, v), m[r]) for r in _TAG_ROLES for v in variants
                                 if namespace in m[r]),
         namespace=namespace, after_think=after_think, separator_joins=separator_joins,
+        drift_recoveries=namespace == DSML, bare_param_open='<parameter name="' if namespace == DSML else "",
     )
 
 
@@ -220,7 +239,8 @@ class DsmlStreamParser(StreamParser):
         self._in_reasoning = False  # the open block was written inside the reasoning
         self._call: CallBuilder | None = None
         self._key: str | None = None
-        self._mode = ""  # "string" | "json" | "guess"
+        self._mode = ""  # "string" | "json" | "guess" | "wrap:<one of those>" (a possible wrapper, see _wrapper)
+        self._declared = DeclaredTools.of(tools)  # None: no tools, no drift recovery
         self._value: list[str] = []
         self._text = ""
         self._pos = 0
@@ -325,6 +345,8 @@ class DsmlStreamParser(StreamParser):
             return
         junk, self._junk = "".join(self._junk), []
         if self._call is not None:
+            if self._json_body(junk):
+                return
             self._call.diag("junk_in_invoke", "text between parameters was ignored", raw=junk)
             self._mark("repaired")
         else:
@@ -648,9 +670,10 @@ class DsmlStreamParser(StreamParser):
         if raw is None:
             return False
         marker = g.canonical.get(raw, raw)
-        if marker == g.param_open:
+        if marker == g.param_open or (marker == g.bare_param_open and marker):
             self._structure(raw)
             self._state, self._header_checked = _PARAM_HEADER, 0
+            self._mode = "bare" if marker != g.param_open else ""
         elif marker == g.invoke_close:
             self._mirror(raw)
             self._close_invoke()
@@ -671,6 +694,90 @@ class DsmlStreamParser(StreamParser):
         self._call.finish(status)
         self._call = None
 
+    # ------------------------------------------------------------------ drift recoveries (issue 33)
+    def _drift(self, code: str, message: str, raw: str | None) -> None:
+        """A recovery taken on the open call: ``repaired``, the diagnostic names its class."""
+        self._call.diag(code, f"{DRIFT_CODES[code].value}: {message}", raw=raw)
+        self._mark("repaired")
+
+    def _refuse(self, code: str, why: str, raw: str | None) -> None:
+        """A recovery not taken: said at severity ``info`` on the open call; the text is kept as before."""
+        diag = refused_diagnostic(code, why, raw)
+        self._call.diag(diag.code, diag.message, severity="info", raw=raw)
+
+    def _fits(self, arguments: Any) -> bool:
+        return self._declared.arguments_fit(self._call.name, arguments)
+
+    def _wrapper(self, key: str) -> bool:
+        """Whether the parameter opening now may be a wrapper holding the call's arguments: the first parameter of
+        a call of a declared tool that lists its parameters, named like a wrapper (:data:`WRAPPER_KEYS`) it does not
+        list. Its value
+        is held (not streamed) until it closes, when :meth:`_unwrap` decides."""
+        known, call = self._declared, self._call
+        if (known is None or key not in WRAPPER_KEYS or call.arguments or self._in_reasoning
+                or not self.grammar.drift_recoveries):
+            return False
+        props = known.properties(call.name)  # a tool that lists no parameters fits any object: no reading
+        return bool(props) and key not in props
+
+    def _unwrap(self, key: str, raw: str) -> bool:
+        """A wrapper parameter's value that is a JSON object of arguments fitting the tool: its entries are the
+        call's arguments (``drift_wrapped_arguments``). False (the value is stored under ``key`` as written) when
+        it is not."""
+        limits = self.limits
+        try:
+            inner = loads(raw.strip(_LAYOUT), max_depth=limits.max_depth, max_bytes=limits.max_argument_bytes)
+        except ValueError:
+            inner = None
+        name = self._call.name
+        if isinstance(inner, dict) and inner and self._fits(inner):
+            message = f"the arguments of {name!r} were written as one object under {key!r}, which the tool does not " \
+                      "declare; read as its arguments"
+        else:  # a tool that lists one parameter: the wrapper's value may be that parameter's (a bare scalar)
+            props = self._declared.properties(name)
+            value = raw if self._mode == "wrap:string" else inner
+            only = next(iter(props)) if len(props) == 1 else None
+            if only is None or value is None or isinstance(value, dict) or not self._fits({only: value}):
+                self._refuse(WRAPPED_ARGUMENTS, f"the value of {key!r} is not a JSON object of arguments that fit "
+                             f"{name!r}, nor a value of its only parameter", raw=raw)
+                return False
+            inner = {only: value}
+            message = f"the value of {name!r}'s only parameter {only!r} was written under {key!r}, which the tool " \
+                      "does not declare; read as that parameter"
+        for k, v in inner.items():
+            self._call.value(k, v)
+        self._drift(WRAPPED_ARGUMENTS, message, raw=raw)
+        return True
+
+    def _json_body(self, junk: str) -> bool:
+        """An invoke whose body is one JSON object of arguments instead of parameter tags (``drift_json_body``;
+        an object under one wrapper key, ``drift_wrapped_arguments``): its arguments, when the call's tool is
+        declared and they fit its schema. False (the text stays ``junk_in_invoke``) otherwise; the whole body is
+        one run of junk, so this is decided at its end, at every chunking."""
+        call, body = self._call, junk.strip(_LAYOUT)
+        if (self._declared is None or call.arguments or call.past_limit or self._in_reasoning
+                or not self.grammar.drift_recoveries or not (body.startswith("{") and body.endswith("}"))):
+            return False
+        limits = self.limits
+        try:
+            arguments = loads(body, max_depth=limits.max_depth, max_bytes=limits.max_argument_bytes)
+        except ValueError:
+            arguments = None
+        code, message = JSON_BODY, f"the arguments of {call.name!r} were written as a JSON object"
+        if isinstance(arguments, dict) and len(arguments) == 1 and not self._fits(arguments):
+            (key, inner), = arguments.items()
+            if (key in WRAPPER_KEYS and isinstance(inner, dict) and inner and self._declared.properties(call.name)
+                    and self._fits(inner)):
+                arguments, code = inner, WRAPPED_ARGUMENTS
+                message += f" under {key!r}, which the tool does not declare"
+        if not (isinstance(arguments, dict) and self._fits(arguments)):
+            self._refuse(JSON_BODY, f"the body is not a JSON object of arguments that fit {call.name!r}", raw=junk)
+            return False
+        for key, value in arguments.items():
+            call.value(key, value)
+        self._drift(code, message + "; read as its arguments", raw=junk)
+        return True
+
     # ------------------------------------------------------------------ parameters
     def _param_header(self, final: bool) -> bool:
         start = self._pos
@@ -678,9 +785,25 @@ class DsmlStreamParser(StreamParser):
         if got is None:
             return False
         header, end = got
-        self._structure(self._text[start:self._pos])
         call = self._call
         self._state = _INVOKE
+        if self._mode == "bare":  # <parameter name="KEY"…> without the DSML token: fail-closed
+            self._mode = ""
+            tag = self.grammar.bare_param_open + self._text[start:self._pos]
+            key = header.split('"', 1)[0]
+            known = self._declared
+            why = ("no tools were declared" if known is None else "its key is not a parameter of the tool"
+                   if key not in known.properties(call.name) else "the tag does not end with '>'" if end != ">"
+                   else None)
+            if why is not None or self._in_reasoning:
+                if known is not None:
+                    self._refuse(BARE_PARAMETER_TAG, why or "inside reasoning", raw=tag)
+                self._junk.append(self.grammar.bare_param_open)  # the tag stays junk between parameters, as
+                self._gap(self._text[start:self._pos])           # before (its opener's raw text is already kept)
+                return True
+            self._drift(BARE_PARAMETER_TAG, f"parameter {key!r} opened with {tag!r}, without the DSML token; read "
+                        "as the parameter", raw=tag)
+        self._structure(self._text[start:self._pos])
         if end != ">":
             if not (end is None and final and len(header) <= MAX_HEADER):
                 call.diag("malformed_tag", "a parameter tag does not end; the parameter was dropped", raw=header)
@@ -695,7 +818,12 @@ class DsmlStreamParser(StreamParser):
             call.diag("missing_string_attribute", f"parameter {self._key!r} has no string attribute")
         elif string not in ("true", "false"):
             call.diag("invalid_string_attribute", f'parameter {self._key!r} has string="{string}"')
-        if string == "true":
+        if self._wrapper(self._key):  # held whole: "wrap:" + how the value is read when it is no wrapper
+            self._mode = "wrap:" + ("string" if string == "true" else "json" if string == "false" else "guess")
+            self._value = []
+            if string not in ("true", "false"):
+                self._mark("repaired")
+        elif string == "true":
             self._mode = "string"
             call.begin_string(self._key)
             if not self._in_reasoning:
@@ -770,6 +898,16 @@ class DsmlStreamParser(StreamParser):
         if not complete:
             call.diag("truncated_value", f"the value of {key!r} was cut off", raw=raw)
             return
+        if self._mode.startswith("wrap:"):
+            if self._unwrap(key, raw):
+                return
+            self._mode = self._mode[5:]
+            if self._mode == "string":
+                call.value(key, raw)
+                if self.grammar.namespace in raw:
+                    call.diag("markup_in_value", f"the value of {key!r} contains "
+                              f"{self.grammar.namespace.strip('｜ ')} markup", severity="info")
+                return
         limits = self.limits
         try:
             call.value(key, loads_argument(raw, max_depth=limits.max_depth, max_bytes=limits.max_argument_bytes))
