@@ -11,7 +11,9 @@
   content. Reasoning keeps its text as written (R1's own ``\\n`` framing included).
 
 Inside the section, a call written without ``<｜tool▁call▁begin｜>`` is read when its name is a declared tool
-(``missing_call_begin``, as Kimi's; fail-closed). A ``<think>`` written again at the start of opened reasoning is dropped (``duplicate_reasoning_open``), a
+(``missing_call_begin``, as Kimi's; fail-closed). Read from content (``thinking=False``), a ``<think>`` the model
+writes as the very first thing opens reasoning (as :meth:`toolwire.Format.stream` says of every family: R1 writes
+its own opener where the prompt does not). A ``<think>`` written again at the start of opened reasoning is dropped (``duplicate_reasoning_open``), a
 ``</think>`` in content is dropped from it (``reasoning_close_in_content``) and a trailing
 ``<｜end▁of▁sentence｜>`` is stripped (``stop_token_in_output``).
 
@@ -37,7 +39,7 @@ class DeepSeekV31Parser(JsonCallParser):
     family = DEEPSEEK_V31
     grammar = Grammar(call_open=M["call_begin"], header_end=M["sep"], section_open=M["calls_begin"],
                       section_close=M["calls_end"], call_close=M["call_end"], think_close=M["think_close"],
-                      bare_headers=True)  # NAME<｜tool▁sep｜> in the section without its call marker: a declared name
+                      think_open=M["think_open"], bare_headers=True)  # NAME<｜tool▁sep｜> in the section without its call marker: a declared name
 
     def parse_header(self, header: str) -> Header:
         """The header is the tool name (ASCII blanks around it are framing); V3.1 calls carry no id."""
@@ -50,7 +52,8 @@ class DeepSeekR1Parser(JsonCallParser):
     family = DEEPSEEK_R1
     grammar = Grammar(call_open=M["call_begin"], header_end=R1_FENCE_OPEN.rstrip("\n"),
                       section_open=M["calls_begin"], section_close=M["calls_end"], call_close=M["call_end"],
-                      think_close=M["think_close"], trailer=R1_FENCE_CLOSE.strip(), bare_headers=True)
+                      think_close=M["think_close"], think_open=M["think_open"], trailer=R1_FENCE_CLOSE.strip(),
+                      bare_headers=True)
 
     def parse_header(self, header: str) -> Header:
         """``function<｜tool▁sep｜>NAME`` (the type must be ``function``); R1 calls carry no id."""

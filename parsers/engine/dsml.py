@@ -236,6 +236,7 @@ class DsmlStreamParser(StreamParser):
     def __init__(self, tools: Sequence[Any] | None = None, *, thinking: bool = False, **options: Any):
         super().__init__(tools, thinking=thinking, **options)
         self._state = _REASONING_START if thinking else _CONTENT
+        self._at_start = not thinking  # content from the start: a <think> written first opens reasoning
         self._in_reasoning = False  # the open block was written inside the reasoning
         self._call: CallBuilder | None = None
         self._key: str | None = None
@@ -473,7 +474,23 @@ class DsmlStreamParser(StreamParser):
         return self._text_state(final, self._emit_reasoning)
 
     def _content(self, final: bool) -> bool:
+        if self._at_start:
+            return self._opened_by_model(final)
         return self._text_state(final, self._emit_content)
+
+    def _opened_by_model(self, final: bool) -> bool:
+        """The very start of an output read as content: a ``<think>`` the model writes as the first thing opens
+        reasoning (as :meth:`toolwire.Format.stream` says of every family); anything else is content."""
+        text, pos = self._text, self._pos
+        opener = self.grammar.think_open
+        rest = text[pos:pos + len(opener)]
+        if not final and len(rest) < len(opener) and opener.startswith(rest):
+            return False  # maybe the opener: wait for more
+        self._at_start = False
+        if rest == opener and self._marker_at(text, pos, opener):
+            self._pos = pos + len(opener)
+            self._state = _REASONING
+        return True
 
     def _after_block(self, final: bool) -> bool:
         return self._text_state(final, self._emit_after_block)
