@@ -646,19 +646,11 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
             held[0] = JsonValueScanner(self._bounds["max_depth"])
             held[1].append(buf[:1])
             self._buf = buf = buf[1:]
-        scanner, parts, _ = held
-        if not scanner.done:
-            end = scanner.feed(buf)
-            if not scanner.strict:
-                return self._orphan_back()
-            piece = buf if end < 0 else buf[:end]
-            parts.append(piece)
-            held[2] += len(piece)
-            self._buf = buf = buf[len(piece):]
-            if not scanner.done:
-                if final or held[2] > self._bounds["max_bytes"]:
-                    return self._orphan_back()
-                return False
+        step = self._held_value(held, final, self._orphan_back)
+        if step is not None:
+            return step
+        buf = self._buf
+        parts = held[1]
         blank = len(buf) - len(buf.lstrip(_JSON_WS))
         closer = M["call_close"]
         rest = buf[blank:blank + len(closer)]
@@ -692,6 +684,25 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
         finish_call(call, closed._replace(raw=_arguments_text(text)))
         return True
 
+    def _held_value(self, held: list, final: bool, back) -> bool | None:
+        """The buffer read into a held JSON value (``held``: its scanner, the held parts, their length): None once
+        the value is complete (the buffer then holds what follows it); else the step's answer: False to wait for
+        more, or ``back()`` when the text is not one JSON value within the limits."""
+        scanner, parts, _ = held
+        if scanner.done:
+            return None
+        buf = self._buf
+        end = scanner.feed(buf)
+        if not scanner.strict:
+            return back()
+        piece = buf if end < 0 else buf[:end]
+        parts.append(piece)
+        held[2] += len(piece)
+        self._buf = buf[len(piece):]
+        if not scanner.done:
+            return back() if final or held[2] > self._bounds["max_bytes"] else False
+        return None
+
     def _orphan_back(self) -> bool:
         """Not a call after all: the held text is content again (its ``\\n{`` read as content)."""
         parts = self._orphan[1]
@@ -722,19 +733,11 @@ class HermesJsonParser(TrailingStopToken, StreamParser):
             held[0] = JsonValueScanner(self._bounds["max_depth"] + 1)
             held[1].append(buf[:blank])
             self._buf = buf = buf[blank:]
-        scanner, parts, _ = held
-        if not scanner.done:
-            end = scanner.feed(buf)
-            if not scanner.strict:
-                return self._tools_back()
-            piece = buf if end < 0 else buf[:end]
-            parts.append(piece)
-            held[2] += len(piece)
-            self._buf = buf = buf[len(piece):]
-            if not scanner.done:
-                if final or held[2] > self._bounds["max_bytes"]:
-                    return self._tools_back()
-                return False
+        step = self._held_value(held, final, self._tools_back)
+        if step is not None:
+            return step
+        buf = self._buf
+        parts = held[1]
         blank = len(buf) - len(buf.lstrip(_JSON_WS))
         rest = buf[blank:blank + len(_TOOLS_CLOSE)]
         if not final and (blank == len(buf) or (len(rest) < len(_TOOLS_CLOSE) and _TOOLS_CLOSE.startswith(rest))):
