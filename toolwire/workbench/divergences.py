@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from toolwire.families import declared
+from toolwire.parsers.kimi import ID_NAMES_NO_TOOL
 
 if TYPE_CHECKING:  # annotations only: fidelity imports this module
     from .fidelity import ScenarioResult
@@ -53,14 +54,17 @@ def _same_text(result: "ScenarioResult") -> bool:
 
 
 def _call_ids_read_as_names(result: "ScenarioResult") -> bool:
-    """Every call came back with its id as its name and its arguments intact (the id was in the name slot)."""
+    """Every call came back with its id as its name and its arguments intact (the id was in the name slot), or
+    with its own name only through the recovery of an id that names no tool (``drift_call_id_names_no_tool``: the
+    declared tools told which call it was)."""
     if not _same_text(result):
         return False
     last = result.scenario.messages[-1]
     ids = [c.get("id") for c in last.get("tool_calls") or []]
     got, want = result.read_back[2], result.wanted[2]
+    recovered = ID_NAMES_NO_TOOL in result.recovered
     return bool(ids) and len(got) == len(want) and all(
-        g_name == cid and g_args == w_args and cid != w_name
+        g_args == w_args and cid != w_name and (g_name == cid or recovered and g_name == w_name)
         for (g_name, g_args), (w_name, w_args), cid in zip(got, want, ids))
 
 

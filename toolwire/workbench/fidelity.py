@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from toolwire.errors import InvalidOption, ToolwireError
+from toolwire.parsers.engine.drift import drift_class
 from toolwire.registry import get_format
 
 from .divergences import divergence_for
@@ -115,6 +116,7 @@ class ScenarioResult:
     template_ids: list | None = None
     wanted: tuple | None = None      # round trip: (content, reasoning, [(name, arguments)]) of the last turn
     read_back: tuple | None = None   # ... and what parsing its rendering gave
+    recovered: tuple = ()            # ... and the drift recoveries that reading needed (each a problem)
 
     @property
     def checks(self) -> tuple[Check, Check, Check]:
@@ -417,11 +419,12 @@ class Comparer:
         first_problem = None
         for output in candidates:
             problems, notes, got, wanted = self._read_back(output, sc.tools, thinking, want)
+            got, recovered = got[:3], got[3]
             if not problems:
                 res.read_back, res.wanted = got, wanted
                 return Check("match", "; ".join([f"{len(want[2])} call" + ("" if len(want[2]) == 1 else "s")] + notes))
-            first_problem = first_problem or (output, problems, got, wanted)
-        output, problems, res.read_back, res.wanted = first_problem
+            first_problem = first_problem or (output, problems, got, wanted, recovered)
+        output, problems, res.read_back, res.wanted, res.recovered = first_problem
         return Check("differ", f"output {_quote(output)} parses back differently: " + "; ".join(problems))
 
     def _read_back(self, output: str, tools: Any, thinking: bool,
@@ -442,7 +445,11 @@ class Comparer:
         if got != calls:
             problems.append(f"tool calls {got!r} != {calls!r}")
         problems += [f"call {c.index} is {c.status}" for c in parsed.tool_calls if c.status in ("rejected", "truncated")]
-        return problems, notes, (parsed.content, parsed.reasoning, got), want
+        # a call read back only through a drift recovery: the template wrote something other than the format
+        recovered = sorted({d.code for d in [*parsed.diagnostics, *(d for c in parsed.tool_calls for d in c.diagnostics)]
+                            if d.severity != "info" and drift_class(d) is not None})
+        problems += [f"read back only through the drift recovery {code}" for code in recovered]
+        return problems, notes, (parsed.content, parsed.reasoning, got, tuple(recovered)), want
 
 
 
