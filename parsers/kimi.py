@@ -179,7 +179,7 @@ class _HeldForName(StreamedCall):
         if name is not None:
             call = p._begin_call(name, source=p._source, call_id=header.call_id)
             call.diagnostics.append(drift_diagnostic(
-                ID_NAMES_NO_TOOL, f"{Drift.DAMAGED_NAME.value}: call id {self.written!r} names no tool; its arguments "
+                ID_NAMES_NO_TOOL, f"call id {self.written!r} names no tool; its arguments "
                 f"fit only {name!r}: read as its call", self.written, call.index))
             call.status = "repaired"
             streamed = StreamedCall(call)
