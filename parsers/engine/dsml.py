@@ -123,6 +123,9 @@ class DsmlGrammar:
     other_version_blocks: tuple[tuple[str, str], ...] = ()
     """``(open, close)`` of the other DSML versions' blocks in this version's DSML token: accepted, repaired."""
     spelling_variants: tuple[tuple[str, str], ...] = ()
+    variant_code: str = "marker_spelling_variant"
+    """The code of a call read through a ``spelling_variants`` marker (GigaChat's namespace-less markup, readable from
+    text only, takes ``missing_call_wrapper``, the text-only code)."""
     """``(variant, canonical)`` for every marker spelled with a DSML token seen in the wild
     (``｜｜DSML｜｜``, ``‖DSML‖``, ``|DSML|``)."""
     namespace: str = "｜DSML｜"
@@ -320,14 +323,14 @@ class DsmlStreamParser(StreamParser):
 
     def _variant(self, raw: str) -> None:
         """A marker spelled with a variant DSML token, inside a block."""
-        t = self._tentative
+        t, code = self._tentative, self.grammar.variant_code
         if t is not None:
-            if "marker_spelling_variant" not in t[3]:
-                t[3] += ("marker_spelling_variant",)
+            if code not in t[3]:
+                t[3] += (code,)
         elif self._call is not None:
-            self._note_call("marker_spelling_variant", f"marker spelled {raw!r}", raw=raw)
-        elif self._block_note != "marker_spelling_variant":  # (a variant block was diagnosed when accepted)
-            self._diag("marker_spelling_variant", f"marker spelled {raw!r}; accepted", raw=raw)
+            self._note_call(code, f"marker spelled {raw!r}", raw=raw)
+        elif self._block_note != code:  # (a variant block was diagnosed when accepted)
+            self._diag(code, f"marker spelled {raw!r}; accepted", raw=raw)
 
     def _gap(self, piece: str) -> None:
         """Text between tags: ASCII whitespace is layout, anything else is junk (kept from its first
@@ -446,14 +449,14 @@ class DsmlStreamParser(StreamParser):
         if canon == marker and canon != g.invoke_open:
             self._open_block(marker)
             return True
-        codes = ("marker_spelling_variant",) if canon != marker else ()
+        codes = (g.variant_code,) if canon != marker else ()
         if canon == g.invoke_open:
             self._begin_tentative(hit, codes + ("missing_invoke_block",))
             self._block_note = "missing_invoke_block"
             self._state = _INVOKE_HEADER
         else:
             self._begin_tentative(hit, codes)
-            self._block_note = "marker_spelling_variant"
+            self._block_note = g.variant_code
             self._after_noted = False
             self._state = _BLOCK
         return True
@@ -963,6 +966,8 @@ class DsmlStreamParser(StreamParser):
 
 _NOTES = {
     "marker_spelling_variant": "the call's markers use a DSML token spelling seen in real output; accepted",
+    "missing_call_wrapper": "the call's markup was written without its namespace token (a detokenizer dropped it); "
+                            "accepted",
     "missing_invoke_block": "the invoke has no tool-call block around it; accepted (a declared tool)",
     "other_version_block": "the call is in another DSML version's block; accepted",
 }

@@ -94,6 +94,12 @@ KNOWN = [
     *[case(n, t, label="empty-name") for n in ("qwen25", "qwen3_instruct_2507", "hermes3") for t in (
         'ure.\n<tool_call>\n{"name": ""', '<tool_call>\n{"name": "", "arguments": {}}\n</tool_call>',
         '<tool_call>\n{"name": " ", "arguments": {"a"')],
+    # found by CI's atheris run (seed 2357): GigaChat's markup without its ｜GCML｜ token, read from text, built a
+    # call from ordinary tokens when fed as ids; from ids it is text now (missing_call_wrapper: a text-only reading)
+    *[case("gigachat35", t, label="gcml-less-markup") for t in (
+        '</think>\n\n/tool_call><|role_sep|><invoke name="get_weather">',
+        '<tool_calls>\n<invoke name="get_weather">\n<parameter name="city" string="true">Oslo</parameter>\n'
+        '</invoke>\n</tool_calls>')],
 ]
 
 

@@ -91,7 +91,10 @@ FAMILY_SYNTAX = {
     "qwen38": XML_SYNTAX + ["\n"],
     "gigachat": XML_SYNTAX + ['" string="true">', '" string="false">', ' string="true"', ' string="false"', "\n\n",
                              "｜GCML｜", "<｜GCML｜", "</｜GCML｜", "｜DSML｜", "<｜GCML｜invoke name=\"",
-                             "</think>\n\n", "assistant<|role_sep|>\n", "function result"],
+                             "</think>\n\n", "assistant<|role_sep|>\n", "function result",
+                             # the markup with ｜GCML｜ dropped by a detokenizer: read from text (missing_call_wrapper)
+                             "<tool_calls>", "</tool_calls>", "<invoke name=\"", "</invoke>", "<parameter name=\"",
+                             "</parameter>"],
     "llama4": JSON_SYNTAX + ["<|python_start|>", "<|python_end|>"],
     "ministral": JSON_SYNTAX + ["[TOOL_CALLS]", "[ARGS]", "[THINK]", "[/THINK]", "[TOOL_CALLS]get_weather{",
                                 '[TOOL_CALLS]{"name": "get_weather", "arguments": '],

@@ -33,7 +33,7 @@ def test_the_namespace_token_left_out(layout, before):
     out = check_chunking(FMT, before + block(bare, layout=layout), TOOLS)
     assert [(c.name, c.arguments, c.status) for c in out.tool_calls] == [
         ("find_flights", {"origin": "Riga, LV", "seats": 2}, "repaired")]
-    assert "marker_spelling_variant" in [d.code for d in out.tool_calls[0].diagnostics]
+    assert "missing_call_wrapper" in [d.code for d in out.tool_calls[0].diagnostics]
     assert out.content == before.strip()
     assert "invoke" not in out.content and "parameter" not in out.content
 
@@ -65,4 +65,4 @@ def test_a_canonical_value_may_spell_the_bare_tags(blockless):
     call = f'{io}find_flights">{po}origin" string="true">{value}{pc}{ic}'
     out = check_chunking(FMT, call if blockless else bo + call + bc, TOOLS)
     assert [(c.name, c.arguments) for c in out.tool_calls] == [("find_flights", {"origin": value})]
-    assert "marker_spelling_variant" not in out.codes()
+    assert "missing_call_wrapper" not in out.codes()
