@@ -55,7 +55,8 @@ def register(drift: Drift, *codes: str) -> None:
 MISSING_CALL_WRAPPER = "missing_call_wrapper"
 """A call written without its wrapper's opener: a Hermes JSON call object before an orphan ``</tool_call>``,
 ``<function=NAME>`` in content with no ``<tool_call>`` (Qwen3-Coder and kin), MiniMax-M2's ``<invoke name=...>``
-with no ``<minimax:tool_call>``, Gemma 4's ``call:NAME{...}`` without ``<|tool_call>``. Text only: from token ids
+with no ``<minimax:tool_call>``, Gemma 4's ``call:NAME{...}`` without ``<|tool_call>``, GigaChat 3.5's markup with its
+``｜GCML｜`` token dropped, Qwen2.5-Coder's calls inside ``<tools>``. Text only: from token ids
 a call needs its opener's control id (so this code is the fuzz suites' one exemption from "ids parse as the
 text")."""
 PYTHON_CALL = "drift_python_call"
