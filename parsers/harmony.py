@@ -54,11 +54,11 @@ _ASCII_WS = re.compile(r"[ \t\n\r]+")  # the only header blanks; any other chara
 ANALYSIS_CALLS = ("accept", "reject")
 """``analysis_calls`` values: what a ``to=functions.NAME`` recipient on the analysis channel is."""
 MAX_HEADER_CHARS = 256
+"""A header longer than this (or text with a line break where a header belongs) is not a header."""
 _TRAPPED_BODY = re.compile(r"[ \t]*(?:assistant[ \t]*)?" + re.escape(CHANNEL) + r"(final|analysis)[ \t]+(?!to=)(\S.*)",
                            re.DOTALL)
 """A header that names the final or analysis channel, then text, and never reaches ``<|message|>``: the model left
 the marker out and the text is that channel's body (vLLM #45736 lost such an answer)."""
-"""A header longer than this (or text with a line break where a header belongs) is not a header."""
 
 REASONING_CALL_NOTE = (
     "gpt-oss wrote this call on the analysis channel. Real gpt-oss outputs do this about half the time; the "
